@@ -1,0 +1,1 @@
+"""Pure data about the protocol: versions and feature gates, methods, error codes, requirements."""

@@ -1,0 +1,4 @@
+"""The requirement catalogue: one module per spec page, each calling ``define(...)``.
+
+Modules are imported by :func:`conformance.spec.requirements.catalogue`.
+"""

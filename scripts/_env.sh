@@ -1,0 +1,21 @@
+# Sourced by scripts/suite and scripts/test: make .venv and install the project into it, once per
+# change of pyproject.toml.  Needs only python3 (>= 3.10) on PATH.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+py="${PYTHON:-python3}"
+if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  echo "error: $py is missing or older than Python 3.10; set PYTHON=/path/to/python3.10+" >&2
+  exit 2
+fi
+if [ ! -x .venv/bin/python ]; then
+  "$py" -m venv .venv
+fi
+stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >&2
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,sdk]" >&2
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+export PATH="$root/.venv/bin:$PATH"
