@@ -1,0 +1,21 @@
+"""Shared test configuration."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_SCHEMAS = ROOT.parent / "shared" / "mcp-spec" / "schemas"
+
+# The schema oracle reads MCP_CONFORMANCE_SCHEMA_DIR; in this repository's checkout the official
+# files sit in ../shared (CI sets the variable too).  Without either, the loader downloads them.
+if "MCP_CONFORMANCE_SCHEMA_DIR" not in os.environ and SHARED_SCHEMAS.is_dir():
+    os.environ["MCP_CONFORMANCE_SCHEMA_DIR"] = str(SHARED_SCHEMAS)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
