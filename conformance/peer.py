@@ -1,0 +1,967 @@
+"""The raw peer: send anything, expect with deadlines, record a transcript.
+
+The send side is raw.  ``send_bytes``/``send_raw`` put bytes on the wire verbatim,
+``send_json`` any JSON value, ``request`` takes explicit ids of any JSON type (``null``,
+duplicates, ``"7"`` next to ``7``).  Requests we send are remembered by id (keyed by exact JSON
+type) so a response can be validated against the result definition of the method it answers.
+
+The receive side never assumes the next message answers the last request.  A background reader
+parses, validates and records every inbound message and keeps it in a buffer; ``expect_*``
+take the first unconsumed message that matches and wait (with a deadline) for one otherwise.
+Notifications and server requests that arrive meanwhile stay in the buffer for later
+expectations.  Every message stays in :attr:`RawPeer.inbound` and the transcript, consumed or
+not, so checks can still see a duplicate response.
+
+Requests from the other side are answered automatically unless a scenario waits for them
+(``expect_request``) or registered a handler (``on_request``): ``ping`` -> ``{}``,
+``roots/list`` -> ``{"roots": []}`` when we declared ``roots``, anything else -> -32601.  As a
+server (``role="server"``), only ``ping`` is answered; other requests are held for the scenario.
+
+Expectation failures are :class:`PeerError` subclasses; scenarios turn them into verdicts.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from typing import Any, Callable
+
+import anyio
+
+from conformance import __version__
+from conformance.schema.findings import Finding
+from conformance.spec import methods as _methods
+from conformance.spec.versions import spec
+from conformance.transcript import Transcript, TranscriptEntry
+from conformance.transports.base import Inbound, Transport, TransportClosed, TransportError
+from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, parse_envelope, same_id
+
+__all__ = [
+    "AUTO",
+    "HOLD",
+    "PeerError",
+    "ExpectTimeout",
+    "UnexpectedMessage",
+    "ConnectionLost",
+    "ErrorResponse",
+    "RawPeer",
+]
+
+
+class _Sentinel:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+AUTO: Any = _Sentinel("AUTO")
+"""Default for ``id`` (a fresh unique integer) and ``meta`` (the automatic ``_meta`` fields)."""
+
+HOLD: Any = None
+"""``on_request(method, HOLD)``: never answer ``method`` automatically; keep it for ``expect_request``."""
+
+_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+_CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+
+_DEFAULT_CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
+_SEEN_LIMIT = 8
+_STDERR_TAIL_CHARS = 600
+
+
+# --------------------------------------------------------------------------------------------
+# errors
+
+
+class PeerError(Exception):
+    """An expectation about the other side failed.  Scenarios turn these into verdicts."""
+
+
+class ExpectTimeout(PeerError):
+    """Nothing matching arrived before the deadline.
+
+    ``what`` describes what we waited for, ``waited`` the seconds we waited, ``seen`` the
+    envelopes that arrived meanwhile (consumed or not)."""
+
+    def __init__(self, what: str, waited: float, seen: list[Envelope], *, detail: str = "") -> None:
+        self.what = what
+        self.waited = waited
+        self.seen = seen
+        self.detail = detail
+        super().__init__(f"timed out after {waited:.3g} s waiting for {what}{detail}")
+
+
+class UnexpectedMessage(PeerError):
+    """A message arrived that the scenario did not allow (``expect_silence``, ``expect_error``...)."""
+
+    def __init__(self, envelope: Envelope, why: str) -> None:
+        self.envelope = envelope
+        self.why = why
+        super().__init__(f"{why}: {describe(envelope)}")
+
+
+class ConnectionLost(PeerError):
+    """The connection ended while we waited (or sent).  ``cause`` is the TransportClosed /
+    ProcessExited with its exit code and stderr tail."""
+
+    def __init__(self, cause: BaseException, *, what: str | None = None) -> None:
+        self.cause = cause
+        self.what = what
+        text = "connection lost"
+        if what:
+            text += f" while waiting for {what}"
+        text += f": {cause}"
+        returncode = getattr(cause, "returncode", None)
+        if returncode is not None:
+            text += f" (exit code {returncode})"
+        tail = getattr(cause, "stderr_tail", "") or ""
+        if tail:
+            tail = tail[-_STDERR_TAIL_CHARS:]
+            text += f"; stderr tail:\n{tail}"
+        super().__init__(text)
+
+
+class ErrorResponse(PeerError):
+    """``call``/``expect_result`` got an error response."""
+
+    def __init__(self, envelope: Envelope, *, method: str | None = None) -> None:
+        self.envelope = envelope
+        err = envelope.error if isinstance(envelope.error, dict) else {}
+        self.code = err.get("code", MISSING)
+        self.message = err.get("message", MISSING)
+        self.method = method
+        what = f"{method} (id {id_repr(envelope.id)})" if method else f"request {id_repr(envelope.id)}"
+        code = "<none>" if self.code is MISSING else self.code
+        message = "" if self.message is MISSING else f" {self.message}"
+        super().__init__(f"{what} failed: error {code}{message}")
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def describe(env: Envelope | None) -> str:
+    """A one-line description of a message for error texts: ``result id=3``, ``notification x``."""
+    if env is None:
+        return "an unreadable frame"
+    kind = env.kind
+    if kind is Kind.REQUEST:
+        return f"request {env.method} id={id_repr(env.id)}"
+    if kind is Kind.NOTIFICATION:
+        return f"notification {env.method}"
+    if kind is Kind.RESULT:
+        return f"result id={id_repr(env.id)}"
+    if kind is Kind.ERROR:
+        code = env.error_code
+        return f"error id={id_repr(env.id)} code={'<none>' if code is MISSING else code}"
+    if kind is Kind.BATCH:
+        return f"batch of {len(env.items)} [" + ", ".join(describe(i) for i in env.items[:4]) + (", ..." if len(env.items) > 4 else "") + "]"
+    if kind is Kind.PARSE_ERROR:
+        return f"unparseable message ({env.problems[0] if env.problems else 'not JSON'})"
+    problem = env.problems[-1] if env.problems else "not a JSON-RPC message"
+    if env.id is not MISSING:
+        return f"invalid message id={id_repr(env.id)} ({problem})"
+    return f"invalid message ({problem})"
+
+
+def _key(value: Any) -> Any:
+    """A dict key for an id that keeps its JSON type: ``"7"``, ``7``, ``7.0`` and ``true`` differ."""
+    t = type(value)
+    if t is dict or t is list:
+        return (t, dumps(value) if t is list else dumps(dict(sorted(value.items()))))
+    return (t, value)
+
+
+def _is_response(env: Envelope) -> bool:
+    kind = env.kind
+    if kind is Kind.RESULT or kind is Kind.ERROR:
+        return True
+    if kind is Kind.INVALID and env.method is None and isinstance(env.value, dict):
+        value = env.value
+        return "method" not in value and ("id" in value or "result" in value or "error" in value)
+    return False
+
+
+def _is_any_response(env: Envelope) -> bool:
+    return _is_response(env)
+
+
+class _Rec:
+    """One buffered message (a top-level envelope or a member of a batch)."""
+
+    __slots__ = ("n", "env", "entry", "consumed", "response", "top")
+
+    def __init__(self, n: int, env: Envelope, entry: TranscriptEntry, response: bool, top: bool) -> None:
+        self.n = n
+        self.env = env
+        self.entry = entry
+        self.consumed: str | None = None
+        self.response = response
+        self.top = top
+
+
+class _Waiter:
+    __slots__ = ("match", "event", "rec", "observe")
+
+    def __init__(self, match: Callable[[_Rec], bool], *, observe: bool = False) -> None:
+        self.match = match
+        self.event = anyio.Event()
+        self.rec: _Rec | None = None
+        self.observe = observe
+
+
+_validate_fn: Callable[..., list[Finding]] | None = None
+
+
+def _load_validator() -> tuple[Callable[..., list[Finding]] | None, str | None]:
+    """``conformance.schema.validate.validate`` (imported lazily, and retried until it imports)."""
+    global _validate_fn
+    if _validate_fn is None:
+        try:
+            from conformance.schema.validate import validate
+        except Exception as exc:
+            return None, f"schema validation unavailable: cannot import conformance.schema.validate ({exc})"
+        _validate_fn = validate
+    return _validate_fn, None
+
+
+# --------------------------------------------------------------------------------------------
+# the peer
+
+
+class RawPeer:
+    """A JSON-RPC peer that sends anything and expects with deadlines.  Use ``async with``."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        version: str,
+        timeout: float = 10.0,
+        role: str = "client",
+        validate: bool = True,
+        auto_meta: bool = True,
+        capabilities: dict | None = None,
+        client_info: dict | None = None,
+    ) -> None:
+        if role not in ("client", "server"):
+            raise ValueError(f"role must be 'client' or 'server', not {role!r}")
+        self.transport = transport
+        self.version = version
+        self.vspec = spec(version)
+        self.timeout = timeout
+        self.role = role
+        self.validate = validate
+        self.auto_meta = auto_meta
+        self.capabilities: dict = {} if capabilities is None else capabilities
+        self.client_info: dict = dict(_DEFAULT_CLIENT_INFO) if client_info is None else client_info
+        self.transcript = Transcript()
+        self.inbound: list[Inbound] = []
+        #: set by :meth:`initialize` on success
+        self.negotiated_version: str | None = None
+        self.server_capabilities: dict | None = None
+        self.server_info: dict | None = None
+        self.initialize_result: Any = MISSING
+        #: what the transport returned for the last send (an HttpExchange on HTTP)
+        self.last_exchange: Any = None
+        #: why schema validation stopped (e.g. the schema could not be loaded), if it did
+        self.validation_problem: str | None = None
+
+        self._direction = _methods.S2C if role == "client" else _methods.C2S  # what we receive
+        self._validator: Callable[..., list[Finding]] | None = None
+        if validate:
+            self._validator, self.validation_problem = _load_validator()
+        self._stateless = self.vspec.stateless and role == "client"
+
+        self._sent: dict[Any, str] = {}  # _key(id) -> method of requests we sent
+        self._next_id = 1
+        self._handlers: dict[str, Any] = {}
+
+        self._recs: list[_Rec] = []  # every buffered message, in arrival order (top-level and batch members)
+        self._tops: list[_Rec] = []  # top-level messages only, in arrival order
+        self._pending: dict[int, _Rec] = {}  # unconsumed, by arrival number
+        self._responses: dict[Any, list[_Rec]] = {}  # unconsumed responses by _key(id)
+        self._by_method: dict[str, list[_Rec]] = {}  # unconsumed requests/notifications by method
+        self._by_env: dict[int, _Rec] = {}  # id(envelope) -> rec
+        self._waiters: list[_Waiter] = []
+        self._observers: list[_Waiter] = []
+        self._last_send_n = 0  # arrival counter when we last sent something
+
+        self._closed: BaseException | None = None
+        self._closed_event = anyio.Event()
+        self._reader_error: BaseException | None = None
+        self._tg: Any = None
+        self._entered = False
+        self._exited = False
+
+        prior = transport.events
+        self._prior_events = prior
+        transport.events = self._on_transport_event
+
+    # ---------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> "RawPeer":
+        if self._entered:
+            raise RuntimeError("a RawPeer can be entered only once")
+        self._entered = True
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        try:
+            await self.transport.start()
+            tg.start_soon(self._reader)
+        except BaseException as exc:
+            tg.cancel_scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await self._close_transport()
+            try:
+                await tg.__aexit__(type(exc), exc, exc.__traceback__)
+            finally:
+                self._exited = True
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        return await self._exit(*exc_info)
+
+    async def aclose(self) -> None:
+        """Close the transport and stop the reader (what leaving ``async with`` does)."""
+        await self._exit(None, None, None)
+
+    async def _exit(self, *exc_info: Any) -> bool | None:
+        if self._exited or self._tg is None:
+            return None
+        self._exited = True
+        with anyio.CancelScope(shield=True):
+            await self._close_transport()
+        self._tg.cancel_scope.cancel()
+        return await self._tg.__aexit__(*exc_info)
+
+    async def _close_transport(self) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+            try:
+                await self.transport.aclose()
+            except Exception as exc:  # aclose never raises by contract; don't let a bug hang us
+                self.transcript.note(f"transport close failed: {exc!r}")
+
+    @property
+    def closed(self) -> BaseException | None:
+        """The TransportClosed (or ProcessExited) once the connection ended, else ``None``."""
+        return self._closed
+
+    # ---------------------------------------------------------------- send side
+
+    async def send_bytes(self, data: bytes) -> None:
+        """Write exactly ``data`` (stdio: no newline added; may hold several or partial lines)."""
+        data = bytes(data)
+        sender = getattr(self.transport, "send_bytes", None)
+        if sender is None:
+            raise TypeError(f"the {self.transport.name} transport cannot send unframed bytes; use send_raw")
+        env: Envelope | None = None
+        lines = data.split(b"\n")
+        complete = lines[:-1] if len(lines) > 1 else lines
+        for line in complete:
+            if line.strip():
+                line_env = parse_envelope(line.rstrip(b"\r"))
+                self._track(line_env)
+                if len(complete) == 1:
+                    env = line_env
+        self.transcript.outbound(data, env, {"unframed": True})
+        self._last_send_n = len(self._recs)
+        try:
+            await sender(data)
+        except TransportClosed as exc:
+            raise self._lost_on_send(exc) from exc
+
+    async def send_raw(self, body: bytes, **opts: Any) -> Any:
+        """Send one framed message whose body is exactly ``body``; returns what the transport
+        returned (an HttpExchange on HTTP)."""
+        body = bytes(body)
+        env = parse_envelope(body)
+        self._track(env)
+        return await self._send(body, env, opts)
+
+    async def send_json(self, value: Any, **opts: Any) -> Any:
+        """Send any JSON value (an object, a batch array, a bare string...) as one message."""
+        return await self.send_raw(dumps(value), **opts)
+
+    async def request(self, method: str, params: Any = MISSING, *, id: Any = AUTO, meta: Any = AUTO, **opts: Any) -> Any:
+        """Send a request and return its id.
+
+        ``id``: AUTO (a fresh unique integer) or any JSON value, sent verbatim.  ``meta``: with a
+        stateless version, AUTO adds the required per-request ``_meta`` fields, ``None`` adds
+        nothing (to test a missing ``_meta``), a dict adds its keys on top (for any version).
+        Keys already in ``params["_meta"]`` always win."""
+        if id is AUTO:
+            id = self._fresh_id()
+        params = self._with_meta(params, meta)
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not MISSING:
+            msg["params"] = params
+        body = dumps(msg)
+        env = Envelope(raw=body, kind=Kind.REQUEST, value=msg, id=id, method=method, params=params)
+        self._sent[_key(id)] = method
+        await self._send(body, env, opts)
+        return id
+
+    async def notify(self, method: str, params: Any = MISSING, **opts: Any) -> None:
+        """Send a notification (no ``_meta`` is added)."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not MISSING:
+            msg["params"] = params
+        body = dumps(msg)
+        env = Envelope(raw=body, kind=Kind.NOTIFICATION, value=msg, method=method, params=params)
+        await self._send(body, env, opts)
+
+    async def respond(self, id: Any, result: Any, **opts: Any) -> None:
+        """Send a result response with exactly this id."""
+        msg = {"jsonrpc": "2.0", "id": id, "result": result}
+        body = dumps(msg)
+        await self._send(body, Envelope(raw=body, kind=Kind.RESULT, value=msg, id=id, result=result), opts)
+
+    async def respond_error(self, id: Any, code: Any, message: Any, data: Any = MISSING, **opts: Any) -> None:
+        """Send an error response with exactly this id, code and message."""
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not MISSING:
+            error["data"] = data
+        msg = {"jsonrpc": "2.0", "id": id, "error": error}
+        body = dumps(msg)
+        await self._send(body, Envelope(raw=body, kind=Kind.ERROR, value=msg, id=id, error=error), opts)
+
+    def on_request(self, method: str, handler: Callable[[Envelope], Any] | None = HOLD) -> None:
+        """Decide how requests for ``method`` from the other side are handled.
+
+        ``HOLD`` (``None``): never answer automatically; the request waits for ``expect_request``.
+        A callable: called with the request envelope (it may be async and must not wait for
+        messages); its return value is sent as the result, unless it returns ``HOLD``.
+        Register before triggering the request: one that arrives earlier is answered already."""
+        self._handlers[method] = handler
+
+    def _fresh_id(self) -> int:
+        n = self._next_id
+        sent = self._sent
+        while (int, n) in sent:
+            n += 1
+        self._next_id = n + 1
+        return n
+
+    def _with_meta(self, params: Any, meta: Any) -> Any:
+        if meta is None:
+            return params
+        fields: dict[str, Any] | None = None
+        if meta is AUTO:
+            if not (self._stateless and self.auto_meta):
+                return params
+            fields = self._auto_meta()
+        elif isinstance(meta, dict):
+            fields = {**self._auto_meta(), **meta} if (self._stateless and self.auto_meta) else dict(meta)
+        else:
+            raise TypeError(f"meta must be AUTO, None or a dict, not {type(meta).__name__}")
+        if params is MISSING:
+            return {"_meta": fields}
+        if not isinstance(params, dict):
+            return params  # raw params (an array, a string...) are sent as given
+        given = params.get("_meta", MISSING)
+        if given is MISSING:
+            return {**params, "_meta": fields}
+        if isinstance(given, dict):
+            return {**params, "_meta": {**fields, **given}}
+        return params  # a non-object _meta is a deliberate test: leave it alone
+
+    def _auto_meta(self) -> dict[str, Any]:
+        return {
+            _PROTOCOL_VERSION_KEY: self.version,
+            _CLIENT_CAPABILITIES_KEY: self.capabilities,
+            _CLIENT_INFO_KEY: self.client_info,
+        }
+
+    def _track(self, env: Envelope) -> None:
+        """Remember the method of every request in an outbound message (batches included)."""
+        if env.kind is Kind.REQUEST:
+            self._sent[_key(env.id)] = env.method  # type: ignore[assignment]
+        elif env.kind is Kind.BATCH:
+            for item in env.items:
+                if item.kind is Kind.REQUEST:
+                    self._sent[_key(item.id)] = item.method  # type: ignore[assignment]
+
+    async def _send(self, body: bytes, env: Envelope | None, opts: dict[str, Any], *, auto: str | None = None) -> Any:
+        meta: dict[str, Any] = {}
+        if opts:
+            meta["opts"] = opts
+        if auto:
+            meta["auto_reply"] = auto
+        entry = self.transcript.outbound(body, env, meta)
+        if auto is None:
+            self._last_send_n = len(self._recs)
+        try:
+            result = await self.transport.send(body, **opts)
+        except TransportClosed as exc:
+            raise self._lost_on_send(exc) from exc
+        if result is not None:
+            self.last_exchange = result
+            stream = getattr(result, "stream", None)
+            if stream is not None:
+                entry.meta["stream"] = stream
+                status = getattr(result, "status", None)
+                if status is not None:
+                    entry.meta["http_status"] = status
+        return result
+
+    def _lost_on_send(self, exc: TransportClosed) -> ConnectionLost:
+        self.transcript.note(f"send failed, connection closed: {exc}")
+        return ConnectionLost(self._closed or exc, what=None)
+
+    # ---------------------------------------------------------------- receive side
+
+    def _on_transport_event(self, text: str, meta: dict[str, Any]) -> None:
+        self.transcript.note(text, meta)
+        if self._prior_events is not None:
+            self._prior_events(text, meta)
+
+    async def _reader(self) -> None:
+        receive = self.transport.receive
+        try:
+            while True:
+                item = await receive()
+                await self._handle(item)
+        except TransportClosed as exc:
+            self._mark_closed(exc)
+        except TransportError as exc:
+            closed = TransportClosed(f"transport failed: {exc}", **getattr(exc, "detail", {}))
+            closed.__cause__ = exc
+            self._mark_closed(closed)
+        except Exception as exc:  # our own bug: surface it to every waiter, never as the peer's fault
+            self._reader_error = exc
+            self.transcript.note(f"raw peer reader crashed: {exc!r}")
+            self._mark_closed(TransportClosed(f"raw peer reader crashed: {exc!r}"))
+
+    def _mark_closed(self, exc: BaseException) -> None:
+        if self._closed is not None:
+            return
+        self._closed = exc
+        meta: dict[str, Any] = {}
+        returncode = getattr(exc, "returncode", None)
+        if returncode is not None:
+            meta["returncode"] = returncode
+        self.transcript.note(f"connection closed: {exc}", meta)
+        self._closed_event.set()
+        for w in self._waiters:
+            w.event.set()
+        for w in self._observers:
+            w.event.set()
+
+    async def _handle(self, item: Inbound) -> None:
+        self.inbound.append(item)
+        env = item.envelope
+        meta = item.meta
+        if item.problem:
+            meta["problem"] = item.problem
+        if env is None:
+            self.transcript.inbound(item.raw, None, meta)
+            return
+        response = _is_response(env)
+        answering: str | None = None
+        if response:
+            answering = self._sent.get(_key(env.id))
+            if answering is not None:
+                meta["answering"] = answering
+        findings = self._validate(env, answering)
+        entry = self.transcript.inbound(item.raw, env, meta, findings)
+        rec = self._add(env, entry, response, top=True)
+        if env.kind is Kind.BATCH:
+            members = [self._add(member, entry, _is_response(member), top=False) for member in env.items]
+            await self._dispatch(rec)
+            for member in members:
+                await self._dispatch(member)
+        else:
+            await self._dispatch(rec)
+
+    def _validate(self, env: Envelope, answering: str | None) -> list[Finding]:
+        validator = self._validator
+        if validator is None or env.value is MISSING:
+            return []
+        value = env.value
+        try:
+            if env.kind is Kind.BATCH:
+                findings = list(validator(value, self.version, self._direction))
+                # The batch is judged as a whole above; validate each member against the
+                # request it answers too, so results are checked against the right type.
+                for i, member in enumerate(env.items):
+                    if _is_response(member):
+                        method = self._sent.get(_key(member.id))
+                        if method is not None:
+                            for f in validator(member.value, self.version, self._direction, answering=method):
+                                findings.append(Finding(f"$[{i}]" + f.json_path[1:], f.schema_path, f.message, f.definition))
+                return _dedupe(findings)
+            return validator(value, self.version, self._direction, answering=answering)
+        except Exception as exc:  # the oracle is unavailable (no schema...): say so once, go on
+            self._validator = None
+            self.validation_problem = f"schema validation unavailable: {exc}"
+            self.transcript.note(self.validation_problem)
+            return []
+
+    def _add(self, env: Envelope, entry: TranscriptEntry, response: bool, *, top: bool) -> _Rec:
+        rec = _Rec(len(self._recs), env, entry, response, top)
+        self._recs.append(rec)
+        if top:
+            self._tops.append(rec)
+        self._by_env[id(env)] = rec
+        self._pending[rec.n] = rec
+        if response:
+            self._responses.setdefault(_key(env.id), []).append(rec)
+        elif env.method is not None and (env.kind is Kind.REQUEST or env.kind is Kind.NOTIFICATION):
+            self._by_method.setdefault(env.method, []).append(rec)
+        return rec
+
+    def _consume(self, rec: _Rec, how: str) -> None:
+        rec.consumed = how
+        self._pending.pop(rec.n, None)
+        env = rec.env
+        if rec.response:
+            bucket = self._responses.get(_key(env.id))
+        elif env.method is not None:
+            bucket = self._by_method.get(env.method)
+        else:
+            bucket = None
+        if bucket is not None:
+            try:
+                bucket.remove(rec)
+            except ValueError:
+                pass
+
+    async def _dispatch(self, rec: _Rec) -> None:
+        if self._observers:
+            for w in self._observers:
+                if w.rec is None and w.match(rec):
+                    w.rec = rec
+                    w.event.set()
+        for w in self._waiters:
+            if w.match(rec):
+                self._consume(rec, "expect")
+                w.rec = rec
+                w.event.set()
+                self._waiters.remove(w)
+                return
+        if rec.env.kind is Kind.REQUEST:
+            await self._answer(rec)
+
+    async def _answer(self, rec: _Rec) -> None:
+        env = rec.env
+        method = env.method or ""
+        handler = self._handlers.get(method, AUTO)
+        if handler is HOLD:
+            return
+        if handler is not AUTO:
+            result = handler(env)
+            if inspect.isawaitable(result):
+                result = await result
+            if result is HOLD:
+                return
+            self._consume(rec, "handler")
+            await self._reply(env.id, result=result, how=f"handler for {method}")
+            return
+        # automatic answers
+        if method == "ping" and _methods.lookup("ping", self._direction, self.version) is not None:
+            self._consume(rec, "auto")
+            await self._reply(env.id, result={}, how="ping")
+            return
+        if self.role == "server":
+            return  # a scenario playing the server answers the client's requests itself
+        if method == "roots/list" and "roots" in self.capabilities and _methods.lookup(method, self._direction, self.version) is not None:
+            self._consume(rec, "auto")
+            await self._reply(env.id, result={"roots": []}, how="roots/list")
+            return
+        self._consume(rec, "auto")
+        await self._reply(env.id, error={"code": -32601, "message": f"Method not found: {method}"}, how="method not found")
+
+    async def _reply(self, id: Any, *, result: Any = MISSING, error: Any = MISSING, how: str) -> None:
+        if error is MISSING:
+            msg = {"jsonrpc": "2.0", "id": id, "result": result}
+            body = dumps(msg)
+            env = Envelope(raw=body, kind=Kind.RESULT, value=msg, id=id, result=result)
+        else:
+            msg = {"jsonrpc": "2.0", "id": id, "error": error}
+            body = dumps(msg)
+            env = Envelope(raw=body, kind=Kind.ERROR, value=msg, id=id, error=error)
+        try:
+            await self._send(body, env, {}, auto=how)
+        except PeerError as exc:  # connection gone: the reader will see the close
+            self.transcript.note(f"automatic reply ({how}) not sent: {exc}")
+
+    # ---------------------------------------------------------------- expectations
+
+    def _find(self, candidates: Any, match: Callable[[_Rec], bool]) -> _Rec | None:
+        for rec in candidates:
+            if match(rec):
+                return rec
+        return None
+
+    async def _expect(
+        self,
+        what: str,
+        match: Callable[[_Rec], bool],
+        candidates: Any,
+        timeout: float | None,
+        *,
+        hint: Callable[[], str] | None = None,
+    ) -> Envelope:
+        rec = self._find(candidates, match)
+        if rec is not None:
+            self._consume(rec, "expect")
+            return rec.env
+        self._check_reader()
+        if self._closed is not None:
+            raise ConnectionLost(self._closed, what=what)
+        if timeout is None:
+            timeout = self.timeout
+        start_n = len(self._tops)
+        started = time.monotonic()
+        waiter = _Waiter(match)
+        self._waiters.append(waiter)
+        try:
+            with anyio.move_on_after(timeout):
+                await waiter.event.wait()
+        finally:
+            if waiter.rec is None:
+                try:
+                    self._waiters.remove(waiter)
+                except ValueError:
+                    pass
+        if waiter.rec is not None:
+            return waiter.rec.env
+        self._check_reader()
+        if self._closed is not None:
+            raise ConnectionLost(self._closed, what=what)
+        waited = time.monotonic() - started
+        raise self._timeout(what, waited, start_n, hint)
+
+    def _timeout(self, what: str, waited: float, start_n: int, hint: Callable[[], str] | None) -> ExpectTimeout:
+        seen = self._tops[start_n:]
+        if seen:
+            parts = []
+            for rec in seen[:_SEEN_LIMIT]:
+                text = describe(rec.env)
+                if rec.consumed == "auto":
+                    text += " (answered automatically)"
+                elif rec.consumed == "handler":
+                    text += " (answered by a handler)"
+                elif rec.consumed == "expect":
+                    text += " (taken by another expectation)"
+                parts.append(text)
+            if len(seen) > _SEEN_LIMIT:
+                parts.append(f"... and {len(seen) - _SEEN_LIMIT} more")
+            detail = "; received meanwhile: " + ", ".join(parts)
+        else:
+            detail = "; nothing arrived meanwhile"
+        if hint is not None:
+            extra = hint()
+            if extra:
+                detail += f"; {extra}"
+        return ExpectTimeout(what, waited, [rec.env for rec in seen], detail=detail)
+
+    def _check_reader(self) -> None:
+        if self._reader_error is not None:
+            raise RuntimeError(f"the raw peer's reader crashed: {self._reader_error!r}") from self._reader_error
+
+    def _request_label(self, id: Any) -> str:
+        method = self._sent.get(_key(id))
+        return f"the response to request {id_repr(id)}" + (f" ({method})" if method else "")
+
+    async def expect_response(self, id: Any, *, timeout: float | None = None) -> Envelope:
+        """The next unconsumed response (result or error) whose id is exactly ``id`` (same JSON type)."""
+        key = _key(id)
+
+        def match(rec: _Rec) -> bool:
+            return rec.response and same_id(rec.env.id, id)
+
+        def hint() -> str:
+            # the classic trap: an id echoed with another JSON type ("7" for 7)
+            near = [
+                rec.env
+                for rec in self._recs
+                if rec.response and rec.env.id is not MISSING and not same_id(rec.env.id, id) and _loose(rec.env.id) == _loose(id)
+            ]
+            if near:
+                return "a response with id " + ", ".join(id_repr(e.id) for e in near[:3]) + f" arrived, which is not the id {id_repr(id)} we sent"
+            return ""
+
+        return await self._expect(self._request_label(id), match, self._responses.get(key, ()), timeout, hint=hint)
+
+    async def expect_result(self, id: Any, *, timeout: float | None = None) -> Any:
+        """The ``result`` of the response to ``id``; raises ErrorResponse for an error response."""
+        env = await self.expect_response(id, timeout=timeout)
+        if env.kind is Kind.RESULT:
+            return env.result
+        if env.kind is Kind.ERROR:
+            raise ErrorResponse(env, method=self._sent.get(_key(id)))
+        raise UnexpectedMessage(env, f"{self._request_label(id)} is not a valid JSON-RPC response")
+
+    async def expect_error(self, id: Any, codes: Any = None, *, timeout: float | None = None) -> Envelope:
+        """The error response to ``id``; raises UnexpectedMessage for a result or a code outside ``codes``."""
+        env = await self.expect_response(id, timeout=timeout)
+        if env.kind is not Kind.ERROR:
+            raise UnexpectedMessage(env, f"expected an error as {self._request_label(id)}")
+        if codes is not None:
+            allowed = (codes,) if isinstance(codes, int) else tuple(codes)
+            code = env.error_code
+            if not any(same_id(code, c) for c in allowed):
+                raise UnexpectedMessage(env, f"expected error code {' or '.join(map(str, allowed))} as {self._request_label(id)}")
+        return env
+
+    async def expect_notification(
+        self, method: str, *, predicate: Callable[[Envelope], bool] | None = None, timeout: float | None = None
+    ) -> Envelope:
+        """The next unconsumed notification ``method`` (that satisfies ``predicate``)."""
+
+        def match(rec: _Rec) -> bool:
+            env = rec.env
+            return env.kind is Kind.NOTIFICATION and env.method == method and (predicate is None or bool(predicate(env)))
+
+        what = f"a {method} notification" + (" matching the predicate" if predicate is not None else "")
+        return await self._expect(what, match, self._by_method.get(method, ()), timeout)
+
+    async def expect_request(self, method: str, *, timeout: float | None = None) -> Envelope:
+        """The next unanswered request ``method`` from the other side; the scenario answers it
+        (``respond``/``respond_error``).  Requests answered automatically are not returned."""
+
+        def match(rec: _Rec) -> bool:
+            env = rec.env
+            return env.kind is Kind.REQUEST and env.method == method
+
+        def hint() -> str:
+            answered = [rec for rec in self._recs if rec.consumed in ("auto", "handler") and match(rec)]
+            if answered:
+                return (
+                    f"{len(answered)} {method} request(s) arrived and were answered automatically; "
+                    f"call on_request({method!r}, HOLD) before triggering the request"
+                )
+            return ""
+
+        return await self._expect(f"a {method} request", match, self._by_method.get(method, ()), timeout, hint=hint)
+
+    async def expect_message(self, predicate: Callable[[Envelope], bool], *, what: str, timeout: float | None = None) -> Envelope:
+        """The next unconsumed message (a batch, or a member of one, included) satisfying ``predicate``."""
+
+        def match(rec: _Rec) -> bool:
+            return bool(predicate(rec.env))
+
+        return await self._expect(what, match, self._pending.values(), timeout)
+
+    async def expect_silence(self, duration: float, *, predicate: Callable[[Envelope], bool] | None = None) -> None:
+        """Wait ``duration`` seconds; raise UnexpectedMessage if a matching message (default: any
+        response) arrived since our last send or during the wait.  Nothing is consumed.  The only
+        legitimate fixed wait: prefer a barrier (a ping after a notification) where one exists."""
+        pred = predicate or _is_any_response
+        for rec in self._recs[self._last_send_n :]:
+            if rec.consumed is None and pred(rec.env):
+                raise UnexpectedMessage(rec.env, f"expected no such message for {duration:.3g} s")
+        observer = _Waiter(lambda rec: bool(pred(rec.env)), observe=True)
+        if self._closed is None:
+            self._observers.append(observer)
+            try:
+                with anyio.move_on_after(duration):
+                    await observer.event.wait()
+            finally:
+                self._observers.remove(observer)
+        self._check_reader()
+        if observer.rec is not None:
+            raise UnexpectedMessage(observer.rec.env, f"expected no such message for {duration:.3g} s")
+
+    async def expect_close(self, *, timeout: float | None = None) -> BaseException:
+        """Wait until the connection ends; returns the TransportClosed / ProcessExited."""
+        if self._closed is None:
+            if timeout is None:
+                timeout = self.timeout
+            start_n = len(self._tops)
+            started = time.monotonic()
+            with anyio.move_on_after(timeout):
+                await self._closed_event.wait()
+            if self._closed is None:
+                raise self._timeout("the connection to close", time.monotonic() - started, start_n, None)
+        return self._closed
+
+    async def call(self, method: str, params: Any = MISSING, *, timeout: float | None = None, **opts: Any) -> Any:
+        """``request`` + ``expect_result``: the result, or ErrorResponse."""
+        rid = await self.request(method, params, **opts)
+        return await self.expect_result(rid, timeout=timeout)
+
+    async def initialize(
+        self,
+        *,
+        protocol_version: str | None = None,
+        capabilities: dict | None = None,
+        client_info: dict | None = None,
+        send_initialized: bool = True,
+        timeout: float | None = None,
+    ) -> Envelope:
+        """Send ``initialize`` and wait for its response, which is returned as is (result or error;
+        scenarios judge).  On a result, records ``negotiated_version``, ``server_capabilities``
+        and ``server_info``, tells an HTTP transport the protocol version and, when
+        ``send_initialized``, sends ``notifications/initialized``."""
+        params = {
+            "protocolVersion": protocol_version or self.version,
+            "capabilities": self.capabilities if capabilities is None else capabilities,
+            "clientInfo": self.client_info if client_info is None else client_info,
+        }
+        rid = await self.request("initialize", params)
+        env = await self.expect_response(rid, timeout=timeout)
+        if env.kind is Kind.RESULT:
+            result = env.result
+            self.initialize_result = result
+            if isinstance(result, dict):
+                version = result.get("protocolVersion")
+                self.negotiated_version = version if isinstance(version, str) else None
+                caps = result.get("capabilities")
+                self.server_capabilities = caps if isinstance(caps, dict) else None
+                info = result.get("serverInfo")
+                self.server_info = info if isinstance(info, dict) else None
+                if self.negotiated_version is not None and hasattr(self.transport, "protocol_version"):
+                    self.transport.protocol_version = self.negotiated_version  # type: ignore[attr-defined]
+            if send_initialized:
+                await self.notify("notifications/initialized")
+        return env
+
+    # ---------------------------------------------------------------- inspection
+
+    def entry_of(self, envelope: Envelope) -> TranscriptEntry | None:
+        """The transcript entry in which ``envelope`` (returned by an ``expect_*``) arrived."""
+        rec = self._by_env.get(id(envelope))
+        return rec.entry if rec is not None and rec.env is envelope else None
+
+    def findings_of(self, envelope: Envelope) -> list[Finding]:
+        """Schema findings recorded for the message that carried ``envelope``."""
+        entry = self.entry_of(envelope)
+        return list(entry.findings) if entry is not None else []
+
+    def unconsumed(self) -> list[Envelope]:
+        """Messages no expectation (or automatic reply) has taken yet, in arrival order."""
+        return [rec.env for rec in self._pending.values()]
+
+    def sent_method(self, id: Any) -> str | None:
+        """The method of the request we sent with exactly this id (the last one, for duplicates)."""
+        return self._sent.get(_key(id))
+
+
+def _loose(value: Any) -> str:
+    """An id compared loosely (``"7"`` ~ ``7`` ~ ``7.0``), only to explain a mismatch."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer() and not math.isinf(value):
+        return str(int(value))
+    return str(value)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[Finding] = set()
+    out = []
+    for f in findings:
+        if f not in seen:
+            seen.add(f)
+            out.append(f)
+    return out
