@@ -151,7 +151,7 @@ def _classify(raw: bytes, value: Any, problems: list[str], *, in_batch: bool = F
         env = Envelope(raw=raw, kind=Kind.BATCH, value=value, problems=list(problems))
         if not value:
             env.problems.append("empty batch")
-        env.items = [_classify(dumps(v), v, [], in_batch=True) for v in value]
+        env.items = [_classify(_item_raw(v), v, [], in_batch=True) for v in value]
         return env
     if not isinstance(value, dict):
         return Envelope(raw=raw, kind=Kind.INVALID, value=value, problems=[*problems, f"a JSON-RPC message must be an object, not {type(value).__name__ if value is not None else 'null'}"])
@@ -213,6 +213,14 @@ def _classify(raw: bytes, value: Any, problems: list[str], *, in_batch: bool = F
         return env
     probs.append('neither "method", "result" nor "error" is present')
     return env
+
+
+def _item_raw(value: Any) -> bytes:
+    """Bytes for one batch member (re-serialised; the batch envelope keeps the bytes received)."""
+    try:
+        return dumps(value)
+    except ValueError:  # 1e400 parses to inf; "\ud800" parses to a lone surrogate: not UTF-8-encodable
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def _valid_id(value: Any) -> bool:
