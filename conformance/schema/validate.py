@@ -1,0 +1,566 @@
+"""The schema oracle: is this message what the official schema of a version allows?  No I/O.
+
+:func:`validate` classifies a parsed JSON-RPC value (request, notification, result, error, batch)
+and checks it against the *specific* definition for its method and direction (``CallToolRequest``,
+``ListToolsResult``, ...) as well as the JSON-RPC envelope of the version, plus the rules the
+schemas cannot express (``schema_path="rule:<name>"``):
+
+``rule:id-not-null``          a request or result with ``"id": null`` (an *error* response may carry
+                              a null id: JSON-RPC 2.0 requires it when the request was unreadable)
+``rule:request-without-id``   a known request method sent without ``id`` (it would be a notification)
+``rule:notification-with-id`` a known notification method sent with an ``id``
+``rule:result-and-error``     a response with both ``result`` and ``error``
+``rule:not-a-message``        a value that is no JSON-RPC object (no ``method``/``result``/``error``)
+``rule:batch-not-allowed``    a JSON array outside 2025-03-26
+``rule:empty-batch``          ``[]`` (JSON-RPC 2.0: an empty array is an Invalid Request)
+``rule:batch-mixed``          a batch mixing requests/notifications with responses
+``rule:initialize-in-batch``  ``initialize`` inside a batch (2025-03-26: MUST NOT)
+
+An unknown method (in that direction and version) is validated against the envelope only: whether
+a peer may send it is for a scenario to judge.
+
+Results are validated against the result definition of the method they answer (``answering``),
+chosen as the specification describes: ``CreateTaskResult`` for a task-augmented request in
+2025-11-25 (a result with a ``task`` member answering ``tools/call``, ``sampling/createMessage`` or
+``elicitation/create``); ``InputRequiredResult`` for ``resultType: "input_required"`` in 2026-07-28
+where the method's ``<Result>Response`` definition allows it.
+
+Formats: a ``FormatChecker`` checks every ``format`` the official schemas use -- ``uri``
+(RFC 3986 via ``rfc3986-validator`` or ``rfc3987``), ``uri-template`` (``uri-template``) and
+``byte`` (strict RFC 4648 base64, checked here; jsonschema itself does not know it).
+:func:`unchecked_formats` lists any format a schema uses that cannot be checked with the installed
+packages, and the first validation against such a schema emits a :class:`FormatNotCheckedWarning`.
+
+Validators are compiled once per (version, definition) and cached.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import threading
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT7, DRAFT202012
+
+from conformance.schema.findings import Finding
+from conformance.schema.loader import SchemaError, _pin_for, load_schema
+from conformance.spec.methods import C2S, NOTIFICATION, REQUEST, S2C, lookup
+from conformance.spec.versions import spec as _version_spec
+
+__all__ = [
+    "validate",
+    "validate_definition",
+    "definition_names",
+    "unchecked_formats",
+    "FORMAT_CHECKER",
+    "FormatNotCheckedWarning",
+]
+
+
+class FormatNotCheckedWarning(UserWarning):
+    """A schema uses a ``format`` that no installed checker implements (it would pass unchecked)."""
+
+
+# -- formats ------------------------------------------------------------------------------------
+
+FORMAT_CHECKER = FormatChecker()
+
+
+@FORMAT_CHECKER.checks("byte", raises=(binascii.Error, ValueError))
+def _is_base64(instance: object) -> bool:
+    """OpenAPI's ``byte``: RFC 4648 base64, standard alphabet, padded, no line breaks."""
+    if not isinstance(instance, str):
+        return True
+    base64.b64decode(instance.encode("ascii"), validate=True)
+    return True
+
+
+def _formats_used(node: Any, out: set[str]) -> set[str]:
+    if isinstance(node, dict):
+        fmt = node.get("format")
+        if isinstance(fmt, str):
+            out.add(fmt)
+        for value in node.values():
+            _formats_used(value, out)
+    elif isinstance(node, list):
+        for value in node:
+            _formats_used(value, out)
+    return out
+
+
+def unchecked_formats(version: str) -> frozenset[str]:
+    """Formats the schema of ``version`` uses that the installed checkers cannot check."""
+    return frozenset(_formats_used(load_schema(version), set()) - set(FORMAT_CHECKER.checkers))
+
+
+# -- compiled validators ------------------------------------------------------------------------
+
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Version:
+    version: str
+    schema: dict[str, Any]
+    defs: dict[str, Any]
+    defs_key: str
+    uri: str
+    cls: type[Validator]
+    registry: Registry
+    request: str  # envelope definitions of this version
+    notification: str
+    result: str
+    error: str
+    batching: bool
+    input_required: frozenset[str]  # result definitions that may be replaced by InputRequiredResult
+    task_result: bool  # has CreateTaskResult (2025-11-25)
+
+
+_VERSIONS: dict[str, _Version] = {}
+_VALIDATORS: dict[tuple[str, str], Validator] = {}
+
+
+def _version(version: str) -> _Version:
+    info = _VERSIONS.get(version)
+    if info is not None:
+        return info
+    pin = _pin_for(version)  # SchemaError for an unknown version
+    schema = load_schema(version)
+    with _lock:
+        info = _VERSIONS.get(version)
+        if info is not None:
+            return info
+        missing = unchecked_formats(version)
+        if missing:
+            warnings.warn(
+                f"MCP schema {version} uses format(s) {sorted(missing)} that the installed packages "
+                f"cannot check; install jsonschema[format-nongpl]",
+                FormatNotCheckedWarning,
+                stacklevel=3,
+            )
+        defs = schema[pin.definitions_key]
+        uri = f"urn:mcp-conformance:schema:{version}"
+        dialect = DRAFT7 if pin.dialect == "draft-07" else DRAFT202012
+        registry: Registry = Registry().with_resource(uri, Resource(contents=schema, specification=dialect)).crawl()
+        input_required = frozenset(
+            name[: -len("Response")]
+            for name, body in defs.items()
+            if name.endswith("ResultResponse")
+            and "InputRequiredResult" in _refs_in(body.get("properties", {}).get("result", {}))
+        )
+        info = _Version(
+            version=version,
+            schema=schema,
+            defs=defs,
+            defs_key=pin.definitions_key,
+            uri=uri,
+            cls=Draft7Validator if pin.dialect == "draft-07" else Draft202012Validator,
+            registry=registry,
+            request="JSONRPCRequest",
+            notification="JSONRPCNotification",
+            result="JSONRPCResultResponse" if "JSONRPCResultResponse" in defs else "JSONRPCResponse",
+            error="JSONRPCErrorResponse" if "JSONRPCErrorResponse" in defs else "JSONRPCError",
+            batching=_version_spec(version).batching,
+            input_required=input_required,
+            task_result="CreateTaskResult" in defs,
+        )
+        _VERSIONS[version] = info
+        return info
+
+
+def _refs_in(node: Any) -> set[str]:
+    """Definition names referenced directly by ``node`` or its ``anyOf``/``oneOf`` branches."""
+    out: set[str] = set()
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            out.add(ref.rsplit("/", 1)[-1])
+        for key in ("anyOf", "oneOf"):
+            for branch in node.get(key, ()):
+                out |= _refs_in(branch)
+    return out
+
+
+def _validator(info: _Version, definition: str) -> Validator:
+    key = (info.version, definition)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        if definition not in info.defs:
+            raise SchemaError(
+                f"MCP schema {info.version} has no definition {definition!r} "
+                f"(it has {len(info.defs)}; see definition_names({info.version!r}))"
+            )
+        root = {"$schema": info.schema["$schema"], "$ref": f"{info.uri}#/{info.defs_key}/{definition}"}
+        validator = info.cls(root, registry=info.registry, format_checker=FORMAT_CHECKER)
+        _VALIDATORS[key] = validator
+    return validator
+
+
+def definition_names(version: str) -> list[str]:
+    """Every definition name of the official schema of ``version``, sorted."""
+    return sorted(_version(version).defs)
+
+
+# -- reporting ----------------------------------------------------------------------------------
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MAX_MESSAGE = 300
+
+
+def _json_path(parts: Iterable[Any]) -> str:
+    out = ["$"]
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif _IDENT.match(part):
+            out.append(f".{part}")
+        else:
+            out.append("['" + part.replace("\\", "\\\\").replace("'", "\\'") + "']")
+    return "".join(out)
+
+
+def _pointer_token(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _resolve_pointer(document: Any, pointer: str) -> Any:
+    node = document
+    for token in pointer.split("/")[1:] if pointer else ():
+        token = token.replace("~1", "/").replace("~0", "~")
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    return node
+
+
+def _schema_path(info: _Version, root: Any, path: Iterable[Any]) -> str:
+    """A JSON pointer into the official file (``#/$defs/Tool/properties/name/type``).
+
+    jsonschema's schema paths do not record the ``$ref`` hops, so the walk follows a node's
+    ``$ref`` whenever the next key is not one of its own members.
+    """
+    node = root
+    pointer = ""
+    parts = list(path)
+    for i, key in enumerate(parts):
+        try:
+            hops = 0
+            while isinstance(node, dict) and key not in node and isinstance(node.get("$ref"), str) and hops < 32:
+                pointer = node["$ref"].partition("#")[2]
+                node = _resolve_pointer(info.schema, pointer)
+                hops += 1
+            node = node[key]
+            pointer += "/" + _pointer_token(key)
+        except (KeyError, IndexError, TypeError, ValueError):
+            pointer += "".join("/" + _pointer_token(k) for k in parts[i:])
+            break
+    return "#" + pointer
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 5] + " ...}" if isinstance(value, dict) else text[: limit - 4] + " ..."
+
+
+def _clip(message: str) -> str:
+    if len(message) <= _MAX_MESSAGE:
+        return message
+    return message[: _MAX_MESSAGE - 60] + " ... " + message[-55:]
+
+
+@dataclass
+class _Leaf:
+    path: tuple[Any, ...]  # absolute path inside the validated value
+    schema_path: tuple[Any, ...]  # absolute schema path from the validator's root
+    message: str
+
+
+_UNIONS = ("anyOf", "oneOf")
+
+
+def _leaves(error: ValidationError) -> list[_Leaf]:
+    """The errors worth reporting for ``error``: a failed union is replaced by the errors of the
+    branch the value was evidently meant to be (the one whose discriminators and type match)."""
+    if error.validator in _UNIONS and error.context:
+        branches: dict[Any, list[ValidationError]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        ranked = sorted(branches.items(), key=lambda item: _branch_rank(item[1]))
+        best_index, best_errors = ranked[0]
+        if _branch_rank(best_errors)[0] == 0:
+            out: list[_Leaf] = []
+            for sub in best_errors:
+                out.extend(_leaves(sub))
+            return out
+        return [_union_leaf(error, branches, best_index, best_errors)]
+    return [_Leaf(tuple(error.absolute_path), tuple(error.absolute_schema_path), _clip(error.message))]
+
+
+def _branch_rank(errors: list[ValidationError]) -> tuple[int, int]:
+    """(2: wrong type, 1: a discriminator const/enum differs, 0: plausible; number of errors)."""
+    mismatch = 0
+    for e in errors:
+        depth = len(e.relative_path)
+        if depth == 0 and e.validator == "type":
+            mismatch = 2
+        elif depth <= 1 and e.validator in ("const", "enum"):
+            mismatch = max(mismatch, 1)
+    return mismatch, len(errors)
+
+
+def _branch_name(union_schema: Any, index: Any) -> str:
+    try:
+        branch = union_schema[index]
+    except (KeyError, IndexError, TypeError):
+        return f"branch {index}"
+    if isinstance(branch, dict) and isinstance(branch.get("$ref"), str):
+        return branch["$ref"].rsplit("/", 1)[-1]
+    if isinstance(branch, dict) and "type" in branch:
+        return f"{branch['type']}"
+    return f"branch {index}"
+
+
+def _union_leaf(
+    error: ValidationError,
+    branches: dict[Any, list[ValidationError]],
+    best_index: Any,
+    best_errors: list[ValidationError],
+) -> _Leaf:
+    names = [_branch_name(error.validator_value, i) for i in branches]
+    # every branch rejects the same discriminator member: say which values it may take
+    discriminators: list[tuple[Any, ...]] = []
+    for errs in branches.values():
+        found = {tuple(e.relative_path) for e in errs if len(e.relative_path) == 1 and e.validator in ("const", "enum")}
+        discriminators.append(tuple(sorted(found, key=repr)))
+    common = set(discriminators[0]).intersection(*map(set, discriminators[1:])) if discriminators else set()
+    if common:
+        member = sorted(common, key=repr)[0]
+        allowed: list[Any] = []
+        for errs in branches.values():
+            for e in errs:
+                if tuple(e.relative_path) == member:
+                    values = [e.validator_value] if e.validator == "const" else list(e.validator_value)
+                    allowed.extend(v for v in values if v not in allowed)
+        actual = error.instance.get(member[0]) if isinstance(error.instance, dict) else None
+        return _Leaf(
+            tuple(error.absolute_path) + member,
+            tuple(error.absolute_schema_path),
+            _clip(f"{actual!r} is not one of {allowed!r} (expected one of: {', '.join(names)})"),
+        )
+    closest = best_errors[0].message if best_errors else ""
+    return _Leaf(
+        tuple(error.absolute_path),
+        tuple(error.absolute_schema_path),
+        _clip(
+            f"{_short(error.instance)} matches none of: {', '.join(names)}"
+            + (f" (closest: {_branch_name(error.validator_value, best_index)}: {closest})" if closest else "")
+        ),
+    )
+
+
+def _check(
+    out: list[Finding],
+    info: _Version,
+    value: Any,
+    definition: str,
+    prefix: tuple[Any, ...],
+    *,
+    skip_id: bool = False,
+) -> None:
+    """Validate ``value`` (found at ``prefix`` in the message) against ``definition``."""
+    validator = _validator(info, definition)
+    for error in validator.iter_errors(value):
+        for leaf in _leaves(error):
+            if skip_id and leaf.path[:1] == ("id",):
+                continue
+            out.append(
+                Finding(
+                    json_path=_json_path(prefix + leaf.path),
+                    schema_path=_schema_path(info, validator.schema, leaf.schema_path),
+                    message=leaf.message,
+                    definition=definition,
+                )
+            )
+
+
+def _rule(out: list[Finding], prefix: tuple[Any, ...], rule: str, message: str, definition: str | None = None) -> None:
+    out.append(Finding(json_path=_json_path(prefix), schema_path=f"rule:{rule}", message=message, definition=definition))
+
+
+# -- classification -----------------------------------------------------------------------------
+
+_TASK_AUGMENTABLE = frozenset({"tools/call", "sampling/createMessage", "elicitation/create"})  # tasks.mdx
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _result_definition(info: _Version, direction: str, answering: str, result: Any) -> str | None:
+    request_direction = C2S if direction == S2C else S2C
+    method = lookup(answering, request_direction, info.version)
+    if method is None or method.kind != REQUEST or not method.result_def:
+        return None
+    definition = method.result_def
+    if isinstance(result, dict):
+        if info.task_result and "task" in result and method.name in _TASK_AUGMENTABLE:
+            return "CreateTaskResult"
+        if result.get("resultType") == "input_required" and definition in info.input_required:
+            return "InputRequiredResult"
+    return definition
+
+
+def _validate_one(
+    out: list[Finding],
+    info: _Version,
+    message: Any,
+    direction: str,
+    answering: str | None,
+    prefix: tuple[Any, ...],
+) -> None:
+    if not isinstance(message, dict):
+        where = "a batch item" if prefix else "a JSON-RPC message"
+        _rule(out, prefix, "not-a-message", f"{where} must be a JSON object, got {_json_type(message)}", "JSONRPCMessage")
+        return
+
+    if "method" in message:
+        is_request = "id" in message
+        null_id = is_request and message["id"] is None
+        name = message["method"]
+        method = lookup(name, direction, info.version) if isinstance(name, str) else None
+        if method is not None:
+            if method.kind == REQUEST and not is_request:
+                _rule(out, prefix, "request-without-id", f"{name!r} is a request but the message has no 'id' (a notification cannot be answered)", method.request_def)
+            elif method.kind == NOTIFICATION and is_request:
+                _rule(out, prefix, "notification-with-id", f"{name!r} is a notification but the message has an 'id' (notifications MUST NOT include one)", method.request_def)
+            _check(out, info, message, method.request_def, prefix, skip_id=null_id)
+        if null_id:
+            out.append(Finding(_json_path(prefix + ("id",)), "rule:id-not-null", "request id must be a string or an integer, not null", info.request))
+        _check(out, info, message, info.request if is_request else info.notification, prefix, skip_id=null_id)
+        return
+
+    has_result, has_error = "result" in message, "error" in message
+    if has_result and has_error:
+        _rule(out, prefix, "result-and-error", "a response must contain either 'result' or 'error', not both")
+    if has_error:
+        # JSON-RPC 2.0: the id is null when the request's id could not be read -- accepted
+        _check(out, info, message, info.error, prefix, skip_id=message.get("id", 0) is None)
+        return
+    if has_result:
+        null_id = "id" in message and message["id"] is None
+        if null_id:
+            out.append(Finding(_json_path(prefix + ("id",)), "rule:id-not-null", "a result response's id must echo the request id (a string or an integer), not null", info.result))
+        if answering is not None:
+            definition = _result_definition(info, direction, answering, message["result"])
+            if definition is not None:
+                _check(out, info, message["result"], definition, prefix + ("result",))
+        _check(out, info, message, info.result, prefix, skip_id=null_id)
+        return
+
+    _rule(out, prefix, "not-a-message", "a JSON-RPC message needs 'method' (request/notification) or 'result'/'error' (response)", "JSONRPCMessage")
+
+
+def _answer_for(answering: str | Mapping[Any, str] | None, item: Any) -> str | None:
+    if answering is None or isinstance(answering, str):
+        return answering
+    if not isinstance(item, dict):
+        return None
+    rid = item.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        return None
+    for key, method in answering.items():
+        if type(key) is type(rid) and key == rid:
+            return method
+    return None
+
+
+def _validate_batch(
+    out: list[Finding],
+    info: _Version,
+    batch: list[Any],
+    direction: str,
+    answering: str | Mapping[Any, str] | None,
+) -> None:
+    if not info.batching:
+        _rule(out, (), "batch-not-allowed", f"JSON-RPC batches are not part of MCP {info.version} (only 2025-03-26 has them)", "JSONRPCMessage")
+    if not batch:
+        _rule(out, (), "empty-batch", "an empty batch is an Invalid Request (JSON-RPC 2.0 section 6)", "JSONRPCMessage")
+    calls = responses = 0
+    for index, item in enumerate(batch):
+        _validate_one(out, info, item, direction, _answer_for(answering, item), (index,))
+        if isinstance(item, dict):
+            if "method" in item:
+                calls += 1
+                if info.batching and item["method"] == "initialize" and "id" in item:
+                    _rule(out, (index,), "initialize-in-batch", "the initialize request MUST NOT be part of a JSON-RPC batch", "InitializeRequest")
+            elif "result" in item or "error" in item:
+                responses += 1
+    if info.batching and calls and responses:
+        _rule(out, (), "batch-mixed", "a batch holds either requests/notifications (JSONRPCBatchRequest) or responses (JSONRPCBatchResponse), not both", "JSONRPCMessage")
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in findings:
+        key = (f.json_path, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+# -- public API ---------------------------------------------------------------------------------
+
+
+def validate(
+    message: Any,
+    version: str,
+    direction: str,
+    *,
+    answering: str | Mapping[Any, str] | None = None,
+) -> list[Finding]:
+    """Everything about ``message`` (a parsed JSON value) that the schema of ``version`` forbids.
+
+    ``direction`` is the direction the message travels (``methods.C2S`` / ``methods.S2C``).
+    ``answering`` names the method of the request a response answers (its result is then checked
+    against that method's result definition); for a batch of responses it may be a mapping from
+    request id (exact type) to method.  An empty list means the message conforms.
+    Raises :class:`SchemaError` for an unknown version or an unavailable schema.
+    """
+    if direction not in (C2S, S2C):
+        raise ValueError(f"direction must be {C2S!r} or {S2C!r}, not {direction!r}")
+    info = _version(version)
+    out: list[Finding] = []
+    if isinstance(message, list):
+        _validate_batch(out, info, message, direction, answering)
+    else:
+        _validate_one(out, info, message, direction, _answer_for(answering, message), ())
+    return _dedupe(out) if len(out) > 1 else out
+
+
+def validate_definition(value: Any, version: str, definition: str) -> list[Finding]:
+    """Everything about ``value`` that ``definition`` (e.g. ``"Tool"``) of ``version`` forbids."""
+    info = _version(version)
+    out: list[Finding] = []
+    _check(out, info, value, definition, ())
+    return _dedupe(out) if len(out) > 1 else out
