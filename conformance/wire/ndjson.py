@@ -192,8 +192,14 @@ class NDJSONDecoder:
         if total <= limit or (total == limit + 1 and tail[-1] == _CR):
             self._buf += tail
             return
-        raw = bytes(self._buf[:limit]) + tail[: max(0, limit - have)]
+        buf = self._buf
+        if have < limit:
+            buf += tail[: limit - have]
+        else:
+            del buf[limit:]
         self._buf = bytearray()
+        raw = bytes(buf)
+        del buf
         self._discarding = True
         out.append(self._truncated(raw))
 
