@@ -1,0 +1,188 @@
+"""The scenario registry: plain async functions registered with :func:`scenario`.
+
+A scenario is choreography (``conformance/scenarios/<role>/<page>.py``): it asks its
+:class:`~conformance.context.ScenarioContext` for a connection, sends, waits with deadlines and
+calls ``ctx.check(requirement_id, ok, ...)``.  It declares the requirement ids it checks; every
+id is validated against the catalogue when the module is imported, so a typo fails at once.
+
+    @scenario(requirements=["jsonrpc.error.method-not-found"])
+    async def unknown_method(ctx): ...
+
+The versions a scenario applies to are its own ``versions``/``since``/``until`` (default: every
+version), narrowed to versions at least one cited requirement applies to.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Iterable, Sequence
+
+from conformance.spec.requirements import get as _get_requirement
+from conformance.spec.versions import VERSIONS, Transport, spec
+
+__all__ = ["Scenario", "scenario", "scenarios", "ScenarioDefinitionError"]
+
+ROLES = ("server", "client")
+
+
+class ScenarioDefinitionError(ValueError):
+    """A scenario declaration is wrong (unknown requirement id, unknown version, duplicate id)."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One registered scenario."""
+
+    id: str  # "<page>.<function>", e.g. "lifecycle.initialize_handshake"
+    func: Callable[..., Awaitable[None]]
+    requirements: tuple[str, ...]
+    role: str
+    versions: frozenset[str]
+    transports: frozenset[Transport]
+    capability: str | None
+    fresh: bool
+    doc: str
+    skip_reason: str | None = None  # why the scenario does not apply where it does not
+    order: int = 0  # run order within a version (lower first); the transcript-wide checks run last
+    module: str = ""
+    line: int = 0
+
+    def applies_to(self, version: str, transport: Transport | str) -> bool:
+        return self.inapplicable(version, transport) is None
+
+    def inapplicable(self, version: str, transport: Transport | str) -> str | None:
+        """Why this scenario does not run on ``version``/``transport``; ``None`` when it does."""
+        transport = Transport(transport)
+        vspec = spec(version)
+        if transport not in vspec.transports:
+            return f"{version} does not define the {transport.value} transport"
+        if version not in self.versions:
+            if self.skip_reason:
+                return self.skip_reason
+            return f"scenario {self.id} applies to {_span(self.versions)}, not {version}"
+        if transport not in self.transports:
+            names = ", ".join(sorted(t.value for t in self.transports))
+            return f"scenario {self.id} applies to the {names} transport(s), not {transport.value}"
+        return None
+
+
+def _span(versions: Iterable[str]) -> str:
+    ordered = [v for v in VERSIONS if v in set(versions)]
+    if not ordered:
+        return "no version"
+    if len(ordered) == 1:
+        return ordered[0]
+    return f"{ordered[0]} .. {ordered[-1]}"
+
+
+_REGISTRY: dict[str, Scenario] = {}
+_LOADED: set[str] = set()
+
+
+def _version_range(versions: Iterable[str] | None, since: str | None, until: str | None, where: str) -> frozenset[str]:
+    for v in (since, until):
+        if v is not None and v not in VERSIONS:
+            raise ScenarioDefinitionError(f"{where}: unknown version {v!r}; use one of {', '.join(VERSIONS)}")
+    if versions is not None:
+        out = frozenset(versions)
+        unknown = out - set(VERSIONS)
+        if unknown:
+            raise ScenarioDefinitionError(f"{where}: unknown versions {sorted(unknown)}")
+    else:
+        out = frozenset(VERSIONS)
+    lo = VERSIONS.index(since) if since else 0
+    hi = VERSIONS.index(until) if until else len(VERSIONS) - 1
+    return frozenset(v for v in out if lo <= VERSIONS.index(v) <= hi)
+
+
+def scenario(
+    *,
+    requirements: Sequence[str],
+    id: str | None = None,
+    versions: Iterable[str] | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    transports: Iterable[Transport | str] | None = None,
+    capability: str | None = None,
+    fresh: bool = False,
+    role: str = "server",
+    skip_reason: str | None = None,
+    order: int = 0,
+) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
+    """Register an async scenario function that checks ``requirements``.
+
+    ``fresh``: the scenario disturbs connection state (its own handshake, invalid input that may
+    kill the server), so it gets its own connection rather than the shared session.
+    ``capability``: a dotted path into the server's declared capabilities; when absent the
+    scenario's requirements are skipped with the reason.  ``skip_reason``: the reason reported
+    for versions outside ``versions``/``since``/``until`` (e.g. "ping was removed in 2026-07-28").
+    """
+    if role not in ROLES:
+        raise ScenarioDefinitionError(f"role must be one of {ROLES}, not {role!r}")
+    reqs = tuple(requirements)
+    if not reqs:
+        raise ScenarioDefinitionError("a scenario must cite at least one requirement")
+
+    def register(func: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+        module = getattr(func, "__module__", "") or ""
+        page = module.rsplit(".", 1)[-1]
+        sid = id or f"{page}.{func.__name__}"
+        where = f"scenario {sid}"
+        cited = []
+        for rid in reqs:
+            try:
+                cited.append(_get_requirement(rid))
+            except KeyError:
+                raise ScenarioDefinitionError(
+                    f"{where} cites unknown requirement id {rid!r}; define it in conformance/spec/catalogue/"
+                ) from None
+        for req in cited:
+            if req.role != role:
+                raise ScenarioDefinitionError(f"{where} ({role}) cites {req.id}, a {req.role} requirement")
+        vs = _version_range(versions, since, until, where)
+        covered = set().union(*(r.versions for r in cited))
+        vs = frozenset(v for v in vs if v in covered)
+        ts = frozenset(Transport(t) for t in transports) if transports else frozenset(Transport)
+        code = getattr(func, "__code__", None)
+        sc = Scenario(
+            id=sid,
+            func=func,
+            requirements=reqs,
+            role=role,
+            versions=vs,
+            transports=ts,
+            capability=capability,
+            fresh=fresh,
+            doc=" ".join((func.__doc__ or "").split()),
+            skip_reason=skip_reason,
+            order=order,
+            module=module,
+            line=code.co_firstlineno if code is not None else 0,
+        )
+        old = _REGISTRY.get(sid)
+        if old is not None and (old.module, old.func.__qualname__) != (sc.module, func.__qualname__):
+            raise ScenarioDefinitionError(f"scenario id {sid!r} is registered twice ({old.module} and {module})")
+        _REGISTRY[sid] = sc
+        func.__mcp_scenario__ = sc  # type: ignore[attr-defined]
+        return func
+
+    return register
+
+
+def scenarios(role: str = "server") -> list[Scenario]:
+    """Every scenario of ``role``, importing ``conformance.scenarios.<role>.*`` once; in run order."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, not {role!r}")
+    if role not in _LOADED:
+        try:
+            pkg = importlib.import_module(f"conformance.scenarios.{role}")
+        except ModuleNotFoundError:
+            pkg = None
+        if pkg is not None:
+            for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+                importlib.import_module(f"{pkg.__name__}.{info.name}")
+        _LOADED.add(role)
+    found = [s for s in _REGISTRY.values() if s.role == role]
+    return sorted(found, key=lambda s: (s.order, s.module, s.line, s.id))
