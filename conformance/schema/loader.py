@@ -261,6 +261,12 @@ def _download(pin: Pin) -> bytes:
     try:
         with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT) as response:  # noqa: S310 (pinned https URL or an explicit mirror)
             data = response.read(MAX_DOWNLOAD_BYTES + 1)
+    except urllib.error.HTTPError as exc:
+        exc.close()  # an HTTPError holds the open response
+        raise SchemaError(
+            f"MCP schema {pin.version}: download from {url} failed: HTTP {exc.code} {exc.reason}. "
+            f"Expected sha256 {pin.sha256}. " + _fix(pin)
+        ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise SchemaError(
             f"MCP schema {pin.version}: download from {url} failed: {exc}. "
