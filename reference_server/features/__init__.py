@@ -1,0 +1,36 @@
+"""The reference server's features: lifecycle, tools, resources, prompts, logging, completion.
+
+Each module contributes request handlers (``server.handlers[method]``), notification handlers
+and the capabilities it declares; :class:`Features` wires them into a :class:`Server`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from reference_server.core import Server
+
+__all__ = ["Features"]
+
+
+class Features:
+    def __init__(self, server: "Server") -> None:
+        from reference_server.features import lifecycle, tools
+
+        self.server = server
+        self.tools = tools.ToolRegistry(server)
+        self.lifecycle = lifecycle
+        self._modules = [lifecycle, tools]
+
+    def install(self, server: "Server") -> None:
+        for mod in self._modules:
+            mod.install(server, self)
+
+    def capabilities(self, version: str) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        for mod in self._modules:
+            fn = getattr(mod, "capabilities", None)
+            if fn is not None:
+                caps.update(fn(self, version))
+        return caps

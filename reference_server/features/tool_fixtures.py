@@ -1,0 +1,117 @@
+"""The reference server's tools.
+
+Our own: ``echo``, ``add``, ``add_structured`` (structured output), ``slow`` (progress,
+cancellation), ``fail`` (a tool execution error).  The official runner's server scenarios call
+fixture tools by fixed names (``test_simple_text``, ...); they are defined in
+:mod:`reference_server.features.official_fixtures`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from reference_server.features.tools import Tool, result, text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from reference_server.core import RequestContext
+    from reference_server.features.tools import ToolRegistry
+
+__all__ = ["register"]
+
+
+def _echo(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    return result(text(args["message"]))
+
+
+def _number(value: float) -> int | float:
+    return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**53 else value
+
+
+def _add(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    return result(text(json.dumps(_number(args["a"] + args["b"]))))
+
+
+def _add_structured(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    value = {"sum": _number(args["a"] + args["b"])}
+    # "a tool that returns structured content SHOULD also return the serialized JSON in a
+    # TextContent block" (server/tools#structured-content)
+    return result(text(json.dumps(value)), structured=value)
+
+
+async def _slow(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    seconds = float(args.get("seconds", 5.0))
+    steps = int(args.get("steps", 5))
+    for i in range(steps):
+        await ctx.progress(i, steps, f"step {i} of {steps}")
+        await anyio.sleep(seconds / steps)
+    await ctx.progress(steps, steps, "done")
+    return result(text(f"slept {seconds:g} seconds in {steps} steps"))
+
+
+def _fail(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    message = args.get("message", "this tool always fails")
+    return result(text(message), is_error=True)
+
+
+_NUMBERS = {
+    "type": "object",
+    "properties": {"a": {"type": "number", "description": "first addend"}, "b": {"type": "number", "description": "second addend"}},
+    "required": ["a", "b"],
+    "additionalProperties": False,
+}
+
+
+def register(registry: "ToolRegistry") -> None:
+    registry.add(
+        Tool(
+            "echo",
+            "Returns its message unchanged as text content.",
+            {"type": "object", "properties": {"message": {"type": "string", "description": "the text to echo"}}, "required": ["message"], "additionalProperties": False},
+            _echo,
+            title="Echo",
+            annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+        )
+    )
+    registry.add(Tool("add", "Adds two numbers; the sum is returned as text.", _NUMBERS, _add, title="Add", annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}))
+    registry.add(
+        Tool(
+            "add_structured",
+            "Adds two numbers; the sum is returned as structured content conforming to the output schema.",
+            _NUMBERS,
+            _add_structured,
+            title="Add (structured)",
+            output_schema={"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"], "additionalProperties": False},
+            annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+            since="2025-06-18",
+        )
+    )
+    registry.add(
+        Tool(
+            "slow",
+            "Works for `seconds` (default 5), reporting progress in `steps` (default 5) when the request carries a progressToken; stops when cancelled.",
+            {
+                "type": "object",
+                "properties": {
+                    "seconds": {"type": "number", "minimum": 0, "maximum": 600},
+                    "steps": {"type": "integer", "minimum": 1, "maximum": 1000},
+                },
+                "additionalProperties": False,
+            },
+            _slow,
+            title="Slow",
+            annotations={"readOnlyHint": True, "openWorldHint": False},
+        )
+    )
+    registry.add(
+        Tool(
+            "fail",
+            "Always ends in a tool execution error (isError: true) with the given message.",
+            {"type": "object", "properties": {"message": {"type": "string"}}, "additionalProperties": False},
+            _fail,
+            title="Fail",
+            annotations={"readOnlyHint": True, "openWorldHint": False},
+        )
+    )

@@ -1,0 +1,92 @@
+"""Sans-I/O harness for the reference server's core: feed JSON values, collect what it sends."""
+
+from __future__ import annotations
+
+import json
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import anyio
+
+from conformance.spec.versions import VERSIONS, spec
+from reference_server.core import Connection, Outgoing, Server, ServerConfig
+
+PV = "io.modelcontextprotocol/protocolVersion"
+CAPS = "io.modelcontextprotocol/clientCapabilities"
+MODERN = [v for v in VERSIONS if spec(v).stateless]
+LEGACY = [v for v in VERSIONS if spec(v).handshake]
+
+
+def meta(version: str = "2026-07-28", **extra: Any) -> dict[str, Any]:
+    return {PV: version, CAPS: extra.pop("caps", {}), "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}, **extra}
+
+
+class Harness:
+    """One connection; ``out`` collects every :class:`Outgoing` the core produced."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.out: list[Outgoing] = []
+        self.changed = anyio.Event()
+        self._next = 1000
+
+    async def sink(self, out: Outgoing) -> None:
+        self.out.append(out)
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    def messages(self) -> list[Any]:
+        return [json.loads(o.data) for o in self.out if o.kind in ("response", "notification", "request")]
+
+    async def send(self, value: Any) -> None:
+        await self.conn.receive(value, sink=self.sink)
+
+    async def wait_for(self, pred, timeout: float = 5.0) -> Any:
+        with anyio.fail_after(timeout):
+            while True:
+                for m in self.messages():
+                    if pred(m):
+                        return m
+                await self.changed.wait()
+
+    async def response(self, rid: Any, timeout: float = 5.0) -> dict[str, Any]:
+        return await self.wait_for(lambda m: isinstance(m, dict) and "method" not in m and m.get("id") == rid and type(m.get("id")) is type(rid), timeout)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, rid: Any = None) -> dict[str, Any]:
+        if rid is None:
+            self._next += 1
+            rid = self._next
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        await self.send(msg)
+        return await self.response(rid)
+
+    async def modern(self, method: str, params: dict[str, Any] | None = None, *, version: str = "2026-07-28", rid: Any = None, **meta_extra: Any) -> dict[str, Any]:
+        p = dict(params or {})
+        p["_meta"] = {**meta(version, **meta_extra), **p.get("_meta", {})}
+        return await self.request(method, p, rid=rid)
+
+    async def initialize(self, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        resp = await self.request("initialize", {"protocolVersion": version, "capabilities": capabilities or {}, "clientInfo": {"name": "t", "version": "1"}}, rid=0)
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return resp
+
+
+@asynccontextmanager
+async def harness(config: ServerConfig | None = None, *, stateless: bool = False) -> AsyncIterator[Harness]:
+    server = Server(config or ServerConfig())
+    async with anyio.create_task_group() as tg:
+        h: Harness | None = None
+
+        async def default_sink(out: Outgoing) -> None:
+            assert h is not None
+            await h.sink(out)
+
+        conn = Connection(server, task_group=tg, sink=default_sink, stateless=stateless)
+        h = Harness(conn)
+        try:
+            yield h
+        finally:
+            conn.close()
+            tg.cancel_scope.cancel()
