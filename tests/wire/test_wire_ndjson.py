@@ -253,6 +253,8 @@ def test_raw_newline_inside_a_string_is_detected() -> None:
     ("prev", "cur"),
     [
         (b'{"a":1}', b'{"b":2}'),  # two complete messages
+        (b'{"a":1}', b""),  # a complete message, then an empty line
+        (b"[1]", b"  "),  # a complete batch, then a blank line
         (b"{", b"{"),  # garbage that stays garbage
         (b'"a', b'b"'),  # completes to a JSON string, not a message
         (b"", b"{}"),  # an empty line before a message
