@@ -15,6 +15,8 @@ schemas cannot express (``schema_path="rule:<name>"``):
 ``rule:empty-batch``          ``[]`` (JSON-RPC 2.0: an empty array is an Invalid Request)
 ``rule:batch-mixed``          a batch mixing requests/notifications with responses
 ``rule:initialize-in-batch``  ``initialize`` inside a batch (2025-03-26: MUST NOT)
+``rule:input-required-empty`` an ``InputRequiredResult`` with neither ``inputRequests`` nor
+                              ``requestState`` (its definition's MUST; 2026-07-28)
 
 An unknown method (in that direction and version) is validated against the envelope only: whether
 a peer may send it is for a scenario to judge.
@@ -342,9 +344,9 @@ def _leaves(error: ValidationError) -> list[_Leaf]:
         branches: dict[Any, list[ValidationError]] = {}
         for sub in error.context:
             branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-        ranked = sorted(branches.items(), key=lambda item: _branch_rank(item[1]))
+        ranked = sorted(branches.items(), key=lambda item: _branch_rank(error, item[0], item[1]))
         best_index, best_errors = ranked[0]
-        if _branch_rank(best_errors)[0] == 0:
+        if _branch_rank(error, best_index, best_errors)[0] == 0:
             out: list[_Leaf] = []
             for sub in best_errors:
                 out.extend(_leaves(sub))
@@ -353,8 +355,9 @@ def _leaves(error: ValidationError) -> list[_Leaf]:
     return [_Leaf(tuple(error.absolute_path), tuple(error.absolute_schema_path), _clip(error.message))]
 
 
-def _branch_rank(errors: list[ValidationError]) -> tuple[int, int]:
-    """(2: wrong type, 1: a discriminator const/enum differs, 0: plausible; number of errors)."""
+def _branch_rank(union: ValidationError, index: Any, errors: list[ValidationError]) -> tuple[int, int, int]:
+    """Lower is likelier the intended branch: (2 wrong type / 1 a discriminator const or enum
+    differs / 0 plausible; minus the number of the value's members the branch declares; errors)."""
     mismatch = 0
     for e in errors:
         depth = len(e.relative_path)
@@ -362,7 +365,14 @@ def _branch_rank(errors: list[ValidationError]) -> tuple[int, int]:
             mismatch = 2
         elif depth <= 1 and e.validator in ("const", "enum"):
             mismatch = max(mismatch, 1)
-    return mismatch, len(errors)
+    known = 0
+    if isinstance(union.instance, dict):
+        try:
+            declared = union.validator_value[index].get("properties", {})
+        except (AttributeError, IndexError, KeyError, TypeError):
+            declared = {}
+        known = sum(1 for key in union.instance if key in declared)
+    return mismatch, -known, len(errors)
 
 
 def _branch_name(union_schema: Any, index: Any) -> str:
@@ -525,6 +535,9 @@ def _validate_one(
             definition = _result_definition(info, direction, answering, message["result"])
             if definition is not None:
                 _check(out, info, message["result"], definition, prefix + ("result",))
+            result = message["result"]
+            if definition == "InputRequiredResult" and isinstance(result, dict) and not ({"inputRequests", "requestState"} & result.keys()):
+                _rule(out, prefix + ("result",), "input-required-empty", "an InputRequiredResult MUST carry at least one of 'inputRequests' or 'requestState'", definition)
         _check(out, info, message, info.result, prefix, skip_id=null_id)
         return
 
