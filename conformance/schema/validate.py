@@ -41,15 +41,28 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import sys
 import threading
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
-from jsonschema.exceptions import ValidationError
-from jsonschema.protocols import Validator
+# jsonschema registers its "iri"/"iri-reference" checkers by importing rfc3987_syntax, which builds
+# a grammar at import time (~1 s on this machine).  No MCP schema uses those formats, so when
+# jsonschema is not loaded yet we keep that one import from happening; afterwards the module is
+# importable again as usual.  unchecked_formats() / FormatNotCheckedWarning still guard the formats
+# the schemas do use.
+_SKIP_IRI = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
+if _SKIP_IRI:
+    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # import -> ImportError, suppressed by jsonschema
+try:
+    from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+finally:
+    if _SKIP_IRI and sys.modules.get("rfc3987_syntax", 0) is None:
+        del sys.modules["rfc3987_syntax"]
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7, DRAFT202012
 
