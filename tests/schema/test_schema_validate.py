@@ -441,6 +441,21 @@ def test_formats(version: str) -> None:
     assert [f.json_path for f in findings] == ["$.result.resourceTemplates[0].uriTemplate"]
 
 
+@pytest.mark.parametrize(
+    "fmt,good,bad",
+    [
+        ("uri", "https://example.com/a?b#c", "no scheme"),
+        ("uri-template", "file:///{path}", "file:///{path"),
+        ("byte", "aGk=", "aGk"),
+        ("date-time", "2025-11-25T10:00:00Z", "2025-11-25 10:00"),
+        ("email", "a@example.com", "nobody"),
+    ],
+)
+def test_format_checker_checks(fmt: str, good: str, bad: str) -> None:
+    assert FORMAT_CHECKER.conforms(good, fmt)
+    assert not FORMAT_CHECKER.conforms(bad, fmt)
+
+
 def test_a_format_without_a_checker_is_announced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(FORMAT_CHECKER.checkers, "uri")
     assert unchecked_formats("2024-11-05") == frozenset({"uri"})
