@@ -48,7 +48,6 @@ ENV_BASE_URL = "MCP_CONFORMANCE_SCHEMA_BASE_URL"
 
 REPOSITORY = "modelcontextprotocol/modelcontextprotocol"
 COMMIT = "b0f60ba5409db7a6582440a7b473cc0398890f15"
-
 _DRAFT7 = "http://json-schema.org/draft-07/schema#"
 _DRAFT2020 = "https://json-schema.org/draft/2020-12/schema"
 
@@ -288,13 +287,16 @@ def _download(pin: Pin) -> bytes:
 
 def _store(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically; a cache that cannot be written is not an error."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError:
-        pass
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
 
 
 def _parse(pin: Pin, data: bytes, where: str) -> dict[str, Any]:
