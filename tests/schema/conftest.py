@@ -29,6 +29,8 @@ def isolated_loader(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     for name in (loader.ENV_DIR, loader.ENV_DOWNLOAD, loader.ENV_BASE_URL):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    loader._reset()
-    yield loader
-    loader._reset()
+    # fresh loader state for the test; the session's own (e.g. --mcp-schema-dir) comes back after
+    monkeypatch.setattr(loader, "_configured_dir", None)
+    monkeypatch.setattr(loader, "_allow_download", None)
+    monkeypatch.setattr(loader, "_loaded", {})
+    return loader
