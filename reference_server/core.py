@@ -529,8 +529,10 @@ class Connection:
             else:
                 await self._serve_legacy(msg, rid, method, params, self.version, sink, in_batch=in_batch)
             return
-        # not initialized
-        if method == "initialize":
+        # not initialized.  A dual-era server "selects its behavior from how the client opens: a
+        # request carrying modern per-request _meta is served statelessly ...; an initialize
+        # request selects legacy semantics" (2026-07-28 basic/versioning).
+        if method == "initialize" and not (isinstance(pv, str) and pv in MODERN_VERSIONS):
             if in_batch:
                 await self._send_error(sink, rid, RPCError(codes.INVALID_REQUEST, "Invalid Request: initialize must not be part of a JSON-RPC batch", http_status=400))
                 return

@@ -24,6 +24,8 @@ from reference_server.core import Connection, Outgoing, Server
 
 __all__ = ["serve_stdio"]
 
+_WRITTEN = frozenset({"response", "notification", "request", "raw", "close"})
+
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
@@ -120,7 +122,7 @@ async def serve_stdio(server: Server, *, stdin_fd: int | None = None, stdout_fd:
 
         async def sink(out: Outgoing) -> None:
             kind = out.kind
-            if kind == "end":
+            if kind not in _WRITTEN:  # "end", "disconnect": nothing to write on stdio
                 return
             if kind == "close":
                 await writer.write(out.data)

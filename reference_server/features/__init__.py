@@ -1,7 +1,8 @@
-"""The reference server's features: lifecycle, tools, resources, prompts, logging, completion.
+"""The reference server's features: lifecycle, tools, resources, prompts, logging, completion,
+subscriptions.
 
-Each module contributes request handlers (``server.handlers[method]``), notification handlers
-and the capabilities it declares; :class:`Features` wires them into a :class:`Server`.
+Each module contributes request handlers (``server.handlers[method]``) and the capabilities it
+declares; :class:`Features` holds the registries and wires the modules into a :class:`Server`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ __all__ = ["Features"]
 
 class Features:
     def __init__(self, server: "Server") -> None:
-        from reference_server.features import lifecycle, tools
+        from reference_server.features import lifecycle, prompts, resources, subscriptions, tools, utilities
 
         self.server = server
         self.tools = tools.ToolRegistry(server)
-        self.lifecycle = lifecycle
-        self._modules = [lifecycle, tools]
+        self.resources = resources.ResourceRegistry()
+        self.prompts = prompts.PromptRegistry()
+        self.subscriptions = subscriptions.Subscriptions(server)
+        self._modules = [lifecycle, utilities, prompts, resources, tools, subscriptions]
 
     def install(self, server: "Server") -> None:
         for mod in self._modules:
@@ -33,4 +36,4 @@ class Features:
             fn = getattr(mod, "capabilities", None)
             if fn is not None:
                 caps.update(fn(self, version))
-        return caps
+        return dict(sorted(caps.items()))

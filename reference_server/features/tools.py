@@ -61,6 +61,7 @@ class Tool:
     since: str = VERSIONS[0]
     until: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # fields for the newest versions (icons, execution)
+    uses_inputs: bool = False  # handler(ctx, args, inputs) may return InputRequired (sampling, elicitation, roots)
     _validator: Any = field(default=None, repr=False)
 
     def exists_in(self, version: str) -> bool:
@@ -112,6 +113,21 @@ class ToolRegistry:
         return [t for t in self._tools.values() if t.exists_in(version)]
 
 
+async def _call_with_inputs(ctx: "RequestContext", tool: Tool, args: dict[str, Any]) -> Any:
+    from reference_server.features.inputs import run_with_inputs
+
+    def on_missing(missing: dict[str, Any]) -> dict[str, Any]:
+        return result(text(f"Tool {tool.name} needs the client capability {', '.join(missing)}, which the client did not declare."), is_error=True)
+
+    try:
+        return await run_with_inputs(ctx, lambda inputs: tool.handler(ctx, args, inputs), on_missing=on_missing)
+    except RPCError as err:
+        if ctx.modern or err.code in (codes.INVALID_PARAMS,):
+            raise
+        # legacy: the client answered our request with an error (or not in time)
+        return result(text(f"Tool {tool.name} failed: the client answered {err.code}: {err.message}"), is_error=True)
+
+
 def capabilities(features: "Features", version: str) -> dict[str, Any]:
     return {"tools": {"listChanged": True}}
 
@@ -141,11 +157,14 @@ def install(server: "Server", features: "Features") -> None:
             if _vi(ctx.version) >= _vi("2025-11-25"):
                 return result(text(message), is_error=True)
             raise RPCError(codes.INVALID_PARAMS, message, {"name": tool.name, "problems": problems}, http_status=400)
+        if tool.uses_inputs:
+            return _call_with_inputs(ctx, tool, args)
         return tool.handler(ctx, args)
 
     server.handlers["tools/list"] = tools_list
     server.handlers["tools/call"] = tools_call
 
-    from reference_server.features import tool_fixtures
+    from reference_server.features import official_fixtures, tool_fixtures
 
     tool_fixtures.register(registry)
+    official_fixtures.register(registry)

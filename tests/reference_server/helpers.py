@@ -22,16 +22,43 @@ def meta(version: str = "2026-07-28", **extra: Any) -> dict[str, Any]:
 
 
 class Harness:
-    """One connection; ``out`` collects every :class:`Outgoing` the core produced."""
+    """One connection; ``out`` collects every :class:`Outgoing` the core produced.
+
+    Every message the server sends is checked against the official schema of the version in use
+    (the request's, or the negotiated one) as the method it answers; ``findings`` collects any
+    non-conformance and the :func:`harness` context manager fails the test on exit if there is one.
+    """
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.out: list[Outgoing] = []
         self.changed = anyio.Event()
         self._next = 1000
+        self.sent: dict[tuple[type, Any], tuple[str, str | None]] = {}  # id -> (method, modern version)
+        self.findings: list[tuple[Any, Any]] = []
+        self.check_schema = True
+
+    def _version_for(self, msg: dict[str, Any]) -> tuple[str | None, str | None]:
+        rid = msg.get("id")
+        entry = self.sent.get((type(rid), rid)) if "method" not in msg else None
+        method, modern = entry if entry else (None, None)
+        return (modern or self.conn.version), method
 
     async def sink(self, out: Outgoing) -> None:
         self.out.append(out)
+        if self.check_schema and out.kind in ("response", "notification", "request"):
+            from conformance.schema import validate
+            from conformance.spec.methods import S2C
+
+            msg = json.loads(out.data)
+            if isinstance(msg, dict):
+                version, method = self._version_for(msg)
+                if isinstance(msg.get("params"), dict) and "io.modelcontextprotocol/subscriptionId" in (msg["params"].get("_meta") or {}):
+                    version = "2026-07-28"
+                if version is not None and not (msg.get("id", 0) is None and "error" in msg):
+                    findings = validate(msg, version, S2C, answering=method)
+                    if findings:
+                        self.findings.append((msg, [str(f) for f in findings]))
         self.changed.set()
         self.changed = anyio.Event()
 
@@ -59,6 +86,8 @@ class Harness:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             msg["params"] = params
+        pv = (params or {}).get("_meta", {}).get(PV) if isinstance((params or {}).get("_meta"), dict) else None
+        self.sent[(type(rid), rid)] = (method, pv if pv in MODERN else None)
         await self.send(msg)
         return await self.response(rid)
 
@@ -90,3 +119,4 @@ async def harness(config: ServerConfig | None = None, *, stateless: bool = False
         finally:
             conn.close()
             tg.cancel_scope.cancel()
+    assert not h.findings, f"the server sent messages its schema forbids: {h.findings}"
