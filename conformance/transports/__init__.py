@@ -3,6 +3,7 @@
 * :class:`StdioTransport` -- spawn a server, NDJSON over stdin/stdout.
 * :class:`StreamableHttpTransport` -- the Streamable HTTP transport (2025-03-26 and later).
 * :class:`LegacySseTransport` -- the HTTP+SSE transport of 2024-11-05.
+* :func:`memory_pair` -- two connected in-process ends (tests, reference peers).
 
 The concrete transports are imported on first use, so ``import conformance.transports`` does not
 pull in httpx.
@@ -28,6 +29,7 @@ from conformance.transports.base import (
 
 if TYPE_CHECKING:
     from conformance.transports.http import HttpExchange, StreamableHttpTransport
+    from conformance.transports.memory import MemoryTransport, memory_pair
     from conformance.transports.sse import LegacySseTransport
     from conformance.transports.stdio import StdioTransport
 
@@ -39,6 +41,8 @@ __all__ = [
     "StreamableHttpTransport",
     "HttpExchange",
     "LegacySseTransport",
+    "MemoryTransport",
+    "memory_pair",
     "TransportError",
     "TransportClosed",
     "TransportTimeout",
@@ -53,6 +57,8 @@ _LAZY = {
     "StreamableHttpTransport": "conformance.transports.http",
     "HttpExchange": "conformance.transports.http",
     "LegacySseTransport": "conformance.transports.sse",
+    "MemoryTransport": "conformance.transports.memory",
+    "memory_pair": "conformance.transports.memory",
 }
 
 

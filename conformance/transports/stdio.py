@@ -373,6 +373,8 @@ class StdioTransport(Transport):
                 try:
                     data = await stdout.receive(_CHUNK)
                 except _STREAM_END:
+                    if self._closing:  # our own close, not the server's: flush nothing
+                        raise TransportClosed("the transport is closed") from None
                     self._eof = True
                     pending.extend(make(f) for f in self._decoder.close())
                     continue
@@ -394,7 +396,9 @@ class StdioTransport(Transport):
 
     async def _gone(self, what: str) -> TransportClosed:
         """The error for a dead pipe: ProcessExited once the process has exited, else TransportClosed."""
-        if await self._wait_exited(0 if self._closing else self.close_grace):
+        if self._closing:
+            return TransportClosed("the transport is closed")
+        if await self._wait_exited(self.close_grace):
             await self._finish_stderr(0.5)
             self._report_exit()
             rc = self.returncode

@@ -239,6 +239,27 @@ async def test_receive_survives_a_deadline_and_close_is_idempotent() -> None:
     await wait_gone(t.pid)
 
 
+async def test_send_blocked_on_a_full_pipe_is_released_by_close() -> None:
+    errors: list[Exception] = []
+    t = peer("deaf", close_grace=0.05)
+
+    async def blast() -> None:
+        try:
+            await t.send(b"x" * 10_000_000)  # far more than a pipe holds; the peer never reads
+        except TransportClosed as exc:
+            errors.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        async with t:
+            await t.receive()
+            tg.start_soon(blast)
+            await anyio.wait_all_tasks_blocked()
+            assert not errors
+        # leaving ``async with t`` closed the transport: the writer was released
+    assert len(errors) == 1
+    await wait_gone(t.pid)
+
+
 async def test_close_stdin_and_wait_exit() -> None:
     async with peer("echo") as t:
         await t.send(PING)

@@ -80,6 +80,14 @@ def stubborn() -> None:
         time.sleep(3600)
 
 
+def deaf() -> None:
+    """Say it is ready, then never read stdin (a client's writes fill the pipe)."""
+    out.write(msg("ready") + b"\n")
+    out.flush()
+    while True:
+        time.sleep(3600)
+
+
 def grandchild() -> None:
     """Spawn a grandchild that ignores SIGTERM, report its pid, then echo (exiting on EOF)."""
     code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('up', flush=True)\nwhile True: time.sleep(3600)"
@@ -117,6 +125,7 @@ MODES = {
     "crash": crash,
     "exit-now": exit_now,
     "stubborn": stubborn,
+    "deaf": deaf,
     "grandchild": grandchild,
     "flood": lambda: flood(int(sys.argv[2])),
     "noisy": lambda: noisy(int(sys.argv[2])),
