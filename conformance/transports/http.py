@@ -16,6 +16,7 @@
 * Inbound messages pass through one bounded queue (``max_queued``).  When it is full, stream
   readers wait: they stop reading their sockets, so TCP holds the peer back (backpressure, nothing
   dropped) and memory stays bounded by ``max_queued`` messages plus one read chunk per stream.
+  (:meth:`send` also waits for room to queue a JSON answer: keep a reader on :meth:`receive`.)
 
 Deadlines: response headers (and a non-SSE body) within ``timeout`` seconds, else
 :class:`TransportTimeout`; a refused connection or a bad URL is a :class:`ConnectError`.

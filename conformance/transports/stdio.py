@@ -175,13 +175,13 @@ class StdioTransport(Transport):
                 command=list(self.command),
                 errno=exc.errno,
             ) from exc
-        writer = getattr(self._proc.stdin, "_stream", None)
-        self._writer = writer if isinstance(writer, asyncio.StreamWriter) else None
-        self._stderr_idle = anyio.Event()
-        tg = anyio.create_task_group()
-        await tg.__aenter__()
-        self._tg = tg
         try:
+            writer = getattr(self._proc.stdin, "_stream", None)
+            self._writer = writer if isinstance(writer, asyncio.StreamWriter) else None
+            self._stderr_idle = anyio.Event()
+            tg = anyio.create_task_group()
+            await tg.__aenter__()
+            self._tg = tg
             tg.start_soon(self._watch_exit)
             tg.start_soon(self._read_stderr)
             self._event("process started", pid=self._proc.pid, argv=list(self.command), cwd=os.fspath(self.cwd) if self.cwd else None)
@@ -236,11 +236,11 @@ class StdioTransport(Transport):
         exited = await self._wait_exited(self.close_grace)
         if not exited:
             self._signal_group(signal.SIGTERM)
-            self._event("sent SIGTERM to the process group", pid=proc.pid)
+            self._quiet_event("sent SIGTERM to the process group", pid=proc.pid)
             exited = await self._wait_exited(self.kill_after)
         if not exited:
             self._signal_group(signal.SIGKILL)
-            self._event("sent SIGKILL to the process group", pid=proc.pid)
+            self._quiet_event("sent SIGKILL to the process group", pid=proc.pid)
             exited = await self._wait_exited(10)
         # Whatever the server left behind in its group (grandchildren) goes too.
         self._signal_group(signal.SIGKILL)
@@ -256,7 +256,7 @@ class StdioTransport(Transport):
                         await stream.aclose()
                     except Exception:  # pragma: no cover - defensive
                         pass
-            self._event("the server process could not be reaped", pid=proc.pid)
+            self._quiet_event("the server process could not be reaped", pid=proc.pid)
 
     async def _close_stdout(self) -> None:
         proc = self._proc
