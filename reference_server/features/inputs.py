@@ -91,7 +91,7 @@ def sign_state(ctx: "RequestContext", state: Any, round_: int) -> str:
 
 
 def verify_state(ctx: "RequestContext", token: Any) -> tuple[Any, int]:
-    bad = RPCError(codes.INVALID_PARAMS, "Invalid params: requestState failed integrity verification", {"requestState": "rejected"}, http_status=400)
+    bad = RPCError(codes.INVALID_PARAMS, "Invalid params: requestState failed integrity verification", {"requestState": "rejected"})
     if not isinstance(token, str) or token.count(".") != 1 or len(token) > 65536:
         raise bad
     body_b64, mac_b64 = token.split(".")
@@ -104,9 +104,9 @@ def verify_state(ctx: "RequestContext", token: Any) -> tuple[Any, int]:
         raise bad
     payload = json.loads(body)
     if payload.get("m") != ctx.method or payload.get("n") != _target(ctx):
-        raise RPCError(codes.INVALID_PARAMS, "Invalid params: requestState belongs to a different request", {"requestState": "mismatch"}, http_status=400)
+        raise RPCError(codes.INVALID_PARAMS, "Invalid params: requestState belongs to a different request", {"requestState": "mismatch"})
     if payload.get("e", 0) < time.time():
-        raise RPCError(codes.INVALID_PARAMS, "Invalid params: requestState expired", {"requestState": "expired"}, http_status=400)
+        raise RPCError(codes.INVALID_PARAMS, "Invalid params: requestState expired", {"requestState": "expired"})
     return payload.get("s"), int(payload.get("r", 0))
 
 

@@ -22,7 +22,7 @@ def encode_cursor(method: str, offset: int) -> str:
 
 
 def decode_cursor(method: str, cursor: Any, total: int) -> int:
-    bad = RPCError(codes.INVALID_PARAMS, f"Invalid params: invalid cursor {cursor!r:.80}", {"cursor": cursor if isinstance(cursor, str) else None}, http_status=400)
+    bad = RPCError(codes.INVALID_PARAMS, f"Invalid params: invalid cursor {cursor!r:.80}", {"cursor": cursor if isinstance(cursor, str) else None})
     if not isinstance(cursor, str) or not cursor or len(cursor) > 200:
         raise bad
     try:

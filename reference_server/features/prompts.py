@@ -171,11 +171,11 @@ def install(server: "Server", features: "Features") -> None:
         name = params.get("name")
         prompt = reg.get(name, ctx.version) if isinstance(name, str) else None
         if prompt is None:
-            raise RPCError(codes.INVALID_PARAMS, f"Invalid prompt name: {name}", {"name": name}, http_status=400)
+            raise RPCError(codes.INVALID_PARAMS, f"Invalid prompt name: {name}", {"name": name})
         args = params.get("arguments") or {}
         missing = [a["name"] for a in prompt.arguments if a.get("required") and not isinstance(args.get(a["name"]), str)]
         if missing:
-            raise RPCError(codes.INVALID_PARAMS, f"Missing required arguments: {', '.join(missing)}", {"name": name, "missing": missing}, http_status=400)
+            raise RPCError(codes.INVALID_PARAMS, f"Missing required arguments: {', '.join(missing)}", {"name": name, "missing": missing})
 
         def finish(messages: Any) -> Any:
             if isinstance(messages, dict):  # an InputRequiredResult (2026-07-28)

@@ -120,7 +120,7 @@ class ResourceRegistry:
 
 def not_found(ctx: "RequestContext", uri: Any) -> RPCError:
     code = spec(ctx.version).resource_not_found_code
-    return RPCError(code, "Resource not found", {"uri": uri}, http_status=400 if ctx.modern else None)
+    return RPCError(code, "Resource not found", {"uri": uri})
 
 
 def capabilities(features: "Features", version: str) -> dict[str, Any]:

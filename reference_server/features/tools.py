@@ -147,7 +147,7 @@ def install(server: "Server", features: "Features") -> None:
         name = params.get("name")
         tool = registry.get(name, ctx.version) if isinstance(name, str) else None
         if tool is None:
-            raise RPCError(codes.INVALID_PARAMS, f"Unknown tool: {name}", {"name": name}, http_status=400)
+            raise RPCError(codes.INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
         args = params.get("arguments")
         if args is None:
             args = {}
@@ -156,7 +156,7 @@ def install(server: "Server", features: "Features") -> None:
             message = f"Invalid arguments for tool {tool.name}: " + "; ".join(problems)
             if _vi(ctx.version) >= _vi("2025-11-25"):
                 return result(text(message), is_error=True)
-            raise RPCError(codes.INVALID_PARAMS, message, {"name": tool.name, "problems": problems}, http_status=400)
+            raise RPCError(codes.INVALID_PARAMS, message, {"name": tool.name, "problems": problems})
         if tool.uses_inputs:
             return _call_with_inputs(ctx, tool, args)
         return tool.handler(ctx, args)

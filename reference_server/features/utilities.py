@@ -45,9 +45,9 @@ def install(server: "Server", features: "Features") -> None:
         if ref.get("type") == "ref/prompt":
             prompt = features.prompts.get(ref.get("name"), ctx.version)
             if prompt is None:
-                raise RPCError(codes.INVALID_PARAMS, f"Invalid prompt name: {ref.get('name')}", {"ref": ref}, http_status=400)
+                raise RPCError(codes.INVALID_PARAMS, f"Invalid prompt name: {ref.get('name')}", {"ref": ref})
             if name not in {a["name"] for a in prompt.arguments}:
-                raise RPCError(codes.INVALID_PARAMS, f"Prompt {prompt.name} has no argument {name!r}", {"ref": ref, "argument": name}, http_status=400)
+                raise RPCError(codes.INVALID_PARAMS, f"Prompt {prompt.name} has no argument {name!r}", {"ref": ref, "argument": name})
             candidates = prompt.completions.get(name, [])
         elif ref.get("type") == "ref/resource":
             uri = ref.get("uri")
@@ -56,11 +56,11 @@ def install(server: "Server", features: "Features") -> None:
                 if isinstance(uri, str) and uri in features.resources.resources:
                     candidates = []  # a plain resource has nothing to complete
                 else:
-                    raise RPCError(spec(ctx.version).resource_not_found_code, "Resource not found", {"uri": uri}, http_status=400)
+                    raise RPCError(spec(ctx.version).resource_not_found_code, "Resource not found", {"uri": uri})
             else:
                 candidates = template.completions.get(name, [])
         else:
-            raise RPCError(codes.INVALID_PARAMS, f"Invalid params: unknown reference type {ref.get('type')!r}", {"ref": ref}, http_status=400)
+            raise RPCError(codes.INVALID_PARAMS, f"Invalid params: unknown reference type {ref.get('type')!r}", {"ref": ref})
         matches = [c for c in candidates if c.startswith(value)]
         return {"completion": {"values": matches[:100], "total": len(matches), "hasMore": len(matches) > 100}}
 
