@@ -264,7 +264,8 @@ class _Exchange:
     async def sink(self, out: Outgoing) -> None:
         if out.kind in ("response", "end", "close"):
             if self.batch:
-                if out.answers is MISSING:  # the batch's array (or "end": nothing to answer)
+                # the core answers a batch as a whole: one array, one error, or nothing ("end")
+                if out.kind != "close":
                     self.expected.clear()
             else:
                 self.expected.discard(id_key(out.answers) if valid_id(out.answers) else id_key(None))
