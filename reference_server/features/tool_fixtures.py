@@ -23,7 +23,7 @@ __all__ = ["register"]
 
 
 def _echo(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
-    return result(text(args["message"]))
+    return result(text(args["text"]))
 
 
 def _number(value: float) -> int | float:
@@ -68,8 +68,9 @@ def register(registry: "ToolRegistry") -> None:
     registry.add(
         Tool(
             "echo",
-            "Returns its message unchanged as text content.",
-            {"type": "object", "properties": {"message": {"type": "string", "description": "the text to echo"}}, "required": ["message"], "additionalProperties": False},
+            "Returns the given text unchanged.",
+            # the same definition as the other benchmark peers' echo (fixtures/peers)
+            {"type": "object", "properties": {"text": {"type": "string", "description": "Text to echo back"}}, "required": ["text"]},
             _echo,
             title="Echo",
             annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},

@@ -104,7 +104,7 @@ async def test_tools_echo_and_add() -> None:
         await h.initialize()
         names = [t["name"] for t in (await h.request("tools/list"))["result"]["tools"]]
         assert {"echo", "add"} <= set(names)
-        echo = await h.request("tools/call", {"name": "echo", "arguments": {"message": "héllo"}})
+        echo = await h.request("tools/call", {"name": "echo", "arguments": {"text": "héllo"}})
         assert echo["result"]["content"] == [{"type": "text", "text": "héllo"}]
         add = await h.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 40}})
         assert add["result"]["content"][0]["text"] == "42"
@@ -150,7 +150,7 @@ async def test_discover_lists_modern_versions_and_carries_result_type() -> None:
 
 async def test_modern_requests_need_no_handshake_and_carry_result_type() -> None:
     async with harness() as h:
-        resp = await h.modern("tools/call", {"name": "echo", "arguments": {"message": "x"}})
+        resp = await h.modern("tools/call", {"name": "echo", "arguments": {"text": "x"}})
         assert resp["result"]["resultType"] == "complete"
         assert resp["result"]["content"][0]["text"] == "x"
         assert not h.conn.initialized

@@ -72,7 +72,7 @@ async def test_legacy_feature_tour(version: str, page_size: int) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_answer_client_requests, h, stop)
             args = {
-                "echo": {"message": "m"},
+                "echo": {"text": "m"},
                 "add": {"a": 1, "b": 2},
                 "add_structured": {"a": 1, "b": 2},
                 "slow": {"seconds": 0.01, "steps": 2},

@@ -138,7 +138,7 @@ async def test_session_lifecycle(client: httpx.AsyncClient, server_url: str) -> 
     headers = await _session(client, server_url)
     sid = headers["mcp-session-id"]
     assert len(sid) >= 32 and all(0x21 <= ord(c) <= 0x7E for c in sid)
-    r = await client.post(server_url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi"}}}, headers=headers)
+    r = await client.post(server_url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}, headers=headers)
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     assert r.json()["result"]["content"][0]["text"] == "hi"
     r = await client.post(server_url, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers={"accept": ACCEPT})
@@ -267,7 +267,7 @@ async def test_batches_only_in_2025_03_26(client: httpx.AsyncClient, server_url:
 
 
 async def test_modern_request_json_with_result_type(client: httpx.AsyncClient, server_url: str) -> None:
-    msg = _modern("tools/call", {"name": "echo", "arguments": {"message": "x"}})
+    msg = _modern("tools/call", {"name": "echo", "arguments": {"text": "x"}})
     r = await client.post(server_url, json=msg, headers=_modern_headers(msg))
     assert r.status_code == 200 and "mcp-session-id" not in r.headers
     assert r.json()["result"]["resultType"] == "complete"
@@ -279,7 +279,7 @@ async def test_modern_request_json_with_result_type(client: httpx.AsyncClient, s
         (_modern("tools/list"), {"mcp-method": "prompts/list"}, 400, -32020),
         (_modern("tools/list"), {"mcp-method": "TOOLS/LIST"}, 400, -32020),
         (_modern("tools/list"), {"mcp-protocol-version": "2099-01-01"}, 400, -32020),
-        (_modern("tools/call", {"name": "echo", "arguments": {"message": "x"}}), {"mcp-name": "other"}, 400, -32020),
+        (_modern("tools/call", {"name": "echo", "arguments": {"text": "x"}}), {"mcp-name": "other"}, 400, -32020),
         (_modern("tools/call", {"name": "test_custom_header", "arguments": {"region": "eu"}}), {"mcp-param-region": "us"}, 400, -32020),
         (_modern("tools/call", {"name": "test_custom_header", "arguments": {"region": "Hello"}}), {"mcp-param-region": "=?base64?SGVsbG8?="}, 400, -32020),
         (_modern("tools/call", {"name": "test_custom_header", "arguments": {"region": "Hello"}}), {"mcp-param-region": "=?base64?SGVsbG8=?="}, 200, None),

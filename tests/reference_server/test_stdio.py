@@ -37,7 +37,7 @@ def test_handshake_tools_and_errors_over_stdio() -> None:
         [
             line(INIT),
             line(INITIALIZED),
-            line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "a\nb"}}}),
+            line({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "a\nb"}}}),
             b"this is not json\n",
             b'{"jsonrpc":"2.0","id":2,"method":"ping"}\r\n',
             b"\n",
@@ -55,7 +55,7 @@ def test_handshake_tools_and_errors_over_stdio() -> None:
 
 
 def test_oversized_line_is_refused_and_the_stream_continues() -> None:
-    big = line({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "x" * 5000}}})
+    big = line({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x" * 5000}}})
     out, err, rc = run([line(INIT), big, line({"jsonrpc": "2.0", "id": 10, "method": "ping"})], "--max-message-bytes", "2048")
     msgs = [json.loads(x) for x in out]
     assert [m.get("id") for m in msgs] == [0, None, 10]
