@@ -369,7 +369,6 @@ class HttpTransportBase(Transport):
         ex.content_type = _media_type(ex.headers.get("content-type"))
         handed_off = False
         try:
-            self._on_response(ex)
             self._event(
                 f"{method} {ex.url} -> {ex.status} {ex.reason}".rstrip(),
                 stream=stream,
@@ -379,6 +378,7 @@ class HttpTransportBase(Transport):
                 request_headers=_pick(sent, _REQUEST_HEADERS_REPORTED),
                 response_headers=_pick(ex.headers, _RESPONSE_HEADERS_REPORTED),
             )
+            self._on_response(ex)
             if not read_body:
                 ex.closed_by = "client"
             elif ex.is_sse:
