@@ -318,8 +318,7 @@ class RawPeer:
             tg.start_soon(self._reader)
         except BaseException as exc:
             tg.cancel_scope.cancel()
-            with anyio.CancelScope(shield=True):
-                await self._close_transport()
+            await self._close_transport()
             try:
                 await tg.__aexit__(type(exc), exc, exc.__traceback__)
             finally:
@@ -338,17 +337,18 @@ class RawPeer:
         if self._exited or self._tg is None:
             return None
         self._exited = True
-        with anyio.CancelScope(shield=True):
-            await self._close_transport()
+        await self._close_transport()
         self._tg.cancel_scope.cancel()
         return await self._tg.__aexit__(*exc_info)
 
     async def _close_transport(self) -> None:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-            try:
-                await self.transport.aclose()
-            except Exception as exc:  # aclose never raises by contract; don't let a bug hang us
-                self.transcript.note(f"transport close failed: {exc!r}")
+        # No cancel scope of our own around aclose(): a transport may exit a task group it
+        # entered in start() (stdio does), which anyio allows only when that group's scope is the
+        # current one.  Transports shield and bound their own cleanup (Transport.aclose contract).
+        try:
+            await self.transport.aclose()
+        except Exception as exc:  # aclose never raises by contract; don't let a bug hang us
+            self.transcript.note(f"transport close failed: {exc!r}")
 
     @property
     def closed(self) -> BaseException | None:
