@@ -337,6 +337,8 @@ class RawPeer:
         if self._exited or self._tg is None:
             return None
         self._exited = True
+        if self._closed is None:
+            self.transcript.note("closing the connection")
         await self._close_transport()
         self._tg.cancel_scope.cancel()
         return await self._tg.__aexit__(*exc_info)
@@ -589,16 +591,15 @@ class RawPeer:
         value = env.value
         try:
             if env.kind is Kind.BATCH:
-                findings = list(validator(value, self.version, self._direction))
-                # The batch is judged as a whole above; validate each member against the
-                # request it answers too, so results are checked against the right type.
-                for i, member in enumerate(env.items):
-                    if _is_response(member):
-                        method = self._sent.get(_key(member.id))
+                # members answer different requests: give the oracle id -> method (exact id types)
+                methods: dict[Any, str] = {}
+                for member in env.items:
+                    mid = member.id
+                    if _is_response(member) and (type(mid) is str or type(mid) is int):
+                        method = self._sent.get(_key(mid))
                         if method is not None:
-                            for f in validator(member.value, self.version, self._direction, answering=method):
-                                findings.append(Finding(f"$[{i}]" + f.json_path[1:], f.schema_path, f.message, f.definition))
-                return _dedupe(findings)
+                            methods[mid] = method
+                return validator(value, self.version, self._direction, answering=methods or None)
             return validator(value, self.version, self._direction, answering=answering)
         except Exception as exc:  # the oracle is unavailable (no schema...): say so once, go on
             self._validator = None
@@ -956,12 +957,3 @@ def _loose(value: Any) -> str:
         return str(int(value))
     return str(value)
 
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    seen: set[Finding] = set()
-    out = []
-    for f in findings:
-        if f not in seen:
-            seen.add(f)
-            out.append(f)
-    return out

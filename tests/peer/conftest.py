@@ -67,7 +67,9 @@ class FakeServer:
 
 
 async def standard(server: FakeServer, env: Envelope) -> None:
-    """A well-behaved server: initialize, ping, a few methods, -32601 otherwise."""
+    """A well-behaved server: initialize, ping, a few methods, -32601 otherwise, -32700 for garbage."""
+    if env.kind is Kind.PARSE_ERROR:
+        await server.error(None, -32700, "Parse error")
     if env.kind is not Kind.REQUEST:
         return
     if env.method == "initialize":
@@ -102,14 +104,18 @@ def connect() -> Connect:
     ) -> AsyncIterator[tuple[RawPeer, FakeServer]]:
         ours, theirs = (transport_factory or memory_pair)()
         server = FakeServer(theirs)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.run, handler)
-            try:
-                async with RawPeer(ours, version=version, timeout=timeout, **peer_opts) as peer:
-                    yield peer, server
-            finally:
-                await theirs.aclose()
-                tg.cancel_scope.cancel()
-        server._queue.close()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(server.run, handler)
+                try:
+                    async with RawPeer(ours, version=version, timeout=timeout, **peer_opts) as peer:
+                        yield peer, server
+                finally:
+                    await theirs.aclose()
+                    tg.cancel_scope.cancel()
+        finally:
+            await ours.aclose()
+            server._queue_send.close()
+            server._queue.close()
 
     return _connect
