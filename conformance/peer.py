@@ -317,31 +317,39 @@ class RawPeer:
             await self.transport.start()
             tg.start_soon(self._reader)
         except BaseException as exc:
-            tg.cancel_scope.cancel()
+            self._exited = True
             await self._close_transport()
-            try:
-                await tg.__aexit__(type(exc), exc, exc.__traceback__)
-            finally:
-                self._exited = True
+            await self._leave_task_group(exc)
             raise
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        return await self._exit(*exc_info)
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        await self._exit(exc)
 
     async def aclose(self) -> None:
-        """Close the transport and stop the reader (what leaving ``async with`` does)."""
-        await self._exit(None, None, None)
+        """Close the transport and stop the reader (what leaving ``async with`` does).  Call it
+        from the task that entered the peer, outside any cancel scope opened since."""
+        await self._exit(None)
 
-    async def _exit(self, *exc_info: Any) -> bool | None:
+    async def _exit(self, exc: BaseException | None) -> None:
         if self._exited or self._tg is None:
-            return None
+            return
         self._exited = True
         if self._closed is None:
             self.transcript.note("closing the connection")
         await self._close_transport()
-        self._tg.cancel_scope.cancel()
-        return await self._tg.__aexit__(*exc_info)
+        await self._leave_task_group(exc)
+
+    async def _leave_task_group(self, exc: BaseException | None) -> None:
+        """Stop the reader and leave our task group without wrapping the caller's exception in an
+        ExceptionGroup (the reader itself never raises).  A cancellation is handed to the group so
+        its scope can tell its own cancellation from an outer one."""
+        tg = self._tg
+        tg.cancel_scope.cancel()
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            await tg.__aexit__(type(exc), exc, exc.__traceback__)
+        else:
+            await tg.__aexit__(None, None, None)
 
     async def _close_transport(self) -> None:
         # No cancel scope of our own around aclose(): a transport may exit a task group it
