@@ -22,6 +22,7 @@ Expectation failures are :class:`PeerError` subclasses; scenarios turn them into
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import math
 import time
@@ -207,13 +208,58 @@ class _Rec:
 
 
 class _Waiter:
-    __slots__ = ("match", "event", "rec", "observe")
+    """One pending expectation: woken by the reader (a match, or the close) or by its deadline."""
 
-    def __init__(self, match: Callable[[_Rec], bool], *, observe: bool = False) -> None:
+    __slots__ = ("match", "rec", "_woken", "_event", "_future")
+
+    def __init__(self, match: Callable[[_Rec], bool]) -> None:
         self.match = match
-        self.event = anyio.Event()
         self.rec: _Rec | None = None
-        self.observe = observe
+        self._woken = False
+        self._event: anyio.Event | None = None
+        self._future: asyncio.Future[None] | None = None
+
+    def wake(self) -> None:
+        self._woken = True
+        future = self._future
+        if future is not None:
+            if not future.done():
+                future.set_result(None)
+        elif self._event is not None:
+            self._event.set()
+
+    async def wait(self, timeout: float) -> None:
+        """Until woken or ``timeout`` seconds passed (cancellable like any anyio wait)."""
+        if self._woken:
+            return
+        loop = _asyncio_loop()
+        if loop is None:
+            self._event = anyio.Event()
+            with anyio.move_on_after(timeout):
+                await self._event.wait()
+            return
+        # On asyncio a future and a timer handle cost a fraction of an Event plus a cancel scope,
+        # and this wait is on the hot path of every round trip.
+        future = self._future = loop.create_future()
+        handle = loop.call_later(timeout, _resolve, future) if timeout != math.inf else None
+        try:
+            await future
+        finally:
+            if handle is not None:
+                handle.cancel()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop when anyio runs on asyncio, else ``None`` (trio)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 _validate_fn: Callable[..., list[Finding]] | None = None
@@ -562,9 +608,9 @@ class RawPeer:
         self.transcript.note(f"connection closed: {exc}", meta)
         self._closed_event.set()
         for w in self._waiters:
-            w.event.set()
+            w.wake()
         for w in self._observers:
-            w.event.set()
+            w.wake()
 
     async def _handle(self, item: Inbound) -> None:
         self.inbound.append(item)
@@ -649,12 +695,12 @@ class RawPeer:
             for w in self._observers:
                 if w.rec is None and w.match(rec):
                     w.rec = rec
-                    w.event.set()
+                    w.wake()
         for w in self._waiters:
             if w.match(rec):
                 self._consume(rec, "expect")
                 w.rec = rec
-                w.event.set()
+                w.wake()
                 self._waiters.remove(w)
                 return
         if rec.env.kind is Kind.REQUEST:
@@ -713,7 +759,7 @@ class RawPeer:
 
     async def _expect(
         self,
-        what: str,
+        what: str | Callable[[], str],
         match: Callable[[_Rec], bool],
         candidates: Any,
         timeout: float | None,
@@ -726,7 +772,7 @@ class RawPeer:
             return rec.env
         self._check_reader()
         if self._closed is not None:
-            raise ConnectionLost(self._closed, what=what)
+            raise ConnectionLost(self._closed, what=what if isinstance(what, str) else what())
         if timeout is None:
             timeout = self.timeout
         start_n = len(self._tops)
@@ -734,8 +780,7 @@ class RawPeer:
         waiter = _Waiter(match)
         self._waiters.append(waiter)
         try:
-            with anyio.move_on_after(timeout):
-                await waiter.event.wait()
+            await waiter.wait(timeout)
         finally:
             if waiter.rec is None:
                 try:
@@ -746,9 +791,9 @@ class RawPeer:
             return waiter.rec.env
         self._check_reader()
         if self._closed is not None:
-            raise ConnectionLost(self._closed, what=what)
+            raise ConnectionLost(self._closed, what=what if isinstance(what, str) else what())
         waited = time.monotonic() - started
-        raise self._timeout(what, waited, start_n, hint)
+        raise self._timeout(what if isinstance(what, str) else what(), waited, start_n, hint)
 
     def _timeout(self, what: str, waited: float, start_n: int, hint: Callable[[], str] | None) -> ExpectTimeout:
         seen = self._tops[start_n:]
@@ -800,7 +845,7 @@ class RawPeer:
                 return "a response with id " + ", ".join(id_repr(e.id) for e in near[:3]) + f" arrived, which is not the id {id_repr(id)} we sent"
             return ""
 
-        return await self._expect(self._request_label(id), match, self._responses.get(key, ()), timeout, hint=hint)
+        return await self._expect(lambda: self._request_label(id), match, self._responses.get(key, ()), timeout, hint=hint)
 
     async def expect_result(self, id: Any, *, timeout: float | None = None) -> Any:
         """The ``result`` of the response to ``id``; raises ErrorResponse for an error response."""
@@ -870,12 +915,11 @@ class RawPeer:
         for rec in self._recs[self._last_send_n :]:
             if rec.consumed is None and pred(rec.env):
                 raise UnexpectedMessage(rec.env, f"expected no such message for {duration:.3g} s")
-        observer = _Waiter(lambda rec: bool(pred(rec.env)), observe=True)
+        observer = _Waiter(lambda rec: bool(pred(rec.env)))
         if self._closed is None:
             self._observers.append(observer)
             try:
-                with anyio.move_on_after(duration):
-                    await observer.event.wait()
+                await observer.wait(duration)
             finally:
                 self._observers.remove(observer)
         self._check_reader()
