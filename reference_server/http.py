@@ -861,7 +861,9 @@ async def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 0, 
 
     if sock is None:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
+        # and accepted sockets inherit it; without it every answer waits ~40 ms (Nagle + delayed ACK)
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
     sock.listen(128)
