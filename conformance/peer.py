@@ -210,14 +210,23 @@ class _Rec:
 class _Waiter:
     """One pending expectation: woken by the reader (a match, or the close) or by its deadline."""
 
-    __slots__ = ("match", "rec", "_woken", "_event", "_future")
+    __slots__ = ("match", "rec", "error", "_woken", "_event", "_future")
 
     def __init__(self, match: Callable[[_Rec], bool]) -> None:
         self.match = match
         self.rec: _Rec | None = None
+        self.error: BaseException | None = None
         self._woken = False
         self._event: anyio.Event | None = None
         self._future: asyncio.Future[None] | None = None
+
+    def matches(self, rec: _Rec) -> bool:
+        """``match(rec)``; a predicate that raises is the scenario's bug: kept in ``error``."""
+        try:
+            return self.match(rec)
+        except Exception as exc:
+            self.error = exc
+            return False
 
     def wake(self) -> None:
         self._woken = True
@@ -693,16 +702,23 @@ class RawPeer:
     async def _dispatch(self, rec: _Rec) -> None:
         if self._observers:
             for w in self._observers:
-                if w.rec is None and w.match(rec):
-                    w.rec = rec
-                    w.wake()
+                if w.rec is None and w.error is None:
+                    if w.matches(rec):
+                        w.rec = rec
+                        w.wake()
+                    elif w.error is not None:
+                        w.wake()
         for w in self._waiters:
-            if w.match(rec):
+            if w.matches(rec):
                 self._consume(rec, "expect")
                 w.rec = rec
                 w.wake()
                 self._waiters.remove(w)
                 return
+            if w.error is not None:  # its predicate raised: hand the error to the waiting scenario
+                self._waiters.remove(w)
+                w.wake()
+                break
         if rec.env.kind is Kind.REQUEST:
             await self._answer(rec)
 
@@ -746,7 +762,7 @@ class RawPeer:
             env = Envelope(raw=body, kind=Kind.ERROR, value=msg, id=id, error=error)
         try:
             await self._send(body, env, {}, auto=how)
-        except PeerError as exc:  # connection gone: the reader will see the close
+        except Exception as exc:  # connection gone (the reader will see the close), HTTP trouble...
             self.transcript.note(f"automatic reply ({how}) not sent: {exc}")
 
     # ---------------------------------------------------------------- expectations
@@ -789,6 +805,8 @@ class RawPeer:
                     pass
         if waiter.rec is not None:
             return waiter.rec.env
+        if waiter.error is not None:
+            raise waiter.error
         self._check_reader()
         if self._closed is not None:
             raise ConnectionLost(self._closed, what=what if isinstance(what, str) else what())
@@ -922,6 +940,8 @@ class RawPeer:
                 await observer.wait(duration)
             finally:
                 self._observers.remove(observer)
+        if observer.error is not None:
+            raise observer.error
         self._check_reader()
         if observer.rec is not None:
             raise UnexpectedMessage(observer.rec.env, f"expected no such message for {duration:.3g} s")

@@ -355,3 +355,32 @@ async def test_expect_silence_sees_a_response_that_arrived_before_the_call(conne
         await anyio.wait_all_tasks_blocked()
         with pytest.raises(UnexpectedMessage):
             await peer.expect_silence(0.5)
+
+
+async def test_a_raising_predicate_fails_its_own_wait_only(connect) -> None:
+    async def notifier(server, env) -> None:
+        if env.kind is Kind.REQUEST:
+            await server.notify("notifications/message", {"level": "info"})
+            await server.result(env.id, {})
+
+    def bad(env: Any) -> bool:
+        raise KeyError("data")
+
+    async with connect(notifier) as (peer, _):
+        async with anyio.create_task_group() as tg:
+            errors: list[BaseException] = []
+
+            async def wait_bad() -> None:
+                try:
+                    await peer.expect_notification("notifications/message", predicate=bad)
+                except KeyError as exc:
+                    errors.append(exc)
+
+            tg.start_soon(wait_bad)
+            await anyio.wait_all_tasks_blocked()
+            assert await peer.call("ping") == {}  # the reader survived
+        assert len(errors) == 1
+        with pytest.raises(KeyError):
+            await peer.expect_silence(1.0, predicate=bad)
+        # the notification was not consumed by the failed wait
+        assert (await peer.expect_notification("notifications/message")).params == {"level": "info"}
