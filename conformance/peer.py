@@ -47,6 +47,7 @@ __all__ = [
     "ConnectionLost",
     "ErrorResponse",
     "RawPeer",
+    "describe",
 ]
 
 
@@ -187,10 +188,6 @@ def _is_response(env: Envelope) -> bool:
         value = env.value
         return "method" not in value and ("id" in value or "result" in value or "error" in value)
     return False
-
-
-def _is_any_response(env: Envelope) -> bool:
-    return _is_response(env)
 
 
 class _Rec:
@@ -349,7 +346,7 @@ class RawPeer:
         self._last_send_n = 0  # arrival counter when we last sent something
 
         self._closed: BaseException | None = None
-        self._closed_event = anyio.Event()
+        self._closed_event: anyio.Event | None = None  # created on entering (needs a running loop)
         self._reader_error: BaseException | None = None
         self._tg: Any = None
         self._entered = False
@@ -365,6 +362,7 @@ class RawPeer:
         if self._entered:
             raise RuntimeError("a RawPeer can be entered only once")
         self._entered = True
+        self._closed_event = anyio.Event()
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
@@ -615,7 +613,8 @@ class RawPeer:
         if returncode is not None:
             meta["returncode"] = returncode
         self.transcript.note(f"connection closed: {exc}", meta)
-        self._closed_event.set()
+        if self._closed_event is not None:
+            self._closed_event.set()
         for w in self._waiters:
             w.wake()
         for w in self._observers:
@@ -929,7 +928,7 @@ class RawPeer:
         """Wait ``duration`` seconds; raise UnexpectedMessage if a matching message (default: any
         response) arrived since our last send or during the wait.  Nothing is consumed.  The only
         legitimate fixed wait: prefer a barrier (a ping after a notification) where one exists."""
-        pred = predicate or _is_any_response
+        pred = predicate or _is_response
         for rec in self._recs[self._last_send_n :]:
             if rec.consumed is None and pred(rec.env):
                 raise UnexpectedMessage(rec.env, f"expected no such message for {duration:.3g} s")
@@ -949,6 +948,8 @@ class RawPeer:
     async def expect_close(self, *, timeout: float | None = None) -> BaseException:
         """Wait until the connection ends; returns the TransportClosed / ProcessExited."""
         if self._closed is None:
+            if self._closed_event is None:
+                raise RuntimeError("enter the RawPeer (async with) before expecting anything")
             if timeout is None:
                 timeout = self.timeout
             start_n = len(self._tops)

@@ -122,3 +122,14 @@ async def test_inbound_keeps_everything_consumed_or_not(connect) -> None:
             assert (await peer.expect_notification("notifications/progress")).params["progress"] == n
         assert peer.unconsumed() == []
         assert len(peer.inbound) == 51
+
+
+def test_a_peer_can_be_built_outside_the_event_loop() -> None:
+    peer = RawPeer(_Tracked(), version="2026-07-28", capabilities={"roots": {}})
+    assert peer.closed is None and peer.transcript.entries == []
+
+    async def use() -> None:
+        async with peer:
+            await peer.request("tools/list")
+
+    anyio.run(use)
