@@ -1,0 +1,959 @@
+"""Running scenarios: connections handed out, checks recorded and graded.
+
+:class:`Runner` holds one run's state inside the event loop: the target, the shared session per
+version (one initialized connection reused by every scenario that does not disturb state), fresh
+connections for scenarios that do, the HTTP server process we started, and the accumulated
+per-requirement results.  Every connection lives in a *host task* of the runner's task group, so a
+session opened while one scenario runs survives into the next, and closing the runner (also on
+Ctrl-C) closes every connection and stops every process.
+
+:class:`ScenarioContext` is what a scenario sees: ``connect()``, ``check()``, ``skip()``,
+``require_capability()``.  A requirement's outcome in one scenario run is the worst of its
+checks, graded by its level (:func:`conformance.outcomes.grade`); a cited requirement that was
+never checked is a ``skip`` ("not reached: ..."); a target we cannot start or reach is an
+``error``, never a ``fail``.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterable, Mapping, NoReturn
+
+import anyio
+
+from conformance.connect import (
+    ServerProcess,
+    Target,
+    TargetError,
+    check_command,
+    open_peer,
+    register_child,
+    target_error,
+    unregister_child,
+)
+from conformance.outcomes import Outcome, Violation, grade, worst
+from conformance.peer import ConnectionLost, ErrorResponse, ExpectTimeout, PeerError, RawPeer, UnexpectedMessage
+from conformance.registry import Scenario
+from conformance.report.model import RequirementResult
+from conformance.spec import errors as _errors
+from conformance.spec.requirements import Requirement, catalogue
+from conformance.spec.versions import VERSIONS, Transport, VersionSpec, spec
+from conformance.transcript import Direction, Transcript, TranscriptEntry
+from conformance.transports.base import TransportError
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+
+__all__ = [
+    "ScenarioContext",
+    "ScenarioSkipped",
+    "Runner",
+    "ItemResult",
+    "Connection",
+    "SessionInfo",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+]
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+UNSUPPORTED_VERSION_PROBE = "1900-01-01"
+
+_EXCERPT_CONTEXT = 2
+_EXCERPT_LIMIT = 12
+_EXCERPT_RAW = 2048
+
+
+class ScenarioSkipped(Exception):
+    """Raised by :meth:`ScenarioContext.skip`: the scenario's unchecked requirements are skipped."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _ScenarioError(Exception):
+    """Raised when the shared session for a version could not be established (not the target's
+    fault for *this* scenario): the item's unchecked requirements become ``error``."""
+
+    def __init__(self, message: str, *, kind: str = "target", hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.hint = hint
+
+
+# -------------------------------------------------------------------------------------------
+# data
+
+
+@dataclass
+class SessionInfo:
+    """What the handshake (``initialize`` or ``server/discover``) of a session told us."""
+
+    version: str
+    negotiated_version: str | None = None
+    capabilities: dict = field(default_factory=dict)
+    server_info: dict = field(default_factory=dict)
+    instructions: str | None = None
+    result: Any = None
+    unsupported: str | None = None  # why this version is not served by the target (-> skip)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "requested_version": self.version,
+            "protocol_version": self.negotiated_version,
+            "server_info": self.server_info,
+            "capabilities": self.capabilities,
+            "instructions": self.instructions,
+            "unsupported": self.unsupported,
+        }
+
+
+@dataclass
+class Connection:
+    """A connection handed out during the run (shared or fresh), labelled for transcripts."""
+
+    label: str
+    peer: RawPeer
+    version: str
+    shared: bool
+    info: SessionInfo | None = None
+    _close: Any = None  # anyio.Event: ask the host task to close it
+    _done: Any = None  # anyio.Event: the host task finished
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.peer.transcript
+
+    @property
+    def alive(self) -> bool:
+        return self.peer.closed is None and not self._done.is_set()
+
+
+@dataclass
+class ItemResult:
+    """The outcome of one scenario x version x transport run (what a pytest item reports)."""
+
+    scenario: str
+    version: str
+    transport: str
+    outcome: Outcome = Outcome.SKIP
+    requirements: dict[str, Outcome] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # skip/error reason per requirement
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    error: str | None = None
+    error_kind: str | None = None  # "target" | "harness"
+    hint: str | None = None
+    skip_reason: str | None = None
+    duration: float = 0.0
+
+    def failures(self) -> list[dict[str, Any]]:
+        return [v for v in self.violations if v.get("outcome") == Outcome.FAIL.value]
+
+    def warnings(self) -> list[dict[str, Any]]:
+        return [v for v in self.violations if v.get("outcome") == Outcome.WARNING.value]
+
+
+def _jsonable(value: Any) -> Any:
+    if value is MISSING:
+        return "<absent>"
+    if isinstance(value, Envelope):
+        return value.summary()
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return repr(value)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, BaseException):
+        return str(value)
+    return repr(value)
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    import json
+
+    try:
+        text = json.dumps(_jsonable(value), ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _dig(obj: Any, path: str) -> Any:
+    cur = obj
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return MISSING
+        cur = cur[part]
+    return cur
+
+
+# -------------------------------------------------------------------------------------------
+# the scenario's view
+
+
+class ScenarioContext:
+    """Handed to every scenario: connections, checks, skips.  One per scenario run."""
+
+    def __init__(self, runner: "Runner", scenario: Scenario, version: str, requirements: Iterable[str]) -> None:
+        self._runner = runner
+        self.scenario = scenario
+        self.version = version
+        self.vspec: VersionSpec = spec(version)
+        self.transport: Transport = runner.target.transport
+        self.target: Target = runner.target
+        self.strict: bool = runner.strict
+        self.timeout: float = runner.timeout
+        self._active = tuple(requirements)  # cited, selected and applicable here
+        self._checks: dict[str, list[Outcome]] = {}
+        self._notes: dict[str, str] = {}  # not-reached reasons given by the scenario
+        self._violations: list[dict[str, Any]] = []
+        self._messages: list[str] = []
+        self._excerpts: dict[str, list[dict[str, Any]]] = {}
+        self._fresh: list[Connection] = []
+        self._last: Connection | None = None
+        self._info: SessionInfo | None = None
+
+    # -- session facts ------------------------------------------------------------------------
+
+    @property
+    def server_capabilities(self) -> dict:
+        return self._info.capabilities if self._info else {}
+
+    @property
+    def server_info(self) -> dict:
+        return self._info.server_info if self._info else {}
+
+    @property
+    def negotiated_version(self) -> str | None:
+        return self._info.negotiated_version if self._info else None
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """The cited requirements that are selected and apply to this version and transport."""
+        return self._active
+
+    def applies(self, requirement: str) -> bool:
+        return requirement in self._active
+
+    # -- connections --------------------------------------------------------------------------
+
+    async def connect(self, *, initialize: bool = True, fresh: bool = False, **peer_opts: Any) -> RawPeer:
+        """A connection for this scenario's version.
+
+        ``initialize=True, fresh=False`` (default): the shared session (initialized, or for a
+        stateless version a peer with automatic ``_meta`` whose ``server/discover`` ran once).
+        ``fresh=True`` or any ``peer_opts`` (RawPeer options, ``headers`` for HTTP): a new
+        connection, initialized unless ``initialize=False``.  Skips the scenario when the target
+        does not support the version; a target that cannot be reached is an error."""
+        if not fresh and initialize and not peer_opts and not self.scenario.fresh:
+            conn = await self._runner.shared(self.version)
+        else:
+            conn = await self._runner.fresh(self.version, initialize=initialize, **peer_opts)
+            self._fresh.append(conn)
+        if conn.info is not None:
+            self._info = conn.info
+            if conn.info.unsupported:
+                self.skip(conn.info.unsupported)
+        self._last = conn
+        return conn.peer
+
+    async def session_info(self) -> SessionInfo:
+        """The shared session's handshake facts (opens the shared session if needed)."""
+        conn = await self._runner.shared(self.version)
+        if conn.info is not None:
+            self._info = conn.info
+        return conn.info or SessionInfo(self.version)
+
+    def connections(self) -> list[Connection]:
+        """Every connection of this version and transport opened so far in the run."""
+        return [c for c in self._runner.connections if c.version == self.version]
+
+    def label_of(self, peer: RawPeer) -> str:
+        for c in self._runner.connections:
+            if c.peer is peer:
+                return c.label
+        return "?"
+
+    # -- verdicts -----------------------------------------------------------------------------
+
+    def skip(self, reason: str) -> NoReturn:
+        """Skip the scenario's unchecked requirements with ``reason``."""
+        raise ScenarioSkipped(reason)
+
+    async def require_capability(self, path: str) -> None:
+        """Skip unless the server declared the capability (dotted path, e.g. ``resources.subscribe``)."""
+        info = self._info or await self.session_info()
+        if info.unsupported:
+            self.skip(info.unsupported)
+        value = _dig(info.capabilities, path)
+        if value is MISSING or value is None or value is False:
+            self.skip(f"server did not declare capability {path!r}")
+
+    def not_reached(self, requirement: str, why: str) -> None:
+        """Say why ``requirement`` will not be checked (reported as 'not reached: <why>')."""
+        self._notes[requirement] = why
+
+    def note(self, message: str, *, requirement: str | None = None) -> None:
+        """A remark for the report (e.g. which reading of an ambiguous rule was accepted), on
+        ``requirement`` (default: every requirement this scenario checks)."""
+        if message not in self._messages:
+            self._messages.append(message)
+        targets = [requirement] if requirement else list(self._active)
+        for rid in targets:
+            if rid in self._active:
+                self._runner.result(rid, self.version).record(Outcome.SKIP, message=message, checked=False)
+
+    def check(
+        self,
+        requirement: str,
+        ok: bool,
+        *,
+        problem: str = "",
+        message: str = "",
+        expected: Any = None,
+        actual: Any = None,
+        json_path: str | None = None,
+        entries: Iterable[Any] = (),
+        peer: RawPeer | None = None,
+    ) -> bool:
+        """Record one check of ``requirement``; returns ``ok``.
+
+        ``problem`` names the violation ``<Noun><Problem>``; ``expected``/``actual`` say what the
+        rule allows and what we saw; ``entries`` are transcript sequence numbers, transcript
+        entries or envelopes showing it (default: the last message received)."""
+        if requirement not in self.scenario.requirements:
+            raise ValueError(f"scenario {self.scenario.id} checks {requirement!r} but does not cite it")
+        if requirement not in self._active:
+            return bool(ok)  # not selected, or not part of this version/transport
+        req = self._runner.requirement(requirement)
+        ok = bool(ok)
+        outcome = grade(req.level, not ok, strict=self.strict)
+        self._checks.setdefault(requirement, []).append(outcome)
+        conn = self._conn_of(peer)
+        seqs = self._seqs(conn, entries)
+        excerpt = self._excerpt(conn, seqs)
+        if ok:
+            if message and message not in self._messages:
+                self._messages.append(message)
+            if requirement not in self._excerpts:
+                self._excerpts[requirement] = excerpt[-4:]
+            self._runner.result(requirement, self.version).record(
+                outcome, transcript=excerpt[-4:], message=message or None
+            )
+            return True
+        text = message or _default_message(problem, expected, actual)
+        violation = Violation(
+            requirement=requirement,
+            problem=problem or "RequirementViolated",
+            message=text,
+            expected=_jsonable(expected),
+            actual=_jsonable(actual),
+            json_path=json_path,
+            transcript=tuple(seqs),
+        ).to_json()
+        violation["outcome"] = outcome.value
+        violation["level"] = req.level.value
+        violation["connection"] = conn.label if conn else None
+        violation["scenario"] = self.scenario.id
+        self._violations.append(violation)
+        self._runner.result(requirement, self.version).record(outcome, violation=violation, transcript=excerpt)
+        return False
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _conn_of(self, peer: RawPeer | None) -> Connection | None:
+        if peer is None:
+            return self._last
+        for c in self._runner.connections:
+            if c.peer is peer:
+                return c
+        return self._last
+
+    @staticmethod
+    def _seqs(conn: Connection | None, entries: Iterable[Any]) -> list[int]:
+        out: list[int] = []
+        for e in entries:
+            if isinstance(e, int) and not isinstance(e, bool):
+                out.append(e)
+            elif isinstance(e, TranscriptEntry):
+                out.append(e.seq)
+            elif isinstance(e, Envelope) and conn is not None:
+                entry = conn.peer.entry_of(e)
+                if entry is not None:
+                    out.append(entry.seq)
+        if not out and conn is not None:
+            for entry in reversed(conn.transcript.entries):
+                if entry.direction == Direction.IN:
+                    out.append(entry.seq)
+                    break
+            else:
+                if conn.transcript.entries:
+                    out.append(conn.transcript.entries[-1].seq)
+        return out
+
+    @staticmethod
+    def _excerpt(conn: Connection | None, seqs: list[int]) -> list[dict[str, Any]]:
+        if conn is None:
+            return []
+        rows = conn.transcript.excerpt(seqs, context=_EXCERPT_CONTEXT, limit=_EXCERPT_LIMIT, max_raw=_EXCERPT_RAW)
+        for r in rows:
+            r["connection"] = conn.label
+        return rows
+
+
+def _default_message(problem: str, expected: Any, actual: Any) -> str:
+    parts = [problem or "requirement violated"]
+    if expected is not None:
+        parts.append(f"expected {_short(expected)}")
+    if actual is not None:
+        parts.append(f"got {_short(actual)}")
+    return ": ".join(parts[:1]) + (": " + ", ".join(parts[1:]) if len(parts) > 1 else "")
+
+
+def _peer_error_violation(exc: PeerError) -> tuple[str, str, Any, Any]:
+    """(problem, message, expected, actual) for an expectation that failed inside a scenario."""
+    if isinstance(exc, ExpectTimeout):
+        return "NoResponse", str(exc), exc.what, f"nothing matching within {exc.waited:.3g} s"
+    if isinstance(exc, ConnectionLost):
+        return "ConnectionLost", str(exc), exc.what or "an open connection", str(exc.cause)
+    if isinstance(exc, UnexpectedMessage):
+        return "UnexpectedMessage", str(exc), exc.why, exc.envelope.summary()
+    if isinstance(exc, ErrorResponse):
+        return "ErrorResponse", str(exc), "a result", exc.envelope.summary()
+    return type(exc).__name__, str(exc), None, None
+
+
+# -------------------------------------------------------------------------------------------
+# the run
+
+
+class Runner:
+    """One run against one target: sessions, fresh connections, results.  Use inside one event
+    loop: ``await start()``, ``await run_item(...)`` per scenario, ``await aclose()``."""
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        versions: Iterable[str],
+        timeout: float = 10.0,
+        strict: bool = False,
+        selected: Iterable[str] | None = None,
+        prespawn: bool = True,
+        item_deadline: float | None = None,
+    ) -> None:
+        self.target = target
+        self.versions = tuple(v for v in VERSIONS if v in set(versions))
+        self.timeout = timeout
+        self.strict = strict
+        self.selected = None if selected is None else frozenset(selected)
+        self.prespawn = prespawn and target.transport is Transport.STDIO
+        self.item_deadline = item_deadline or max(30.0, 8 * timeout + target.startup_timeout)
+        self.connections: list[Connection] = []
+        self.results: dict[tuple[str, str, str], RequirementResult] = {}
+        self.sessions: dict[str, SessionInfo] = {}
+        self.errors: list[dict[str, Any]] = []
+        self._requirements: dict[str, Requirement] = catalogue()
+        self._tg: Any = None
+        self._stop: Any = None
+        self._stopped: Any = None
+        self._shared: dict[str, Connection] = {}
+        self._shared_lock: dict[str, Any] = {}
+        self._shared_error: dict[str, _ScenarioError] = {}
+        self._target_error: TargetError | None = None
+        self._server: ServerProcess | None = None
+        self._server_lock: Any = None
+        self._spares: dict[str, Any] = {}  # version -> _Spare
+        self._counter = 0
+        self.started = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run the host task group until :meth:`aclose` (start with ``tg.start``/portal ``start_task``)."""
+        self._stop = anyio.Event()
+        self._stopped = anyio.Event()
+        self._server_lock = anyio.Lock()
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self.started = True
+                task_status.started(self)
+                await self._stop.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            self._stopped.set()
+
+    async def aclose(self) -> None:
+        """Close every connection (in parallel, bounded), stop the server process, end the hosts."""
+        if self._stop is None:
+            return
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(15):
+                async with anyio.create_task_group() as tg:
+                    for conn in list(self.connections):
+                        tg.start_soon(self._close_conn, conn)
+                    for spare in list(self._spares.values()):
+                        tg.start_soon(spare.discard)
+            if self._server_host is not None:
+                self._server_host.close.set()
+                with anyio.move_on_after(10):
+                    await self._server_host.done.wait()
+            self._stop.set()
+            with anyio.move_on_after(5):
+                await self._stopped.wait()
+
+    _server_host: Any = None
+
+    async def _close_conn(self, conn: Connection) -> None:
+        if conn._close is not None:
+            conn._close.set()
+        if conn._done is not None:
+            with anyio.move_on_after(12):
+                await conn._done.wait()
+
+    # -- requirements and results ---------------------------------------------------------------
+
+    def requirement(self, rid: str) -> Requirement:
+        return self._requirements[rid]
+
+    def result(self, rid: str, version: str) -> RequirementResult:
+        key = (rid, version, self.target.transport.value)
+        res = self.results.get(key)
+        if res is None:
+            res = self.results[key] = RequirementResult(rid, version, self.target.transport.value)
+        return res
+
+    def is_selected(self, rid: str) -> bool:
+        return self.selected is None or rid in self.selected
+
+    def plan(self, scenarios: Iterable[Scenario]) -> None:
+        """Pre-create results for every selected requirement a scenario cites, with the reason
+        for those that do not apply, so the report lists them even if nothing runs."""
+        transport = self.target.transport
+        for sc in scenarios:
+            for rid in sc.requirements:
+                if not self.is_selected(rid):
+                    continue
+                req = self.requirement(rid)
+                for v in self.versions:
+                    res = self.result(rid, v)
+                    if not req.applies_to(v, transport):
+                        res.default_reason = _not_applicable(req, v, transport)
+                    elif res.default_reason is None:
+                        why = sc.inapplicable(v, transport)
+                        res.default_reason = why or "not run (deselected, or the run ended before it)"
+
+    # -- target processes -----------------------------------------------------------------------
+
+    async def _ensure_server(self) -> None:
+        """Start the HTTP server command once (hosted), if the target has one."""
+        if not (self.target.is_http and self.target.command):
+            return
+        if self._target_error is not None:
+            raise self._target_error
+        async with self._server_lock:
+            if self._server_host is not None:
+                if self._server_host.done.is_set():
+                    proc = self._server_host.obj
+                    raise TargetError(
+                        f"the server process exited during the run (code {proc.returncode if proc else '?'})",
+                        hint="run the command by hand to see why it stops",
+                    )
+                return
+            try:
+                self._server_host = await self._host(lambda: ServerProcess(self.target))
+            except TargetError as exc:
+                self._target_error = exc
+                raise
+
+    async def _host(self, factory: Callable[[], Any], on_enter: Callable[[Any], Awaitable[None]] | None = None) -> "_Hosted":
+        """Enter ``factory()`` in a task of the runner's group; it stays open until asked to close."""
+        if self._tg is None:
+            raise RuntimeError("Runner.start() must be running")
+        handle = _Hosted()
+        return await self._tg.start(_host_task, handle, factory, on_enter)
+
+    # -- connections ----------------------------------------------------------------------------
+
+    def _label(self, version: str, kind: str) -> str:
+        self._counter += 1
+        return f"{version}/{kind}#{self._counter}"
+
+    async def _open(self, version: str, *, shared: bool, initialize: bool, **peer_opts: Any) -> Connection:
+        if self._target_error is not None:
+            raise self._target_error
+        await self._ensure_server()
+        label = self._label(version, "shared" if shared else "fresh")
+        target = self.target
+        if target.transport is Transport.STDIO:
+            try:
+                check_command(target)  # fail fast (command not found) before spawning a host
+            except TargetError as exc:
+                self._target_error = exc
+                raise
+
+        def peer_factory() -> RawPeer:
+            return open_peer(target, version, timeout=self.timeout, **peer_opts)
+
+        async def registered(peer: RawPeer) -> None:
+            pid = getattr(peer.transport, "pid", None)
+            if isinstance(pid, int):
+                register_child(pid, group=True)
+
+        try:
+            host = await self._host(peer_factory, registered)
+        except (TransportError, OSError) as exc:
+            err = target_error(exc, target)
+            if not self.connections:
+                self._target_error = err  # the very first connection failed: nothing will work
+            raise err from exc
+        conn = Connection(label=label, peer=host.obj, version=version, shared=shared, _close=host.close, _done=host.done)
+        self.connections.append(conn)
+        if initialize:
+            conn.info = await self._handshake(conn)
+        return conn
+
+    async def shared(self, version: str) -> Connection:
+        """The shared, initialized session for ``version`` (re-opened if it died)."""
+        if version in self._shared_error:
+            raise self._shared_error[version]
+        lock = self._shared_lock.setdefault(version, anyio.Lock())
+        async with lock:
+            conn = self._shared.get(version)
+            if conn is not None and conn.alive:
+                return conn
+            try:
+                conn = await self._open(version, shared=True, initialize=True)
+            except TargetError as exc:
+                self._shared_error[version] = _ScenarioError(exc.message, kind="target", hint=exc.hint)
+                raise
+            except _ScenarioError as exc:
+                self._shared_error[version] = exc
+                raise
+            self._shared[version] = conn
+            if conn.info is not None:
+                self.sessions.setdefault(version, conn.info)
+            return conn
+
+    async def fresh(self, version: str, *, initialize: bool = True, **peer_opts: Any) -> Connection:
+        """A new connection (a spare one started in the background when possible)."""
+        conn: Connection | None = None
+        if self.prespawn and not peer_opts:
+            for other in [v for v in self._spares if v != version]:
+                await self._spares.pop(other).discard()
+            spare = self._spares.pop(version, None)
+            if spare is not None:
+                conn = await spare.take()
+            self._spares[version] = _Spare(self, version)
+            self._spares[version].launch()
+        if conn is None:
+            conn = await self._open(version, shared=False, initialize=False, **peer_opts)
+        if initialize:
+            conn.info = await self._handshake(conn)
+        return conn
+
+    async def _handshake(self, conn: Connection) -> SessionInfo:
+        """``initialize`` (or, stateless, ``server/discover``) and what it told us."""
+        version = conn.version
+        peer = conn.peer
+        info = SessionInfo(version)
+        try:
+            if spec(version).stateless:
+                await self._discover(peer, info)
+            else:
+                await self._initialize(peer, info)
+        except PeerError as exc:
+            raise _ScenarioError(self._handshake_failure(version, exc), kind="target",
+                                 hint="check that the target is an MCP server speaking this transport") from exc
+        return info
+
+    def _handshake_failure(self, version: str, exc: PeerError) -> str:
+        what = "server/discover" if spec(version).stateless else "initialize"
+        return f"the target did not complete {what} for {version}: {exc}"
+
+    async def _initialize(self, peer: RawPeer, info: SessionInfo) -> None:
+        version = info.version
+        env = await peer.initialize(protocol_version=version)
+        if env.kind is Kind.ERROR:
+            code = env.error_code
+            msg = env.error.get("message") if isinstance(env.error, dict) else None
+            data = env.error.get("data") if isinstance(env.error, dict) else None
+            supported = data.get("supported") if isinstance(data, dict) else None
+            if code in (_errors.INVALID_PARAMS, _errors.UNSUPPORTED_PROTOCOL_VERSION) or isinstance(supported, list):
+                extra = f" (it supports {', '.join(map(str, supported))})" if isinstance(supported, list) else ""
+                info.unsupported = f"target does not support {version}: initialize answered error {code} {msg!r}{extra}"
+                return
+            raise _ScenarioError(
+                f"initialize for {version} failed: error {id_repr(code)} {msg!r}",
+                kind="target",
+                hint="see the lifecycle.* requirements of this version in the report",
+            )
+        if env.kind is not Kind.RESULT or not isinstance(env.result, dict):
+            raise _ScenarioError(f"initialize for {version} got no usable result: {env.summary()}", kind="target")
+        result = env.result
+        info.result = result
+        info.negotiated_version = peer.negotiated_version
+        info.capabilities = peer.server_capabilities or {}
+        info.server_info = peer.server_info or {}
+        instr = result.get("instructions")
+        info.instructions = instr if isinstance(instr, str) else None
+        if info.negotiated_version != version:
+            info.unsupported = (
+                f"target does not support {version}: it answered initialize with protocolVersion "
+                f"{id_repr(result.get('protocolVersion', MISSING))}"
+            )
+
+    async def _discover(self, peer: RawPeer, info: SessionInfo) -> None:
+        version = info.version
+        rid = await peer.request("server/discover")
+        try:
+            env = await peer.expect_response(rid)
+        except ExpectTimeout:
+            info.unsupported = (
+                f"target does not appear to speak {version}: no answer to server/discover within "
+                f"{self.timeout:g} s (legacy servers may stay silent)"
+            )
+            return
+        if env.kind is Kind.ERROR:
+            code = env.error_code
+            data = env.error.get("data") if isinstance(env.error, dict) else None
+            supported = data.get("supported") if isinstance(data, dict) else None
+            msg = env.error.get("message") if isinstance(env.error, dict) else None
+            if code == _errors.UNSUPPORTED_PROTOCOL_VERSION:
+                extra = f" (it supports {', '.join(map(str, supported))})" if isinstance(supported, list) else ""
+                info.unsupported = f"target does not support {version}: server/discover answered UnsupportedProtocolVersion{extra}"
+            else:
+                info.unsupported = (
+                    f"target does not speak {version}: server/discover answered error {id_repr(code)} {msg!r} "
+                    "(a legacy, initialize-based server)"
+                )
+            return
+        if env.kind is not Kind.RESULT or not isinstance(env.result, dict):
+            raise _ScenarioError(f"server/discover for {version} got no usable result: {env.summary()}", kind="target")
+        result = env.result
+        info.result = result
+        caps = result.get("capabilities")
+        info.capabilities = caps if isinstance(caps, dict) else {}
+        meta = result.get("_meta")
+        sinfo = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        info.server_info = sinfo if isinstance(sinfo, dict) else {}
+        instr = result.get("instructions")
+        info.instructions = instr if isinstance(instr, str) else None
+        versions = result.get("supportedVersions")
+        if isinstance(versions, list) and version in versions:
+            info.negotiated_version = version
+        elif isinstance(versions, list):
+            info.unsupported = f"target does not support {version}: server/discover lists {', '.join(map(str, versions))}"
+        else:
+            info.negotiated_version = version
+
+    # -- running one scenario -------------------------------------------------------------------
+
+    async def run_item(self, sc: Scenario, version: str) -> ItemResult:
+        """Run one scenario for one version on the target's transport; record and grade."""
+        transport = self.target.transport
+        item = ItemResult(sc.id, version, transport.value)
+        started = time.monotonic()
+        cited = [rid for rid in sc.requirements if self.is_selected(rid)]
+        reason = sc.inapplicable(version, transport)
+        if reason is not None:
+            for rid in cited:
+                self._skip(item, rid, version, reason, sc.id, checked=False)
+            item.skip_reason = reason
+            item.outcome = Outcome.SKIP
+            return item
+        active = []
+        for rid in cited:
+            req = self.requirement(rid)
+            if req.applies_to(version, transport):
+                active.append(rid)
+            else:
+                self._skip(item, rid, version, _not_applicable(req, version, transport), sc.id, checked=False)
+        ctx = ScenarioContext(self, sc, version, active)
+        error: tuple[str, str, str | None] | None = None  # (kind, message, hint)
+        skipped: str | None = None
+        peer_exc: PeerError | None = None
+        try:
+            with anyio.fail_after(self.item_deadline):
+                if sc.capability:
+                    await ctx.require_capability(sc.capability)
+                await sc.func(ctx)
+        except ScenarioSkipped as exc:
+            skipped = exc.reason
+        except TargetError as exc:
+            error = ("target", exc.message, exc.hint)
+        except _ScenarioError as exc:
+            error = (exc.kind, exc.message, exc.hint)
+        except PeerError as exc:
+            peer_exc = exc
+        except TimeoutError:
+            error = ("harness", f"scenario {sc.id} did not finish within its deadline of {self.item_deadline:g} s", None)
+        except TransportError as exc:
+            err = target_error(exc, self.target, doing="running the scenario")
+            error = ("target", err.message, err.hint)
+        except Exception as exc:
+            error = ("harness", f"internal error in scenario {sc.id}: {exc!r}\n{traceback.format_exc()}", None)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for conn in ctx._fresh:
+                    await self._close_conn(conn)
+        for conn in list(self._shared.values()):
+            if not conn.alive:
+                self._shared.pop(conn.version, None)
+        item.duration = time.monotonic() - started
+        if peer_exc is not None:
+            problem, message, expected, actual = _peer_error_violation(peer_exc)
+            for rid in active:
+                if rid not in ctx._checks:
+                    ctx.check(rid, False, problem=problem, message=message, expected=expected, actual=actual)
+        for rid in active:
+            res = self.result(rid, version)
+            res.add_scenario(sc.id, item.duration)
+            outs = ctx._checks.get(rid)
+            if outs:
+                item.requirements[rid] = worst(outs)
+                continue
+            if error is not None:
+                item.requirements[rid] = Outcome.ERROR
+                item.reasons[rid] = error[1]
+                res.record(Outcome.ERROR, reason=error[1], checked=False)
+            else:
+                why = skipped or f"not reached: {ctx._notes.get(rid) or 'the scenario ended without checking it'}"
+                self._skip(item, rid, version, why, sc.id, checked=False, add=False)
+        item.violations = list(ctx._violations)
+        item.messages = list(ctx._messages)
+        if error is not None:
+            item.error_kind, item.error, item.hint = error
+            self.errors.append(
+                {"scenario": sc.id, "version": version, "transport": transport.value, "kind": error[0], "message": error[1], "hint": error[2]}
+            )
+            item.outcome = Outcome.ERROR
+        else:
+            item.outcome = worst(list(item.requirements.values()))
+            if item.outcome is Outcome.SKIP:
+                item.skip_reason = skipped or next(iter(item.reasons.values()), "nothing was checked")
+        return item
+
+    def _skip(self, item: ItemResult, rid: str, version: str, reason: str, sid: str, *, checked: bool, add: bool = True) -> None:
+        item.requirements[rid] = Outcome.SKIP
+        item.reasons[rid] = reason
+        res = self.result(rid, version)
+        if add and sid not in res.scenarios:
+            res.scenarios.append(sid)
+        res.record(Outcome.SKIP, reason=reason, checked=checked)
+
+    # -- report inputs ----------------------------------------------------------------------------
+
+    def implementation(self) -> dict[str, Any]:
+        first = next((i for i in self.sessions.values() if i.server_info), None)
+        return {
+            "server_info": first.server_info if first else None,
+            "by_version": {v: i.to_json() for v, i in self.sessions.items()},
+        }
+
+
+def _not_applicable(req: Requirement, version: str, transport: Transport) -> str:
+    if version not in req.versions:
+        ordered = [v for v in VERSIONS if v in req.versions]
+        span = ordered[0] if len(ordered) == 1 else f"{ordered[0]} .. {ordered[-1]}"
+        return f"not applicable to {version}: {req.id} is part of {span}"
+    names = ", ".join(sorted(t.value for t in req.transports))
+    return f"not applicable to the {transport.value} transport: {req.id} concerns {names}"
+
+
+# -------------------------------------------------------------------------------------------
+# host tasks
+
+
+class _Hosted:
+    def __init__(self) -> None:
+        self.obj: Any = None
+        self.close = anyio.Event()
+        self.done = anyio.Event()
+        self.error: BaseException | None = None
+
+
+async def _host_task(
+    handle: _Hosted,
+    factory: Callable[[], Any],
+    on_enter: Callable[[Any], Awaitable[None]] | None,
+    *,
+    task_status: Any = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    started = False
+    try:
+        async with factory() as obj:
+            handle.obj = obj
+            if on_enter is not None:
+                await on_enter(obj)
+            started = True
+            task_status.started(handle)
+            await handle.close.wait()
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException as exc:
+        if not started:
+            raise
+        handle.error = exc  # a close that failed must not bring down the other connections
+    finally:
+        obj = handle.obj
+        pid = getattr(getattr(obj, "transport", None), "pid", None)
+        if isinstance(pid, int):
+            unregister_child(pid)
+        handle.done.set()
+
+
+class _Spare:
+    """A stdio connection started ahead of time for the next ``fresh`` request."""
+
+    def __init__(self, runner: Runner, version: str) -> None:
+        self.runner = runner
+        self.version = version
+        self.ready = anyio.Event()
+        self.conn: Connection | None = None
+        self.error: BaseException | None = None
+        self.taken = False
+
+    def launch(self) -> None:
+        if self.runner._tg is not None:
+            self.runner._tg.start_soon(self._make)
+
+    async def _make(self) -> None:
+        try:
+            self.conn = await self.runner._open(self.version, shared=False, initialize=False)
+        except BaseException as exc:  # noqa: BLE001 - reported when taken
+            self.error = exc
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                raise
+        finally:
+            self.ready.set()
+            if self.conn is not None and self.taken is False and self._discarded:
+                await self.runner._close_conn(self.conn)
+
+    _discarded = False
+
+    async def take(self) -> Connection | None:
+        self.taken = True
+        with anyio.move_on_after(self.runner.target.startup_timeout):
+            await self.ready.wait()
+        conn = self.conn
+        if conn is None or not conn.alive:
+            if conn is not None:
+                await self.runner._close_conn(conn)
+            return None
+        return conn
+
+    async def discard(self) -> None:
+        self._discarded = True
+        if self.conn is not None and not self.taken:
+            await self.runner._close_conn(self.conn)

@@ -1,0 +1,715 @@
+"""The pytest plugin: options, collection of scenarios as items, grading, report.json.
+
+Loaded through the ``pytest11`` entry point.  Inactive unless a target is given
+(``--mcp-server-command`` / ``--mcp-server-url`` or their ini keys) or ``--mcp-list`` is used.
+
+Items are scenario x version x transport, added in ``pytest_collection_modifyitems`` (before
+``-k``/``-m`` deselection).  An item runs its scenario in the *setup* phase, so trouble of our own
+or a target we cannot start or reach is reported by pytest as an ``error``; the *call* phase
+reports the graded verdict: a failed requirement fails the item, an item whose requirements were
+all skipped is skipped with the reason, warnings (SHOULD violations outside ``--mcp-strict``)
+pass and are listed in the terminal summary and in ``report.json``.
+
+Scenarios are async; they run in one event loop kept in a background thread for the whole session
+(an anyio blocking portal), so the shared session of a version survives from item to item.
+``report.json`` is written at session end, also when the run is interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+from urllib.parse import urlsplit
+
+import pytest
+
+from conformance import __version__
+from conformance.connect import Target, kill_children, parse_command
+from conformance.outcomes import Outcome
+from conformance.registry import Scenario, scenarios
+from conformance.report.model import build_report, exit_code
+from conformance.spec.requirements import catalogue
+from conformance.spec.requirements import select as select_requirements
+from conformance.spec.versions import VERSIONS, Transport, UnknownVersionError, parse_versions, spec
+
+__all__ = [
+    "Option",
+    "OPTIONS",
+    "McpItem",
+    "RUN_KEY",
+    "REPORT_KEY",
+    "get_option",
+    "build_target",
+    "default_target_args",
+]
+
+GROUP = "mcp-conformance"
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_REPORT_DIR = "reports"
+
+
+# ------------------------------------------------------------------------------------------------
+# the option table, shared with the CLI
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: pytest flag, ini key and CLI flag share the same meaning and parsing."""
+
+    name: str  # dest, and the ini key with "mcp_" prefix
+    flag: str  # pytest flag
+    cli: str | None  # mcp-conformance flag (None: pytest only)
+    help: str
+    kind: str = "str"  # "str" | "float" | "flag" | "append"
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    default: Any = None
+    ini: bool = True
+    commands: tuple[str, ...] = ("server",)  # CLI subcommands that take it
+
+    @property
+    def dest(self) -> str:
+        return f"mcp_{self.name}"
+
+    @property
+    def ini_type(self) -> str:
+        return {"flag": "bool", "append": "args"}.get(self.kind, "string")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("server_command", "--mcp-server-command", "--command",
+           "command that starts the server under test (one string, split like a shell; "
+           "{port} is replaced by a free port for HTTP servers)", metavar="CMD"),
+    Option("server_url", "--mcp-server-url", "--url",
+           "URL of the MCP endpoint (streamable HTTP, e.g. http://127.0.0.1:8000/mcp) or of the "
+           "legacy SSE endpoint (/sse)", metavar="URL"),
+    Option("transport", "--mcp-transport", "--transport",
+           "transport: stdio (default with a command), streamable-http (default with a URL) or sse",
+           choices=tuple(t.value for t in Transport), metavar="TRANSPORT"),
+    Option("version", "--mcp-version", "--version",
+           f"protocol version to test, repeatable or comma-separated, or 'all' "
+           f"({', '.join(VERSIONS)}; default 2025-11-25)", kind="append", metavar="VERSION",
+           commands=("server", "list")),
+    Option("timeout", "--mcp-timeout", "--timeout",
+           f"seconds to wait for each expected answer (default {DEFAULT_TIMEOUT:g})", kind="float",
+           metavar="SECONDS"),
+    Option("strict", "--mcp-strict", "--strict",
+           "grade SHOULD violations as failures", kind="flag"),
+    Option("report_dir", "--mcp-report-dir", "--report-dir",
+           f"directory for report.json (default {DEFAULT_REPORT_DIR}/)", metavar="DIR"),
+    Option("select", "--mcp-select", "--select",
+           "only requirements whose id (or official alias) matches this glob; repeatable",
+           kind="append", metavar="GLOB", commands=("server", "list")),
+    Option("exclude", "--mcp-exclude", "--exclude",
+           "skip requirements whose id (or official alias) matches this glob; repeatable",
+           kind="append", metavar="GLOB", commands=("server", "list")),
+    Option("schema_dir", "--mcp-schema-dir", "--schema-dir",
+           "directory with the official schemas (<dir>/<version>/schema.json); default "
+           "$MCP_CONFORMANCE_SCHEMA_DIR, the user cache, or a verified download", metavar="DIR"),
+    Option("list", "--mcp-list", None,
+           "print the requirement catalogue (filtered by --mcp-version/--mcp-select/--mcp-exclude) and exit",
+           kind="flag", ini=False, commands=()),
+    Option("list_format", "--mcp-list-format", None, "catalogue format for --mcp-list: text or json",
+           choices=("text", "json"), ini=False, commands=()),
+)
+_BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from conformance import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup(GROUP, "MCP conformance suite (mcp-conformance)")
+    for opt in OPTIONS:
+        kwargs: dict[str, Any] = {"dest": opt.dest, "help": opt.help, "default": None}
+        if opt.kind == "flag":
+            kwargs["action"] = "store_true"
+        elif opt.kind == "append":
+            kwargs["action"] = "append"
+            kwargs["metavar"] = opt.metavar
+        else:
+            kwargs["metavar"] = opt.metavar
+            if opt.choices:
+                kwargs["choices"] = opt.choices
+        group.addoption(opt.flag, **kwargs)
+        if opt.ini:
+            parser.addini(opt.dest, f"{opt.help} (ini mirror of {opt.flag})", type=opt.ini_type)  # type: ignore[arg-type]
+
+
+def get_option(config: pytest.Config, name: str) -> Any:
+    """The command-line value, else the ini value, else the default (None / [] / False)."""
+    opt = _BY_NAME[name]
+    value = config.getoption(opt.dest)
+    if value not in (None, [], ""):
+        return value
+    if opt.ini:
+        ini = config.getini(opt.dest)
+        if opt.kind == "flag":
+            return bool(ini)
+        if opt.kind == "append":
+            return list(ini) if ini else []
+        if isinstance(ini, str) and ini.strip():
+            return ini.strip()
+    if opt.kind == "flag":
+        return False
+    if opt.kind == "append":
+        return []
+    return opt.default
+
+
+# ------------------------------------------------------------------------------------------------
+# configuration -> target
+
+
+def default_target_args(transport: str = "stdio", python: str | None = None) -> tuple[list[str], str | None]:
+    """The bundled reference server as (command argv, url) for ``transport``."""
+    py = python or sys.executable
+    if transport == Transport.STDIO.value:
+        return [py, "-m", "reference_server", "--transport", "stdio"], None
+    path = "/sse" if transport == Transport.SSE.value else "/mcp"
+    return [py, "-m", "reference_server", "--transport", transport, "--port", "{port}"], f"http://127.0.0.1:{{port}}{path}"
+
+
+def build_target(
+    *,
+    command: str | Sequence[str] | None,
+    url: str | None,
+    transport: str | None,
+    timeout: float = DEFAULT_TIMEOUT,
+    cwd: str | None = None,
+    default: bool = False,
+) -> Target:
+    """Validate the target options; raise pytest.UsageError naming what is wrong and the fix."""
+    argv = parse_command(command)
+    url = (url or "").strip() or None
+    if transport:
+        try:
+            kind = Transport(transport)
+        except ValueError:
+            raise pytest.UsageError(
+                f"unknown transport {transport!r}; use one of {', '.join(t.value for t in Transport)}"
+            ) from None
+    else:
+        kind = Transport.STREAMABLE_HTTP if url else Transport.STDIO
+    if kind is Transport.STDIO:
+        if url:
+            raise pytest.UsageError(
+                "--mcp-server-url is for HTTP transports; for stdio give only --mcp-server-command "
+                "(or add --mcp-transport streamable-http / sse)"
+            )
+        if not argv:
+            raise pytest.UsageError("the stdio transport needs --mcp-server-command (the command that starts the server)")
+    else:
+        if not url:
+            if argv and any("{port}" in a for a in argv):
+                url = "http://127.0.0.1:{port}" + ("/sse" if kind is Transport.SSE else "/mcp")
+            else:
+                raise pytest.UsageError(
+                    f"the {kind.value} transport needs --mcp-server-url (e.g. http://127.0.0.1:8000/mcp), "
+                    "or a --mcp-server-command that uses {port}"
+                )
+        parts = urlsplit(url.replace("{port}", "1"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise pytest.UsageError(f"--mcp-server-url {url!r} is not an http:// or https:// URL")
+        try:
+            parts.port
+        except ValueError:
+            raise pytest.UsageError(f"--mcp-server-url {url!r} has an invalid port") from None
+    return Target(
+        transport=kind,
+        command=argv,
+        url=url,
+        cwd=cwd,
+        startup_timeout=max(5.0, timeout),
+        default=default,
+    )
+
+
+@dataclass
+class _Settings:
+    target: Target | None
+    versions: tuple[str, ...]
+    timeout: float
+    strict: bool
+    report_dir: Path
+    select: list[str]
+    exclude: list[str]
+    selected: list[str]  # requirement ids after select/exclude
+    schema_dir: str | None
+
+
+def _versions(values: Iterable[str]) -> tuple[str, ...]:
+    try:
+        return parse_versions(list(values))
+    except UnknownVersionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _selection(select: list[str], exclude: list[str]) -> list[str]:
+    reqs = catalogue()
+    names = {rid: [rid, *r.aliases] for rid, r in reqs.items()}
+    import fnmatch
+
+    for flag, globs in (("--mcp-select", select), ("--mcp-exclude", exclude)):
+        for g in globs:
+            if not any(fnmatch.fnmatchcase(n, g) for ns in names.values() for n in ns):
+                raise pytest.UsageError(
+                    f"{flag} {g!r} matches no requirement id; list them with `mcp-conformance list` "
+                    "(globs: * and ?, e.g. 'lifecycle.*')"
+                )
+    return select_requirements(list(reqs), select, exclude)
+
+
+def _settings(config: pytest.Config) -> _Settings:
+    timeout_raw = get_option(config, "timeout")
+    try:
+        timeout = float(timeout_raw) if timeout_raw not in (None, "") else DEFAULT_TIMEOUT
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"--mcp-timeout {timeout_raw!r} is not a number of seconds") from None
+    if not timeout > 0:
+        raise pytest.UsageError(f"--mcp-timeout must be positive, not {timeout_raw!r}")
+    versions = _versions(get_option(config, "version"))
+    select = list(get_option(config, "select"))
+    exclude = list(get_option(config, "exclude"))
+    selected = _selection(select, exclude)
+    command = get_option(config, "server_command")
+    url = get_option(config, "server_url")
+    transport = get_option(config, "transport")
+    target = None
+    if command or url:
+        target = build_target(command=command, url=url, transport=transport, timeout=timeout, cwd=None)
+    elif transport and not get_option(config, "list"):
+        raise pytest.UsageError("--mcp-transport needs a target: --mcp-server-command or --mcp-server-url")
+    report_dir = get_option(config, "report_dir") or DEFAULT_REPORT_DIR
+    report_path = Path(report_dir)
+    if not report_path.is_absolute():
+        report_path = Path(config.invocation_params.dir) / report_path
+    return _Settings(
+        target=target,
+        versions=versions,
+        timeout=timeout,
+        strict=bool(get_option(config, "strict")),
+        report_dir=report_path,
+        select=select,
+        exclude=exclude,
+        selected=selected,
+        schema_dir=get_option(config, "schema_dir"),
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# state
+
+
+RUN_KEY = pytest.StashKey["_Run"]()
+REPORT_KEY = pytest.StashKey[dict]()
+SETTINGS_KEY = pytest.StashKey[_Settings]()
+
+
+class _Run:
+    """The session's run: settings, the event loop thread (portal), the runner, item results."""
+
+    def __init__(self, config: pytest.Config, settings: _Settings) -> None:
+        self.config = config
+        self.settings = settings
+        assert settings.target is not None
+        self.target = settings.target.resolve()
+        self.started = time.time()
+        self.finished: float | None = None
+        self.scenarios: list[Scenario] = []
+        self._portal_cm: Any = None
+        self.portal: Any = None
+        self.runner: Any = None
+        self.item_results: list[Any] = []
+        self.closed = False
+        self.interrupted = False
+        self.setup_error: str | None = None
+
+    # the event loop starts with the first item (collect-only starts nothing)
+    def ensure_started(self) -> None:
+        if self.runner is not None:
+            return
+        from anyio.from_thread import start_blocking_portal
+
+        from conformance.context import Runner
+
+        self._portal_cm = start_blocking_portal("asyncio")
+        self.portal = self._portal_cm.__enter__()
+        runner = Runner(
+            self.target,
+            versions=self.settings.versions,
+            timeout=self.settings.timeout,
+            strict=self.settings.strict,
+            selected=self.settings.selected,
+        )
+        runner.plan(self.scenarios)
+        self.portal.start_task(runner.start)
+        self.runner = runner
+
+    def run(self, sc: Scenario, version: str) -> Any:
+        self.ensure_started()
+        fut = self.portal.start_task_soon(self.runner.run_item, sc, version)
+        try:
+            result = fut.result()
+        except BaseException:
+            fut.cancel()
+            raise
+        self.item_results.append(result)
+        return result
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self.portal is not None:
+                try:
+                    self.portal.call(self.runner.aclose)
+                finally:
+                    self._portal_cm.__exit__(None, None, None)
+        finally:
+            self.portal = None
+            kill_children()
+            self.finished = time.time()
+
+    def report(self, *, status: str) -> dict[str, Any]:
+        from conformance.report.model import RequirementResult
+
+        reqs = catalogue()
+        results: list[RequirementResult]
+        if self.runner is not None:
+            results = list(self.runner.results.values())
+            errors = list(self.runner.errors)
+            implementation = self.runner.implementation()
+        else:
+            results, errors, implementation = self._planned(), [], {}
+        if self.setup_error:
+            errors.append({"scenario": None, "version": None, "transport": self.target.transport.value,
+                           "kind": "harness", "message": self.setup_error, "hint": None})
+        warnings = []
+        if results and not any(r.checks for r in results) and status == "complete":
+            warnings.append("no requirement was checked: every selected requirement was skipped (see the reasons)")
+        rep = build_report(
+            suite_version=__version__,
+            started=self.started,
+            finished=self.finished or time.time(),
+            status=status,
+            target=self.target.to_json(),
+            transport=self.target.transport.value,
+            versions=self.settings.versions,
+            strict=self.settings.strict,
+            selection={"select": self.settings.select, "exclude": self.settings.exclude},
+            results=results,
+            requirements=reqs,
+            implementation=implementation,
+            errors=errors,
+            warnings=warnings,
+        )
+        return rep
+
+    def _planned(self) -> list[Any]:
+        from conformance.context import Runner
+
+        runner = Runner(self.target, versions=self.settings.versions, selected=self.settings.selected)
+        runner.plan(self.scenarios)
+        return list(runner.results.values())
+
+
+# ------------------------------------------------------------------------------------------------
+# hooks
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "mcp_scenario(id, version, transport, requirements): an mcp-conformance scenario item",
+    )
+    if getattr(config.option, "help", False):
+        return
+    command = get_option(config, "server_command")
+    url = get_option(config, "server_url")
+    listing = bool(get_option(config, "list"))
+    if not (command or url or listing or get_option(config, "transport")):
+        return
+    settings = _settings(config)
+    config.stash[SETTINGS_KEY] = settings
+    if settings.schema_dir:
+        from conformance.schema.loader import configure
+
+        configure(settings.schema_dir)
+    if settings.target is None:
+        return
+    _check_schemas(settings)
+    config.stash[RUN_KEY] = _Run(config, settings)
+
+
+def _check_schemas(settings: _Settings) -> None:
+    from conformance.schema.loader import SchemaError, load_schema
+
+    for v in settings.versions:
+        try:
+            load_schema(v)
+        except SchemaError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    if not config.getoption("mcp_list", default=None):
+        return None
+    try:
+        settings = _settings(config)
+    except pytest.UsageError as exc:
+        sys.stderr.write(f"ERROR: {exc}\n")
+        return int(pytest.ExitCode.USAGE_ERROR)
+    rows = []
+    for rid in settings.selected:
+        req = catalogue()[rid]
+        if not any(v in req.versions for v in settings.versions):
+            continue
+        rows.append(req.to_json())
+    fmt = config.getoption("mcp_list_format") or "text"
+    out = sys.stdout
+    if fmt == "json":
+        out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    else:
+        for r in rows:
+            vs = r["versions"]
+            span = vs[0] if len(vs) == 1 else f"{vs[0]}..{vs[-1]}"
+            alias = f"  (alias: {', '.join(r['aliases'])})" if r["aliases"] else ""
+            out.write(f"{r['id']}  {r['level']}  {span}{alias}\n    {r['url']}\n    \"{r['quote']}\"\n")
+        out.write(f"{len(rows)} requirement(s) for {', '.join(settings.versions)}\n")
+    out.flush()
+    return 0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    run = config.stash.get(RUN_KEY, None)
+    if run is None:
+        return
+    selected = set(run.settings.selected)
+    run.scenarios = [s for s in scenarios("server") if any(r in selected for r in s.requirements)]
+    if not run.scenarios:
+        raise pytest.UsageError(
+            "the selected requirements are not checked by any scenario; widen --mcp-select / --mcp-exclude"
+        )
+    suite = McpSuite.from_parent(session, name=GROUP, nodeid=GROUP)
+    new: list[pytest.Item] = []
+    reqs = catalogue()
+    for version in run.settings.versions:
+        for sc in run.scenarios:
+            new.append(McpItem.from_parent(suite, name=f"{sc.id}[{version}-{run.target.transport.value}]",
+                                           scenario=sc, version=version, run=run, reqs=reqs))
+    items[:0] = new
+    # let the terminal (and other reporters) count the items as collected
+    config.hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, list(new)))
+
+
+class McpSuite(pytest.Collector):
+    """The parent of every scenario item."""
+
+    def collect(self) -> list[Any]:  # items are created in pytest_collection_modifyitems
+        return []
+
+
+class McpFailure(Exception):
+    """The item's verdict: a requirement failed."""
+
+
+class McpError(Exception):
+    """Our own trouble or an unreachable target: pytest reports an error."""
+
+
+class McpItem(pytest.Item):
+    """One scenario on one version and the target's transport."""
+
+    def __init__(self, *, scenario: Scenario, version: str, run: _Run, reqs: dict, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.version = version
+        self.run = run
+        self.mcp_result: Any = None
+        transport = run.target.transport.value
+        cited = [r for r in scenario.requirements if r in set(run.settings.selected)]
+        self.add_marker(pytest.mark.mcp_scenario(id=scenario.id, version=version, transport=transport,
+                                                 requirements=tuple(cited)))
+        self.extra_keyword_matches.update(cited)
+        self.user_properties.append(("mcp_scenario", scenario.id))
+        self.user_properties.append(("mcp_version", version))
+        self.user_properties.append(("mcp_transport", transport))
+        for rid in cited:
+            r = reqs[rid]
+            self.user_properties.append(("mcp_requirement", f"{rid} {r.level.value} {r.url}"))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        mod = sys.modules.get(self.scenario.module)
+        path = getattr(mod, "__file__", None) or self.path
+        return path, max(self.scenario.line - 1, 0), f"{self.scenario.id} [{self.version}]"
+
+    def setup(self) -> None:
+        result = self.run.run(self.scenario, self.version)
+        self.mcp_result = result
+        if result.outcome is Outcome.ERROR:
+            raise McpError(_error_text(result))
+        if result.outcome is Outcome.SKIP:
+            pytest.skip(result.skip_reason or "nothing was checked")
+
+    def runtest(self) -> None:
+        result = self.mcp_result
+        if result is None:
+            return
+        if result.outcome is Outcome.FAIL:
+            raise McpFailure(_failure_text(result))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, (McpFailure, McpError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+
+def _req_header(rid: str, version: str, transport: str) -> str:
+    r = catalogue()[rid]
+    return f"{r.level.value} {rid} ({version}, {transport})\n    {r.url}\n    \"{r.quote}\""
+
+
+def _violation_text(v: dict[str, Any]) -> str:
+    lines = [f"  {v['outcome'].upper()} {v['level']} {v['requirement']}: {v['problem']}", f"    {v['message']}"]
+    if v.get("expected") is not None:
+        lines.append(f"    expected: {_compact(v['expected'])}")
+    if v.get("actual") is not None:
+        lines.append(f"    actual:   {_compact(v['actual'])}")
+    if v.get("json_path"):
+        lines.append(f"    at:       {v['json_path']}")
+    if v.get("transcript"):
+        lines.append(f"    transcript: {v.get('connection')} entries {v['transcript']}")
+    return "\n".join(lines)
+
+
+def _compact(value: Any, limit: int = 400) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _failure_text(result: Any) -> str:
+    out = []
+    seen = set()
+    for v in result.violations:
+        if v["outcome"] != Outcome.FAIL.value:
+            continue
+        rid = v["requirement"]
+        if rid not in seen:
+            seen.add(rid)
+            out.append(_req_header(rid, result.version, result.transport))
+        out.append(_violation_text(v))
+    return "\n".join(out) or "a requirement failed"
+
+
+def _error_text(result: Any) -> str:
+    kind = "target error" if result.error_kind == "target" else "harness error (not the server's fault)"
+    text = f"{kind}: {result.error}"
+    if result.hint:
+        text += f"\n  how to fix: {result.hint}"
+    return text
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    if report.when == "call" and report.passed and any(k == "mcp_warnings" for k, _ in report.user_properties):
+        return "warned", "W", ("WARNING", {"yellow": True})
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if isinstance(item, McpItem) and call.excinfo is not None and isinstance(call.excinfo.value, (McpError, McpFailure)):
+        report.longrepr = str(call.excinfo.value)  # the verdict, not a traceback into the plugin
+    if isinstance(item, McpItem) and call.when == "call" and item.mcp_result is not None:
+        warnings = item.mcp_result.warnings()
+        if warnings:
+            report.user_properties.append(("mcp_warnings", "; ".join(f"{w['requirement']}: {w['message']}" for w in warnings)))
+    return report
+
+
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    # the session's config is not passed here; _Run.close runs in pytest_sessionfinish
+    pass
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    run = config.stash.get(RUN_KEY, None)
+    if run is None or config.option.collectonly:
+        if run is not None:
+            run.close()
+        return
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+    try:
+        run.close()
+    except BaseException as exc:  # never lose the report
+        run.setup_error = f"closing the run failed: {exc!r}"
+    status = "interrupted" if interrupted else "complete"
+    if run.runner is not None and run.runner._target_error is not None:
+        status = "target-error" if not interrupted else status
+    report = run.report(status=status)
+    path = _write_report(run.settings.report_dir, report)
+    config.stash[REPORT_KEY] = report
+    run.report_path = path  # type: ignore[attr-defined]
+    config.hook.pytest_mcp_report(config=config, report=report, path=path)
+
+
+def _write_report(directory: Path, report: dict[str, Any]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "report.json"
+    tmp = directory / f".report.json.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    run = config.stash.get(RUN_KEY, None)
+    if run is not None and not run.closed:
+        run.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    report = config.stash.get(REPORT_KEY, None)
+    run = config.stash.get(RUN_KEY, None)
+    if report is None or run is None:
+        return
+    tr = terminalreporter
+    tr.section("mcp-conformance", sep="=")
+    tr.write_line(f"target: {report['target']['description']}")
+    impl = (report.get("implementation") or {}).get("server_info")
+    if impl:
+        tr.write_line(f"server: {impl.get('name')} {impl.get('version', '')}".rstrip())
+    counts = report["summary"]["by_outcome"]
+    shown = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+    tr.write_line(f"requirements x versions: {report['summary']['total']} ({shown or 'none'})"
+                  f"{' [strict]' if report['strict'] else ''}")
+    warned = [r for r in report["results"] if r["outcome"] == Outcome.WARNING.value]
+    if warned:
+        tr.write_line("warnings (SHOULD violated; --mcp-strict makes them failures):", yellow=True)
+        for r in warned:
+            first = r["violations"][0]["message"] if r["violations"] else ""
+            tr.write_line(f"  {r['requirement']} [{r['version']}]: {first}", yellow=True)
+    for e in report["errors"]:
+        where = f" [{e['version']}]" if e.get("version") else ""
+        tr.write_line(f"error{where} {e.get('scenario') or ''}: {e['message'].splitlines()[0]}", red=True)
+        if e.get("hint"):
+            tr.write_line(f"  how to fix: {e['hint']}", red=True)
+    for w in report.get("warnings", []):
+        tr.write_line(f"note: {w}", yellow=True)
+    path = getattr(run, "report_path", None)
+    if path is not None:
+        tr.write_line(f"report: {path}")

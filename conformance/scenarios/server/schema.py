@@ -1,0 +1,110 @@
+"""Every message the server sent during the run, on every connection: JSON-RPC 2.0 and valid
+against the official schema of the version (runs last in each version)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.context import ScenarioContext
+from conformance.registry import scenario
+from conformance.spec import errors
+from conformance.transcript import Direction
+from conformance.wire.envelope import Kind
+
+from ._helpers import barrier
+
+MAX_REPORTED = 20
+_UNREADABLE_CODES = (errors.PARSE_ERROR, errors.INVALID_REQUEST)
+_IGNORED_PROBLEMS = ("duplicate key", "UTF-8 byte order mark")
+
+
+def _null_id_error(env) -> bool:
+    """An error response with id null to a request whose id could not be read: JSON-RPC 2.0
+    requires exactly that, though no MCP schema allows a null id (GUIDE: 'Parse-error id')."""
+    return env.kind is Kind.ERROR and env.id is None and env.error_code in _UNREADABLE_CODES
+
+
+def _revalidate_with_id(env, version: str, peer) -> list[Any]:
+    from conformance.schema.validate import validate
+
+    value = dict(env.value)
+    value["id"] = 0
+    return list(validate(value, version, "server-to-client"))
+
+
+@scenario(requirements=["basic.schema.messages-valid", "basic.messages.jsonrpc"], order=1000)
+async def inbound_messages_valid(ctx: ScenarioContext) -> None:
+    """Every inbound message of every connection of this version (the run so far and one more
+    round trip): a JSON-RPC 2.0 message, valid against the version's schema."""
+    peer = await ctx.connect()
+    await barrier(peer, ctx.version)
+    counted = 0
+    bad = {"basic.schema.messages-valid": 0, "basic.messages.jsonrpc": 0}
+    for conn in ctx.connections():
+        if conn.info is not None and conn.info.unsupported:
+            continue  # its messages belong to another version's schema
+        problem = conn.peer.validation_problem
+        if problem:
+            raise RuntimeError(problem)
+        for entry in conn.transcript.entries:
+            if entry.direction != Direction.IN:
+                continue
+            counted += 1
+            env = entry.envelope
+            framing = entry.meta.get("problem")
+            if env is None or env.kind in (Kind.PARSE_ERROR, Kind.INVALID) or framing:
+                if env is not None and env.kind not in (Kind.PARSE_ERROR, Kind.INVALID) and framing:
+                    pass  # a framing problem on a readable message is the transport's rule, not this one
+                else:
+                    bad["basic.messages.jsonrpc"] += 1
+                    if bad["basic.messages.jsonrpc"] <= MAX_REPORTED:
+                        why = [p for p in (env.problems if env is not None else []) if not p.startswith(_IGNORED_PROBLEMS)]
+                        if framing:
+                            why.insert(0, framing)
+                        ctx.check(
+                            "basic.messages.jsonrpc",
+                            False,
+                            problem="NotJsonRpcMessage",
+                            message=f"the server sent something that is not a JSON-RPC 2.0 message on {conn.label}: {'; '.join(why) or 'unreadable'}",
+                            expected="a JSON-RPC 2.0 request, notification or response",
+                            actual=_raw(entry.raw),
+                            entries=[entry.seq],
+                            peer=conn.peer,
+                        )
+                    continue
+            findings = list(entry.findings)
+            if findings and _null_id_error(env):
+                findings = _revalidate_with_id(env, ctx.version, conn.peer)
+            if findings:
+                bad["basic.schema.messages-valid"] += 1
+                if bad["basic.schema.messages-valid"] <= MAX_REPORTED:
+                    first = findings[0]
+                    answering = entry.meta.get("answering")
+                    ctx.check(
+                        "basic.schema.messages-valid",
+                        False,
+                        problem="SchemaMismatch",
+                        message=(
+                            f"{env.kind.value}{f' to {answering}' if answering else ''} on {conn.label} does not match the "
+                            f"{ctx.version} schema: " + "; ".join(str(f) for f in findings[:3])
+                            + (f" (+{len(findings) - 3} more)" if len(findings) > 3 else "")
+                        ),
+                        expected=first.definition or first.schema_path,
+                        actual=[f.to_json() for f in findings[:5]],
+                        json_path=first.json_path,
+                        entries=[entry.seq],
+                        peer=conn.peer,
+                    )
+    n_conn = len([c for c in ctx.connections() if not (c.info and c.info.unsupported)])
+    for req, n in bad.items():
+        if n == 0:
+            ctx.check(req, True, message=f"{counted} inbound message(s) on {n_conn} connection(s) checked")
+        elif n > MAX_REPORTED:
+            ctx.note(f"{n} bad messages in all; the first {MAX_REPORTED} are reported", requirement=req)
+
+
+def _raw(raw: bytes | None, limit: int = 300) -> str:
+    if raw is None:
+        return ""
+    text = raw[:limit].decode("utf-8", "backslashreplace")
+    return text + (f"... ({len(raw)} bytes)" if len(raw) > limit else "")
