@@ -22,6 +22,7 @@ Expectation failures are :class:`PeerError` subclasses; scenarios turn them into
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import math
 import time
@@ -46,6 +47,7 @@ __all__ = [
     "ConnectionLost",
     "ErrorResponse",
     "RawPeer",
+    "describe",
 ]
 
 
@@ -188,10 +190,6 @@ def _is_response(env: Envelope) -> bool:
     return False
 
 
-def _is_any_response(env: Envelope) -> bool:
-    return _is_response(env)
-
-
 class _Rec:
     """One buffered message (a top-level envelope or a member of a batch)."""
 
@@ -207,13 +205,67 @@ class _Rec:
 
 
 class _Waiter:
-    __slots__ = ("match", "event", "rec", "observe")
+    """One pending expectation: woken by the reader (a match, or the close) or by its deadline."""
 
-    def __init__(self, match: Callable[[_Rec], bool], *, observe: bool = False) -> None:
+    __slots__ = ("match", "rec", "error", "_woken", "_event", "_future")
+
+    def __init__(self, match: Callable[[_Rec], bool]) -> None:
         self.match = match
-        self.event = anyio.Event()
         self.rec: _Rec | None = None
-        self.observe = observe
+        self.error: BaseException | None = None
+        self._woken = False
+        self._event: anyio.Event | None = None
+        self._future: asyncio.Future[None] | None = None
+
+    def matches(self, rec: _Rec) -> bool:
+        """``match(rec)``; a predicate that raises is the scenario's bug: kept in ``error``."""
+        try:
+            return self.match(rec)
+        except Exception as exc:
+            self.error = exc
+            return False
+
+    def wake(self) -> None:
+        self._woken = True
+        future = self._future
+        if future is not None:
+            if not future.done():
+                future.set_result(None)
+        elif self._event is not None:
+            self._event.set()
+
+    async def wait(self, timeout: float) -> None:
+        """Until woken or ``timeout`` seconds passed (cancellable like any anyio wait)."""
+        if self._woken:
+            return
+        loop = _asyncio_loop()
+        if loop is None:
+            self._event = anyio.Event()
+            with anyio.move_on_after(timeout):
+                await self._event.wait()
+            return
+        # On asyncio a future and a timer handle cost a fraction of an Event plus a cancel scope,
+        # and this wait is on the hot path of every round trip.
+        future = self._future = loop.create_future()
+        handle = loop.call_later(timeout, _resolve, future) if timeout != math.inf else None
+        try:
+            await future
+        finally:
+            if handle is not None:
+                handle.cancel()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop when anyio runs on asyncio, else ``None`` (trio)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 _validate_fn: Callable[..., list[Finding]] | None = None
@@ -294,7 +346,7 @@ class RawPeer:
         self._last_send_n = 0  # arrival counter when we last sent something
 
         self._closed: BaseException | None = None
-        self._closed_event = anyio.Event()
+        self._closed_event: anyio.Event | None = None  # created on entering (needs a running loop)
         self._reader_error: BaseException | None = None
         self._tg: Any = None
         self._entered = False
@@ -310,6 +362,7 @@ class RawPeer:
         if self._entered:
             raise RuntimeError("a RawPeer can be entered only once")
         self._entered = True
+        self._closed_event = anyio.Event()
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
@@ -317,29 +370,39 @@ class RawPeer:
             await self.transport.start()
             tg.start_soon(self._reader)
         except BaseException as exc:
-            tg.cancel_scope.cancel()
+            self._exited = True
             await self._close_transport()
-            try:
-                await tg.__aexit__(type(exc), exc, exc.__traceback__)
-            finally:
-                self._exited = True
+            await self._leave_task_group(exc)
             raise
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        return await self._exit(*exc_info)
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        await self._exit(exc)
 
     async def aclose(self) -> None:
-        """Close the transport and stop the reader (what leaving ``async with`` does)."""
-        await self._exit(None, None, None)
+        """Close the transport and stop the reader (what leaving ``async with`` does).  Call it
+        from the task that entered the peer, outside any cancel scope opened since."""
+        await self._exit(None)
 
-    async def _exit(self, *exc_info: Any) -> bool | None:
+    async def _exit(self, exc: BaseException | None) -> None:
         if self._exited or self._tg is None:
-            return None
+            return
         self._exited = True
+        if self._closed is None:
+            self.transcript.note("closing the connection")
         await self._close_transport()
-        self._tg.cancel_scope.cancel()
-        return await self._tg.__aexit__(*exc_info)
+        await self._leave_task_group(exc)
+
+    async def _leave_task_group(self, exc: BaseException | None) -> None:
+        """Stop the reader and leave our task group without wrapping the caller's exception in an
+        ExceptionGroup (the reader itself never raises).  A cancellation is handed to the group so
+        its scope can tell its own cancellation from an outer one."""
+        tg = self._tg
+        tg.cancel_scope.cancel()
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            await tg.__aexit__(type(exc), exc, exc.__traceback__)
+        else:
+            await tg.__aexit__(None, None, None)
 
     async def _close_transport(self) -> None:
         # No cancel scope of our own around aclose(): a transport may exit a task group it
@@ -550,11 +613,12 @@ class RawPeer:
         if returncode is not None:
             meta["returncode"] = returncode
         self.transcript.note(f"connection closed: {exc}", meta)
-        self._closed_event.set()
+        if self._closed_event is not None:
+            self._closed_event.set()
         for w in self._waiters:
-            w.event.set()
+            w.wake()
         for w in self._observers:
-            w.event.set()
+            w.wake()
 
     async def _handle(self, item: Inbound) -> None:
         self.inbound.append(item)
@@ -589,16 +653,15 @@ class RawPeer:
         value = env.value
         try:
             if env.kind is Kind.BATCH:
-                findings = list(validator(value, self.version, self._direction))
-                # The batch is judged as a whole above; validate each member against the
-                # request it answers too, so results are checked against the right type.
-                for i, member in enumerate(env.items):
-                    if _is_response(member):
-                        method = self._sent.get(_key(member.id))
+                # members answer different requests: give the oracle id -> method (exact id types)
+                methods: dict[Any, str] = {}
+                for member in env.items:
+                    mid = member.id
+                    if _is_response(member) and (type(mid) is str or type(mid) is int):
+                        method = self._sent.get(_key(mid))
                         if method is not None:
-                            for f in validator(member.value, self.version, self._direction, answering=method):
-                                findings.append(Finding(f"$[{i}]" + f.json_path[1:], f.schema_path, f.message, f.definition))
-                return _dedupe(findings)
+                            methods[mid] = method
+                return validator(value, self.version, self._direction, answering=methods or None)
             return validator(value, self.version, self._direction, answering=answering)
         except Exception as exc:  # the oracle is unavailable (no schema...): say so once, go on
             self._validator = None
@@ -638,16 +701,23 @@ class RawPeer:
     async def _dispatch(self, rec: _Rec) -> None:
         if self._observers:
             for w in self._observers:
-                if w.rec is None and w.match(rec):
-                    w.rec = rec
-                    w.event.set()
+                if w.rec is None and w.error is None:
+                    if w.matches(rec):
+                        w.rec = rec
+                        w.wake()
+                    elif w.error is not None:
+                        w.wake()
         for w in self._waiters:
-            if w.match(rec):
+            if w.matches(rec):
                 self._consume(rec, "expect")
                 w.rec = rec
-                w.event.set()
+                w.wake()
                 self._waiters.remove(w)
                 return
+            if w.error is not None:  # its predicate raised: hand the error to the waiting scenario
+                self._waiters.remove(w)
+                w.wake()
+                break
         if rec.env.kind is Kind.REQUEST:
             await self._answer(rec)
 
@@ -691,7 +761,7 @@ class RawPeer:
             env = Envelope(raw=body, kind=Kind.ERROR, value=msg, id=id, error=error)
         try:
             await self._send(body, env, {}, auto=how)
-        except PeerError as exc:  # connection gone: the reader will see the close
+        except Exception as exc:  # connection gone (the reader will see the close), HTTP trouble...
             self.transcript.note(f"automatic reply ({how}) not sent: {exc}")
 
     # ---------------------------------------------------------------- expectations
@@ -704,7 +774,7 @@ class RawPeer:
 
     async def _expect(
         self,
-        what: str,
+        what: str | Callable[[], str],
         match: Callable[[_Rec], bool],
         candidates: Any,
         timeout: float | None,
@@ -717,7 +787,7 @@ class RawPeer:
             return rec.env
         self._check_reader()
         if self._closed is not None:
-            raise ConnectionLost(self._closed, what=what)
+            raise ConnectionLost(self._closed, what=what if isinstance(what, str) else what())
         if timeout is None:
             timeout = self.timeout
         start_n = len(self._tops)
@@ -725,8 +795,7 @@ class RawPeer:
         waiter = _Waiter(match)
         self._waiters.append(waiter)
         try:
-            with anyio.move_on_after(timeout):
-                await waiter.event.wait()
+            await waiter.wait(timeout)
         finally:
             if waiter.rec is None:
                 try:
@@ -735,11 +804,13 @@ class RawPeer:
                     pass
         if waiter.rec is not None:
             return waiter.rec.env
+        if waiter.error is not None:
+            raise waiter.error
         self._check_reader()
         if self._closed is not None:
-            raise ConnectionLost(self._closed, what=what)
+            raise ConnectionLost(self._closed, what=what if isinstance(what, str) else what())
         waited = time.monotonic() - started
-        raise self._timeout(what, waited, start_n, hint)
+        raise self._timeout(what if isinstance(what, str) else what(), waited, start_n, hint)
 
     def _timeout(self, what: str, waited: float, start_n: int, hint: Callable[[], str] | None) -> ExpectTimeout:
         seen = self._tops[start_n:]
@@ -791,7 +862,7 @@ class RawPeer:
                 return "a response with id " + ", ".join(id_repr(e.id) for e in near[:3]) + f" arrived, which is not the id {id_repr(id)} we sent"
             return ""
 
-        return await self._expect(self._request_label(id), match, self._responses.get(key, ()), timeout, hint=hint)
+        return await self._expect(lambda: self._request_label(id), match, self._responses.get(key, ()), timeout, hint=hint)
 
     async def expect_result(self, id: Any, *, timeout: float | None = None) -> Any:
         """The ``result`` of the response to ``id``; raises ErrorResponse for an error response."""
@@ -857,18 +928,19 @@ class RawPeer:
         """Wait ``duration`` seconds; raise UnexpectedMessage if a matching message (default: any
         response) arrived since our last send or during the wait.  Nothing is consumed.  The only
         legitimate fixed wait: prefer a barrier (a ping after a notification) where one exists."""
-        pred = predicate or _is_any_response
+        pred = predicate or _is_response
         for rec in self._recs[self._last_send_n :]:
             if rec.consumed is None and pred(rec.env):
                 raise UnexpectedMessage(rec.env, f"expected no such message for {duration:.3g} s")
-        observer = _Waiter(lambda rec: bool(pred(rec.env)), observe=True)
+        observer = _Waiter(lambda rec: bool(pred(rec.env)))
         if self._closed is None:
             self._observers.append(observer)
             try:
-                with anyio.move_on_after(duration):
-                    await observer.event.wait()
+                await observer.wait(duration)
             finally:
                 self._observers.remove(observer)
+        if observer.error is not None:
+            raise observer.error
         self._check_reader()
         if observer.rec is not None:
             raise UnexpectedMessage(observer.rec.env, f"expected no such message for {duration:.3g} s")
@@ -876,6 +948,8 @@ class RawPeer:
     async def expect_close(self, *, timeout: float | None = None) -> BaseException:
         """Wait until the connection ends; returns the TransportClosed / ProcessExited."""
         if self._closed is None:
+            if self._closed_event is None:
+                raise RuntimeError("enter the RawPeer (async with) before expecting anything")
             if timeout is None:
                 timeout = self.timeout
             start_n = len(self._tops)
@@ -956,12 +1030,3 @@ def _loose(value: Any) -> str:
         return str(int(value))
     return str(value)
 
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    seen: set[Finding] = set()
-    out = []
-    for f in findings:
-        if f not in seen:
-            seen.add(f)
-            out.append(f)
-    return out
