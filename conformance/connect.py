@@ -442,8 +442,9 @@ def target_error(exc: BaseException, target: Target, *, doing: str = "connecting
             hint="check --url and --transport",
         )
     if isinstance(exc, ConnectError):
+        text = str(exc)
         return TargetError(
-            f"cannot connect to {url or where}: {exc}",
+            text if (url and url in text) else f"cannot connect to {url or where}: {text}",
             hint=(
                 "is the server running and listening there? start it first, or pass --command so "
                 "the suite starts it (use {port} in --command and --url for a free port)"

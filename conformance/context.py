@@ -472,7 +472,11 @@ class Runner:
         self._target_error: TargetError | None = None
         self._server: ServerProcess | None = None
         self._server_lock: Any = None
-        self._spares: dict[str, Any] = {}  # version -> _Spare
+        self._pool: dict[str, list[_Spare]] = {}  # version -> stdio connections started ahead
+        self._fresh_needed: dict[str, int] = {}  # version -> fresh connections the plan still needs
+        self._shared_needed: set[str] = set()
+        self._warmed: set[str] = set()
+        self._current: str | None = None
         self._counter = 0
         self.started = False
 
@@ -502,8 +506,9 @@ class Runner:
                 async with anyio.create_task_group() as tg:
                     for conn in list(self.connections):
                         tg.start_soon(self._close_conn, conn)
-                    for spare in list(self._spares.values()):
-                        tg.start_soon(spare.discard)
+                    for pool in list(self._pool.values()):
+                        for spare in pool:
+                            tg.start_soon(spare.discard)
             if self._server_host is not None:
                 self._server_host.close.set()
                 with anyio.move_on_after(10):
@@ -541,6 +546,13 @@ class Runner:
         for those that do not apply, so the report lists them even if nothing runs."""
         transport = self.target.transport
         for sc in scenarios:
+            if any(self.is_selected(r) for r in sc.requirements):
+                for v in self.versions:
+                    if sc.inapplicable(v, transport) is None:
+                        if sc.fresh:
+                            self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
+                        else:
+                            self._shared_needed.add(v)
             for rid in sc.requirements:
                 if not self.is_selected(rid):
                     continue
@@ -649,13 +661,13 @@ class Runner:
         """A new connection (a spare one started in the background when possible)."""
         conn: Connection | None = None
         if self.prespawn and not peer_opts:
-            for other in [v for v in self._spares if v != version]:
-                await self._spares.pop(other).discard()
-            spare = self._spares.pop(version, None)
-            if spare is not None:
+            self._warm(version)
+            pool = self._pool.setdefault(version, [])
+            while conn is None and pool:
+                spare = pool.pop(0)
+                self._fresh_needed[version] = max(0, self._fresh_needed.get(version, 0) - 1)
+                self._top_up(version)
                 conn = await spare.take()
-            self._spares[version] = _Spare(self, version)
-            self._spares[version].launch()
         if conn is None:
             conn = await self._open(version, shared=False, initialize=False, **peer_opts)
         if initialize:
@@ -757,6 +769,57 @@ class Runner:
         else:
             info.negotiated_version = version
 
+    # -- warming up: start processes before they are needed (stdio start-up is ~0.1-0.5 s) -------
+
+    _POOL_SIZE = 2
+
+    def _top_up(self, version: str) -> None:
+        if not self.prespawn or self._tg is None or self._target_error is not None:
+            return
+        pool = self._pool.setdefault(version, [])
+        while len(pool) < min(self._POOL_SIZE, self._fresh_needed.get(version, 0)):
+            spare = _Spare(self, version)
+            pool.append(spare)
+            spare.launch()
+
+    def _warm(self, version: str) -> None:
+        """Start what ``version`` will need (its shared session, spare stdio processes) in the
+        background."""
+        if version in self._warmed or self._tg is None or self._target_error is not None:
+            return
+        self._warmed.add(version)
+        self._top_up(version)
+        if version in self._shared_needed:
+            self._tg.start_soon(self._shared_quietly, version)
+
+    async def _shared_quietly(self, version: str) -> None:
+        try:
+            await self.shared(version)
+        except Exception:  # cached for the scenario that needs it
+            pass
+
+    async def _retire(self, version: str) -> None:
+        """A version's items are done: close its shared session and spares (transcripts stay)."""
+        pool = self._pool.pop(version, [])
+        conn = self._shared.get(version)
+        async with anyio.create_task_group() as tg:
+            for spare in pool:
+                tg.start_soon(spare.discard)
+            if conn is not None:
+                tg.start_soon(self._close_conn, conn)
+
+    async def _enter_version(self, version: str) -> None:
+        if version == self._current:
+            return
+        previous, self._current = self._current, version
+        self._warm(version)
+        if version in self.versions:
+            i = self.versions.index(version)
+            if i + 1 < len(self.versions):
+                self._warm(self.versions[i + 1])
+        if previous is not None and self._tg is not None:
+            self._tg.start_soon(self._retire, previous)
+
     # -- running one scenario -------------------------------------------------------------------
 
     async def run_item(self, sc: Scenario, version: str) -> ItemResult:
@@ -764,6 +827,7 @@ class Runner:
         transport = self.target.transport
         item = ItemResult(sc.id, version, transport.value)
         started = time.monotonic()
+        await self._enter_version(version)
         cited = [rid for rid in sc.requirements if self.is_selected(rid)]
         reason = sc.inapplicable(version, transport)
         if reason is not None:

@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 import pytest
 
 from conformance import __version__
-from conformance.connect import Target, kill_children, parse_command
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario, scenarios
 from conformance.report.model import build_report, exit_code
@@ -186,8 +185,12 @@ def build_target(
     timeout: float = DEFAULT_TIMEOUT,
     cwd: str | None = None,
     default: bool = False,
-) -> Target:
-    """Validate the target options; raise pytest.UsageError naming what is wrong and the fix."""
+) -> Any:
+    """Validate the target options (a :class:`conformance.connect.Target`); raise
+    pytest.UsageError naming what is wrong and the fix."""
+    # I/O modules (anyio...) are imported lazily: the plugin is loaded into every pytest run
+    from conformance.connect import Target, parse_command
+
     argv = parse_command(command)
     url = (url or "").strip() or None
     if transport:
@@ -235,7 +238,7 @@ def build_target(
 
 @dataclass
 class _Settings:
-    target: Target | None
+    target: Any  # conformance.connect.Target | None
     versions: tuple[str, ...]
     timeout: float
     strict: bool
@@ -376,6 +379,8 @@ class _Run:
                 finally:
                     self._portal_cm.__exit__(None, None, None)
         finally:
+            from conformance.connect import kill_children
+
             self.portal = None
             kill_children()
             self.finished = time.time()
@@ -703,11 +708,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for r in warned:
             first = r["violations"][0]["message"] if r["violations"] else ""
             tr.write_line(f"  {r['requirement']} [{r['version']}]: {first}", yellow=True)
+    grouped: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
     for e in report["errors"]:
-        where = f" [{e['version']}]" if e.get("version") else ""
-        tr.write_line(f"error{where} {e.get('scenario') or ''}: {e['message'].splitlines()[0]}", red=True)
-        if e.get("hint"):
-            tr.write_line(f"  how to fix: {e['hint']}", red=True)
+        grouped.setdefault((e["message"], e.get("hint")), []).append(e)
+    for (message, hint), errs in grouped.items():
+        versions = sorted({e["version"] for e in errs if e.get("version")})
+        where = f" [{', '.join(versions)}]" if versions else ""
+        count = f" ({len(errs)} scenarios)" if len(errs) > 1 else f" ({errs[0].get('scenario')})" if errs[0].get("scenario") else ""
+        tr.write_line(f"error{where}{count}: {message}", red=True)
+        if hint:
+            tr.write_line(f"  how to fix: {hint}", red=True)
     for w in report.get("warnings", []):
         tr.write_line(f"note: {w}", yellow=True)
     path = getattr(run, "report_path", None)
