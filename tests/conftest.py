@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# pytester drives the mcp-conformance pytest plugin in tests/runtime (it must be requested from
+# the top-level test conftest).
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_SCHEMAS = ROOT.parent / "shared" / "mcp-spec" / "schemas"
 
