@@ -270,10 +270,11 @@ class ServerProcess:
         self._tg.start_soon(self._drain)
         try:
             await self._wait_ready()
-        except BaseException as exc:
+        except BaseException:
             await self._stop()
-            await self._tg.__aexit__(type(exc), exc, exc.__traceback__)
-            self._tg = None
+            tg, self._tg = self._tg, None
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)  # not the exception: anyio would wrap it in a group
             raise
         return self
 

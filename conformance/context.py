@@ -16,6 +16,7 @@ never checked is a ``skip`` ("not reached: ..."); a target we cannot start or re
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ from conformance.spec.versions import VERSIONS, Transport, VersionSpec, spec
 from conformance.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
 
 __all__ = [
     "ScenarioContext",
@@ -685,6 +689,9 @@ class Runner:
             else:
                 await self._initialize(peer, info)
         except PeerError as exc:
+            http = _http_failure(peer, self.target)
+            if http is not None:
+                raise _ScenarioError(http.message, kind="target", hint=http.hint) from exc
             raise _ScenarioError(self._handshake_failure(version, exc), kind="target",
                                  hint="check that the target is an MCP server speaking this transport") from exc
         return info
@@ -731,6 +738,8 @@ class Runner:
         try:
             env = await peer.expect_response(rid)
         except ExpectTimeout:
+            if _http_failure(peer, self.target) is not None:
+                raise
             info.unsupported = (
                 f"target does not appear to speak {version}: no answer to server/discover within "
                 f"{self.timeout:g} s (legacy servers may stay silent)"
@@ -852,21 +861,24 @@ class Runner:
                 if sc.capability:
                     await ctx.require_capability(sc.capability)
                 await sc.func(ctx)
-        except ScenarioSkipped as exc:
-            skipped = exc.reason
-        except TargetError as exc:
-            error = ("target", exc.message, exc.hint)
-        except _ScenarioError as exc:
-            error = (exc.kind, exc.message, exc.hint)
-        except PeerError as exc:
-            peer_exc = exc
-        except TimeoutError:
-            error = ("harness", f"scenario {sc.id} did not finish within its deadline of {self.item_deadline:g} s", None)
-        except TransportError as exc:
-            err = target_error(exc, self.target, doing="running the scenario")
-            error = ("target", err.message, err.hint)
-        except Exception as exc:
-            error = ("harness", f"internal error in scenario {sc.id}: {exc!r}\n{traceback.format_exc()}", None)
+        except Exception as raised:
+            exc = _unwrap(raised)
+            if isinstance(exc, ScenarioSkipped):
+                skipped = exc.reason
+            elif isinstance(exc, TargetError):
+                error = ("target", exc.message, exc.hint)
+            elif isinstance(exc, _ScenarioError):
+                error = (exc.kind, exc.message, exc.hint)
+            elif isinstance(exc, PeerError):
+                peer_exc = exc
+            elif isinstance(exc, TimeoutError):
+                error = ("harness", f"scenario {sc.id} did not finish within its deadline of {self.item_deadline:g} s", None)
+            elif isinstance(exc, (TransportError, OSError)):
+                err = target_error(exc, self.target, doing="running the scenario")
+                error = ("target", err.message, err.hint)
+            else:
+                tb = "".join(traceback.format_exception(type(raised), raised, raised.__traceback__))
+                error = ("harness", f"internal error in scenario {sc.id}: {exc!r}\n{tb}", None)
         finally:
             with anyio.CancelScope(shield=True):
                 for conn in ctx._fresh:
@@ -874,8 +886,19 @@ class Runner:
         for conn in list(self._shared.values()):
             if not conn.alive:
                 self._shared.pop(conn.version, None)
+        if peer_exc is not None and isinstance(peer_exc, (ExpectTimeout, ConnectionLost)) and error is None:
+            conn = ctx._last
+            if conn is not None and not conn.peer.inbound:
+                # Nothing ever arrived on this connection: does the target speak at all?
+                try:
+                    with anyio.fail_after(self.item_deadline):
+                        await self.shared(version)
+                except (TargetError, _ScenarioError) as exc:
+                    error = ("target", exc.message, exc.hint)
+                except Exception:
+                    pass
         item.duration = time.monotonic() - started
-        if peer_exc is not None:
+        if peer_exc is not None and error is None:
             problem, message, expected, actual = _peer_error_violation(peer_exc)
             for rid in active:
                 if rid not in ctx._checks:
@@ -924,6 +947,27 @@ class Runner:
             "server_info": first.server_info if first else None,
             "by_version": {v: i.to_json() for v, i in self.sessions.items()},
         }
+
+
+def _http_failure(peer: RawPeer, target: Target) -> TargetError | None:
+    """A TargetError when the last HTTP exchange of ``peer`` was answered with an error status
+    and no JSON-RPC message (404: wrong path, 405: wrong transport, ...)."""
+    exchange = peer.last_exchange
+    status = getattr(exchange, "status", None)
+    if not isinstance(status, int) or status < 400 or peer.inbound:
+        return None
+    from conformance.transports.base import HttpStatusError
+
+    headers = getattr(exchange, "headers", None) or {}
+    body = getattr(exchange, "body", None) or b""
+    return target_error(HttpStatusError(f"HTTP {status}", status=status, headers=dict(headers), body=body), target, doing="initializing")
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The single leaf of (nested) exception groups with one member; else ``exc`` itself."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _not_applicable(req: Requirement, version: str, transport: Transport) -> str:

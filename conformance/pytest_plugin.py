@@ -200,8 +200,8 @@ def build_target(
             raise pytest.UsageError(
                 f"unknown transport {transport!r}; use one of {', '.join(t.value for t in Transport)}"
             ) from None
-    else:
-        kind = Transport.STREAMABLE_HTTP if url else Transport.STDIO
+    else:  # a URL, or a command taking {port}, means an HTTP server
+        kind = Transport.STREAMABLE_HTTP if url or (argv and any("{port}" in a for a in argv)) else Transport.STDIO
     if kind is Transport.STDIO:
         if url:
             raise pytest.UsageError(
@@ -400,7 +400,7 @@ class _Run:
             errors.append({"scenario": None, "version": None, "transport": self.target.transport.value,
                            "kind": "harness", "message": self.setup_error, "hint": None})
         warnings = []
-        if results and not any(r.checks for r in results) and status == "complete":
+        if results and all(r.outcome is Outcome.SKIP for r in results) and status == "complete":
             warnings.append("no requirement was checked: every selected requirement was skipped (see the reasons)")
         rep = build_report(
             suite_version=__version__,
@@ -604,17 +604,25 @@ def _compact(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_SHOWN_PER_REQUIREMENT = 3
+
+
 def _failure_text(result: Any) -> str:
     out = []
-    seen = set()
+    count: dict[str, int] = {}
     for v in result.violations:
         if v["outcome"] != Outcome.FAIL.value:
             continue
         rid = v["requirement"]
-        if rid not in seen:
-            seen.add(rid)
+        n = count.get(rid, 0)
+        if n == 0:
             out.append(_req_header(rid, result.version, result.transport))
-        out.append(_violation_text(v))
+        count[rid] = n + 1
+        if n < _SHOWN_PER_REQUIREMENT:
+            out.append(_violation_text(v))
+    for rid, n in count.items():
+        if n > _SHOWN_PER_REQUIREMENT:
+            out.append(f"  ... {n - _SHOWN_PER_REQUIREMENT} more violation(s) of {rid} in report.json")
     return "\n".join(out) or "a requirement failed"
 
 

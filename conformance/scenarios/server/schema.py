@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.context import ScenarioContext
+from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.transcript import Direction
@@ -37,7 +38,10 @@ async def inbound_messages_valid(ctx: ScenarioContext) -> None:
     """Every inbound message of every connection of this version (the run so far and one more
     round trip): a JSON-RPC 2.0 message, valid against the version's schema."""
     peer = await ctx.connect()
-    await barrier(peer, ctx.version)
+    try:
+        await barrier(peer, ctx.version)  # one more round trip; what arrives is checked below
+    except PeerError as exc:
+        ctx.note(f"the closing round trip failed ({exc}); the messages received so far are checked")
     counted = 0
     bad = {"basic.schema.messages-valid": 0, "basic.messages.jsonrpc": 0}
     for conn in ctx.connections():
