@@ -841,7 +841,9 @@ class Runner:
         reason = sc.inapplicable(version, transport)
         if reason is not None:
             for rid in cited:
-                self._skip(item, rid, version, reason, sc.id, checked=False)
+                req = self.requirement(rid)
+                why = reason if (sc.skip_reason or req.applies_to(version, transport)) else _not_applicable(req, version, transport)
+                self._skip(item, rid, version, why, sc.id, checked=False)
             item.skip_reason = reason
             item.outcome = Outcome.SKIP
             return item

@@ -1,0 +1,87 @@
+"""Helpers for the suite-runtime tests: target commands, plugin runs, report loading."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+# pytester's in-process runs drop every module first imported inside them; the scenario registry
+# would then hold functions bound to dropped modules (another ``Kind`` enum...).  Import the whole
+# stack here, outside any run.
+import conformance.cli  # noqa: F401,E402
+import conformance.context  # noqa: F401,E402
+import conformance.schema.validate  # noqa: F401,E402
+import conformance.transports.http  # noqa: F401,E402
+import conformance.transports.sse  # noqa: F401,E402
+import conformance.transports.stdio  # noqa: F401,E402
+from conformance.registry import scenarios as _scenarios  # noqa: E402
+
+_scenarios("server")
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PY = sys.executable
+TINY = ROOT / "fixtures" / "peers" / "tiny_server.py"
+BAD = HERE / "bad_server.py"
+REPORT_SCHEMA = json.loads((ROOT / "conformance" / "report" / "report.schema.json").read_text())
+TIMEOUT = "2"  # seconds per expectation in these tests; the servers answer in milliseconds
+
+
+def tiny_cmd(*extra: str) -> str:
+    return shlex.join([PY, str(TINY), *extra])
+
+
+def bad_cmd(mode: str, *extra: str) -> str:
+    return shlex.join([PY, str(BAD), mode, *extra])
+
+
+def validate_report(report: dict[str, Any]) -> None:
+    validator = jsonschema.Draft202012Validator(REPORT_SCHEMA, format_checker=jsonschema.FormatChecker())
+    errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
+
+
+def load_report(directory: Path) -> dict[str, Any]:
+    report = json.loads((directory / "report.json").read_text(encoding="utf-8"))
+    validate_report(report)
+    return report
+
+
+def results_by(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(r["requirement"], r["version"]): r for r in report["results"]}
+
+
+def live_processes(token: str) -> list[int]:
+    """Pids of processes whose command line contains ``token`` (Linux /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if token.encode() in cmdline and "State:\tZ" not in status:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture
+def run_plugin(pytester: pytest.Pytester):
+    """Run pytest in-process in a temp dir with the given arguments; returns (result, report|None)."""
+
+    def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any] | None]:
+        result = pytester.runpytest("-p", "no:cacheprovider", *args)
+        path = pytester.path / "reports" / "report.json"
+        report = load_report(path.parent) if path.exists() else None
+        return result, report
+
+    return run

@@ -1,0 +1,204 @@
+"""The pytest plugin: options and ini mirrors, items, grading, skip reasons, selection, report.json."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from conformance.pytest_plugin import OPTIONS
+from conformance.registry import scenarios
+from conformance.spec.requirements import catalogue
+from conformance.spec.versions import VERSIONS, parse_versions
+
+from .conftest import TIMEOUT, bad_cmd, results_by, tiny_cmd
+
+
+def _items(versions: tuple[str, ...]) -> int:
+    return len(scenarios("server")) * len(versions)
+
+
+def test_help_lists_every_option_in_one_group_with_ini_mirrors(pytester: pytest.Pytester) -> None:
+    out = pytester.runpytest("--help").stdout.str()
+    group = out[out.index("MCP conformance suite") :]
+    for opt in OPTIONS:
+        assert opt.flag in group
+        if opt.ini:
+            assert f"{opt.dest} (" in out  # listed among the ini options
+    assert "--mcp-list" in group
+
+
+def test_inactive_without_a_target(run_plugin, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result, report = run_plugin()
+    result.assert_outcomes(passed=1)
+    assert report is None
+    assert not (pytester.path / "reports").exists()
+
+
+def test_correct_server_passes_every_version_and_writes_the_report(run_plugin) -> None:
+    versions = ("2024-11-05", "2026-07-28")
+    args = ["--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT]
+    for v in versions:
+        args += ["--mcp-version", v]
+    result, report = run_plugin(*args)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == _items(versions)
+    assert "failed" not in outcomes and "errors" not in outcomes
+    assert report is not None and report["exit_code"] == 0 and report["status"] == "complete"
+    assert report["versions"] == list(versions)
+    assert report["target"]["command"][-1].endswith("tiny_server.py")
+    assert report["implementation"]["server_info"]["name"] == "mcp-conformance-tiny-server"
+    # one result per cited requirement x version, with the catalogue's level, url and quote
+    cited = {rid for sc in scenarios("server") for rid in sc.requirements}
+    assert {(r["requirement"], r["version"]) for r in report["results"]} == {(c, v) for c in cited for v in versions}
+    reqs = catalogue()
+    for r in report["results"]:
+        req = reqs[r["requirement"]]
+        assert (r["level"], r["url"], r["quote"]) == (req.level.value, req.url, req.quote)
+        assert r["outcome"] in ("pass", "skip"), r
+        if r["outcome"] == "skip":
+            assert r["reason"]
+        else:
+            assert r["checks"] >= 1 and r["scenarios"]
+    counts = Counter(r["outcome"] for r in report["results"])
+    assert {k: v for k, v in report["summary"]["by_outcome"].items() if v} == dict(counts)
+    by = results_by(report)
+    assert by[("ping.response", "2026-07-28")]["reason"] == "ping was removed in 2026-07-28"
+    assert "not applicable to 2024-11-05" in by[("basic.notifications.no-response", "2024-11-05")]["reason"]
+    assert "initialize handshake" in by[("discover.implemented", "2024-11-05")]["reason"]
+    assert by[("ping.response", "2024-11-05")]["outcome"] == "pass"
+    assert by[("discover.implemented", "2026-07-28")]["outcome"] == "pass"
+
+
+def test_ini_mirrors(run_plugin, pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\n"
+        f"mcp_server_command = {tiny_cmd()}\n"
+        "mcp_version = 2025-06-18\n"
+        f"mcp_timeout = {TIMEOUT}\n"
+        "mcp_select = ping.*\n"
+        "mcp_report_dir = out\n"
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    report = json.loads((pytester.path / "out" / "report.json").read_text())
+    assert report["versions"] == ["2025-06-18"]
+    assert [r["requirement"] for r in report["results"]] == ["ping.response"]
+    assert report["selection"]["select"] == ["ping.*"]
+
+
+def test_command_line_wins_over_ini(run_plugin, pytester: pytest.Pytester) -> None:
+    pytester.makeini(f"[pytest]\nmcp_server_command = {bad_cmd('wrong-ping')}\nmcp_select = ping.*\n")
+    result, report = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT)
+    result.assert_outcomes(passed=1)
+    assert report is not None and "tiny_server.py" in report["target"]["description"]
+
+
+def test_must_violation_fails_with_expected_actual_and_transcript(run_plugin) -> None:
+    result, report = run_plugin("--mcp-server-command", bad_cmd("wrong-ping"), "--mcp-timeout", TIMEOUT, "--mcp-select", "ping.*")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "MUST ping.response" in out and "NonEmptyPingResult" in out
+    assert catalogue()["ping.response"].quote in out
+    assert report is not None and report["exit_code"] == 1
+    (res,) = report["results"]
+    assert res["outcome"] == "fail"
+    (v,) = res["violations"]
+    assert (v["problem"], v["expected"], v["actual"], v["json_path"]) == ("NonEmptyPingResult", {}, {"pong": True}, "$.result")
+    shown = {(e["connection"], e["seq"]) for e in res["transcript"]}
+    assert all((v["connection"], seq) in shown for seq in v["transcript"])
+    assert any(e.get("envelope", {}).get("kind") == "result" and "pong" in e["raw"]["text"] for e in res["transcript"])
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_should_violation_is_a_warning_and_a_failure_under_strict(run_plugin, strict: bool) -> None:
+    args = ["--mcp-server-command", bad_cmd("no-serverinfo"), "--mcp-timeout", TIMEOUT,
+            "--mcp-version", "2026-07-28", "--mcp-select", "discover.*"]
+    result, report = run_plugin(*args, *(["--mcp-strict"] if strict else []))
+    assert report is not None and report["strict"] is strict
+    by = results_by(report)
+    info = by[("discover.server-info", "2026-07-28")]
+    assert by[("discover.implemented", "2026-07-28")]["outcome"] == "pass"
+    assert info["violations"][0]["problem"] == "MissingServerInfo"
+    if strict:
+        result.assert_outcomes(failed=1)
+        assert info["outcome"] == "fail" and report["exit_code"] == 1
+    else:
+        assert result.ret == 0
+        assert result.parseoutcomes() == {"warned": 1}  # passed, shown with its own status
+        assert info["outcome"] == "warning" and report["exit_code"] == 0
+        out = result.stdout.str()
+        assert "warnings (SHOULD violated" in out and "discover.server-info [2026-07-28]" in out
+
+
+def test_select_and_exclude_globs(run_plugin) -> None:
+    result, report = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT,
+                                "--mcp-select", "jsonrpc.*", "--mcp-exclude", "jsonrpc.error.*")
+    assert report is not None
+    wanted = {rid for rid in catalogue() if rid.startswith("jsonrpc.") and not rid.startswith("jsonrpc.error.")}
+    assert {r["requirement"] for r in report["results"]} == wanted
+    ran = {sc.id for sc in scenarios("server") if wanted & set(sc.requirements)}
+    assert result.parseoutcomes()["passed"] == len(ran)
+
+
+def test_select_by_official_alias(run_plugin) -> None:
+    result, report = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT, "--mcp-select", "server-initialize")
+    assert report is not None
+    assert [r["requirement"] for r in report["results"]] == ["lifecycle.initialize.result"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mcp-version", "1999-01-01"], "unknown MCP protocol version '1999-01-01'; use one of"),
+        (["--mcp-select", "no.such.*"], "--mcp-select 'no.such.*' matches no requirement id"),
+        (["--mcp-timeout", "soon"], "--mcp-timeout 'soon' is not a number"),
+        (["--mcp-server-url", "http://127.0.0.1:1/mcp", "--mcp-transport", "stdio"], "--mcp-server-url is for HTTP transports"),
+        (["--mcp-transport", "streamable-http"], "needs --mcp-server-url"),
+    ],
+)
+def test_usage_errors_name_the_problem(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mcp-server-command", tiny_cmd(), *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_unstartable_command_is_an_error_not_a_fail(run_plugin) -> None:
+    result, report = run_plugin("--mcp-server-command", "no-such-mcp-server --flag", "--mcp-timeout", TIMEOUT)
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes and outcomes["errors"] >= 1
+    assert "command not found: 'no-such-mcp-server'" in result.stdout.str()
+    assert "how to fix" in result.stdout.str()
+    assert report is not None and report["exit_code"] == 3
+    assert {e["kind"] for e in report["errors"]} == {"target"}
+    assert all(r["outcome"] in ("error", "skip") for r in report["results"])
+    assert all(r["reason"] for r in report["results"] if r["outcome"] == "error")
+
+
+def test_keyword_deselection_runs_only_matching_items(run_plugin) -> None:
+    result, report = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT, "-k", "ping")
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 1 and outcomes["deselected"] == _items(parse_versions(None)) - 1
+    assert report is not None
+    by = results_by(report)
+    assert by[("ping.response", "2025-11-25")]["outcome"] == "pass"
+    assert by[("jsonrpc.error.method-not-found", "2025-11-25")]["reason"].startswith("not run")
+
+
+def test_collect_only_starts_nothing_and_lists_items(run_plugin, pytester: pytest.Pytester) -> None:
+    result, report = run_plugin("--mcp-server-command", "no-such-mcp-server", "--collect-only", "-q", "--mcp-version", "all")
+    assert result.ret == 0
+    lines = [line for line in result.stdout.lines if line.startswith("mcp-conformance::")]
+    assert len(lines) == _items(VERSIONS)
+    assert report is None
+
+
+def test_items_carry_requirement_properties(pytester: pytest.Pytester) -> None:
+    pytester.runpytest("-p", "no:cacheprovider", "--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT,
+                       "--mcp-select", "ping.*", "--junitxml", "junit.xml")
+    xml = (pytester.path / "junit.xml").read_text()
+    req = catalogue()["ping.response"]
+    assert f'name="mcp_requirement" value="ping.response {req.level.value} {req.url}"' in xml
+    assert 'name="mcp_version" value="2025-11-25"' in xml
