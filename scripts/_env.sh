@@ -19,3 +19,9 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 export PATH="$root/.venv/bin:$PATH"
+# The official schemas are not committed.  In this repository's checkout they sit in a sibling
+# ../shared/mcp-spec/schemas (CI uses the same); elsewhere the loader uses its cache or downloads
+# the pinned files and verifies their sha256.
+if [ -z "${MCP_CONFORMANCE_SCHEMA_DIR:-}" ] && [ -d "$root/../shared/mcp-spec/schemas" ]; then
+  export MCP_CONFORMANCE_SCHEMA_DIR="$(cd "$root/../shared/mcp-spec/schemas" && pwd)"
+fi
