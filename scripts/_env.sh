@@ -13,8 +13,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
-  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >&2
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,sdk]" >&2
+  echo "setting up .venv (first run or pyproject.toml changed) ..." >&2
+  log=".venv/install.log"
+  if ! { .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip \
+         && .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,sdk]"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "error: installing the project into .venv failed (log above, also in $log)" >&2
+    exit 2
+  fi
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
