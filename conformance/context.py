@@ -258,6 +258,9 @@ class ScenarioContext:
         ``fresh=True`` or any ``peer_opts`` (RawPeer options, ``headers`` for HTTP): a new
         connection, initialized unless ``initialize=False``.  Skips the scenario when the target
         does not support the version; a target that cannot be reached is an error."""
+        failed = self._runner._shared_error.get(self.version)
+        if failed is not None:
+            raise failed  # the plain handshake of this version already failed: don't wait again
         if not fresh and initialize and not peer_opts and not self.scenario.fresh:
             conn = await self._runner.shared(self.version)
         else:

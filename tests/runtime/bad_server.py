@@ -19,6 +19,8 @@ It answers like ``fixtures/peers/tiny_server.py`` (a correct dual-era server) ex
   wrong-method-code     answers unknown methods with -32603
   no-serverinfo         server/discover result without _meta serverInfo (a SHOULD)
   bad-schema            initialize result whose serverInfo.name is a number
+  only-2025-06-18       supports only 2025-06-18: offers it whatever version is asked for
+  misnegotiate          supports 2025-06-18 (offers it for unknown versions) but answers 2025-03-26 when asked for it
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from tiny_server import Server  # noqa: E402
 MODES = {
     "ok", "silent", "garbage", "huge-line", "invalid-utf8", "die-after-init", "crash-at-start",
     "answer-notifications", "no-parse-error", "exit-on-parse-error", "wrong-ping",
-    "wrong-method-code", "no-serverinfo", "bad-schema",
+    "wrong-method-code", "no-serverinfo", "bad-schema", "only-2025-06-18", "misnegotiate",
 }
 
 
@@ -76,8 +78,14 @@ def main() -> int:
             answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32601, "message": f"no {method}"}}
         if method == "initialize":
             initialized = True
-            if mode == "bad-schema" and isinstance(answer, dict) and "result" in answer:
-                answer["result"]["serverInfo"]["name"] = 42
+            result = answer.get("result") if isinstance(answer, dict) else None
+            if mode == "bad-schema" and result:
+                result["serverInfo"]["name"] = 42
+            requested = (msg.get("params") or {}).get("protocolVersion")
+            if mode == "only-2025-06-18" and result:
+                result["protocolVersion"] = "2025-06-18"
+            if mode == "misnegotiate" and result:
+                result["protocolVersion"] = "2025-03-26" if requested == "2025-06-18" else "2025-06-18"
         if method == "ping" and isinstance(answer, dict):
             if mode == "wrong-ping":
                 answer["result"] = {"pong": True}
