@@ -155,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    _terminate_like_interrupt()
     with tempfile.TemporaryDirectory(prefix="mcp-conformance-") as workdir:
         with open(os.path.join(workdir, "pytest.ini"), "w", encoding="utf-8") as f:
             f.write("[pytest]\n")
@@ -164,6 +165,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
     return _exit_code(int(rc), plugin.report)
+
+
+def _terminate_like_interrupt() -> None:
+    """SIGTERM ends a run the way Ctrl-C does: connections closed, processes stopped, partial
+    report written (only from the main thread, and not when SIGTERM is ignored)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def _exit_code(rc: int, report: dict[str, Any] | None) -> int:

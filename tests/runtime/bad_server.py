@@ -7,6 +7,7 @@ It answers like ``fixtures/peers/tiny_server.py`` (a correct dual-era server) ex
 
   ok                    no defect
   silent                reads stdin, never writes a byte
+  stubborn              like silent, but ignores SIGTERM and stays after stdin closes
   garbage               writes a line of text before every answer
   huge-line             answers ping with a 10 MB line (then normally)
   invalid-utf8          answers ping with a result containing invalid UTF-8
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fixtures" / "peers
 from tiny_server import Server  # noqa: E402
 
 MODES = {
-    "ok", "silent", "garbage", "huge-line", "invalid-utf8", "die-after-init", "crash-at-start",
+    "ok", "silent", "stubborn", "garbage", "huge-line", "invalid-utf8", "die-after-init", "crash-at-start",
     "answer-notifications", "no-parse-error", "exit-on-parse-error", "wrong-ping",
     "wrong-method-code", "no-serverinfo", "bad-schema", "only-2025-06-18", "misnegotiate",
 }
@@ -54,6 +55,15 @@ def main() -> int:
     if mode == "crash-at-start":
         print("bad_server: configuration file missing, giving up", file=sys.stderr, flush=True)
         return 3
+    if mode == "stubborn":
+        import signal
+        import time
+
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for _ in sys.stdin.buffer:
+            pass
+        while True:
+            time.sleep(3600)
     out = sys.stdout.buffer
     server = Server()
     initialized = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import bad_cmd, live_processes, results_by
+from .conftest import TIMEOUT, bad_cmd, live_processes, results_by
 
 V = "2025-11-25"
 
@@ -25,12 +25,16 @@ CASES = {
 }
 
 
+# modes where some expectation must time out: a short timeout keeps the test fast
+WAITS = {"silent", "no-parse-error", "invalid-utf8"}
+
+
 @pytest.mark.parametrize("mode", sorted(CASES))
 def test_misbehaving_server_gets_a_named_verdict(run_plugin, tmp_path, mode: str) -> None:
     outcome, rid, text = CASES[mode]
     token = f"bad-{mode}-{tmp_path.name}"  # marks this test's server processes
     result, report = run_plugin("--mcp-server-command", bad_cmd(mode, "--pid-file", str(tmp_path / token)),
-                                "--mcp-timeout", "1", "--mcp-version", V)
+                                "--mcp-timeout", "1.5" if mode in WAITS else TIMEOUT, "--mcp-version", V)
     assert report is not None and report["status"] == "complete"
     res = results_by(report)[(rid, V)]
     assert res["outcome"] == outcome, res
@@ -47,14 +51,14 @@ def test_misbehaving_server_gets_a_named_verdict(run_plugin, tmp_path, mode: str
 
 
 def test_the_stderr_of_a_crashing_server_is_shown(run_plugin, tmp_path) -> None:
-    result, report = run_plugin("--mcp-server-command", bad_cmd("crash-at-start"), "--mcp-timeout", "1", "--mcp-select", "ping.*")
+    result, report = run_plugin("--mcp-server-command", bad_cmd("crash-at-start"), "--mcp-timeout", TIMEOUT, "--mcp-select", "ping.*")
     assert "configuration file missing" in result.stdout.str()
     assert report is not None and "configuration file missing" in report["errors"][0]["message"]
 
 
 def test_a_version_answered_with_another_is_skipped_unless_the_server_supports_it(run_plugin) -> None:
     # only-2025-06-18 offers 2025-06-18 for everything: 2025-11-25 is simply not supported
-    _, report = run_plugin("--mcp-server-command", bad_cmd("only-2025-06-18"), "--mcp-timeout", "1",
+    _, report = run_plugin("--mcp-server-command", bad_cmd("only-2025-06-18"), "--mcp-timeout", TIMEOUT,
                            "--mcp-version", "2025-11-25", "--mcp-version", "2025-06-18", "--mcp-select", "lifecycle.*")
     assert report is not None
     by = results_by(report)
@@ -66,7 +70,7 @@ def test_a_version_answered_with_another_is_skipped_unless_the_server_supports_i
 
 def test_a_supported_version_answered_with_another_fails_the_echo_rule(run_plugin) -> None:
     # misnegotiate offers 2025-06-18 for an unknown version, yet answers 2025-03-26 when asked for it
-    result, report = run_plugin("--mcp-server-command", bad_cmd("misnegotiate"), "--mcp-timeout", "1",
+    result, report = run_plugin("--mcp-server-command", bad_cmd("misnegotiate"), "--mcp-timeout", TIMEOUT,
                                 "--mcp-version", "2025-06-18", "--mcp-select", "lifecycle.version-negotiation.echo")
     assert report is not None
     (res,) = report["results"]

@@ -1,0 +1,57 @@
+"""Ctrl-C (or SIGTERM) during a run: prompt exit, a partial report, no orphan process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import CLI, bad_cmd, live_processes, validate_report
+
+
+def _wait_for(predicate, deadline: float, what: str) -> None:
+    end = time.monotonic() + deadline
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)  # polling with a deadline, not synchronisation by sleep
+
+
+@pytest.mark.parametrize(
+    ("sig", "mode"),
+    [(signal.SIGINT, "silent"), (signal.SIGTERM, "silent"), (signal.SIGINT, "stubborn")],
+    ids=["SIGINT", "SIGTERM", "SIGINT-server-ignores-SIGTERM"],
+)
+def test_an_interrupt_exits_promptly_writes_a_partial_report_and_leaves_no_process(tmp_path: Path, sig: int, mode: str) -> None:
+    token = f"sigint-{tmp_path.name}"
+    pid_file = tmp_path / f"{token}.pid"
+    # a server that never answers, and a timeout long enough that only the interrupt ends the run
+    cmd = [*CLI, "server", "--command", bad_cmd(mode, "--pid-file", str(pid_file)), "--timeout", "60", "--version", "all"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_for(pid_file.exists, 30, "the CLI to start the target")
+        server_pid = int(pid_file.read_text())
+        assert live_processes(token)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)  # the deadline: the run itself would wait 60 s
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, out + err
+    assert "KeyboardInterrupt" in out + err
+    report = json.loads((tmp_path / "reports" / "report.json").read_text())
+    validate_report(report)
+    assert report["status"] == "interrupted" and report["exit_code"] == 130
+    _wait_for(lambda: not live_processes(token), 5, "the server processes to be gone")
+    try:
+        os.kill(server_pid, 0)
+        alive = "State:\tZ" not in Path(f"/proc/{server_pid}/status").read_text()
+    except (ProcessLookupError, FileNotFoundError):
+        alive = False
+    assert not alive
