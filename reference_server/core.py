@@ -313,7 +313,7 @@ class Connection:
         self.closed = False
         # request tracking
         self.inflight: dict[tuple[type, Any], RequestContext] = {}
-        self.pending: dict[tuple[type, Any], tuple[anyio.Event, list[Any]]] = {}
+        self.pending: dict[tuple[type, Any], tuple[anyio.Event, list[Any], str]] = {}
         self._ids = itertools.count(0)
         self.faults = self.config.faults
         self.faults_state: dict[str, Any] = {}
@@ -363,7 +363,7 @@ class Connection:
             ctx.cancelled = True
             if ctx.cancel_scope is not None:
                 ctx.cancel_scope.cancel()
-        for ev, box in self.pending.values():
+        for ev, box, _ in self.pending.values():
             box.append(RPCError(codes.INTERNAL_ERROR, "connection closed"))
             ev.set()
         self.pending.clear()
@@ -387,7 +387,7 @@ class Connection:
         ev = anyio.Event()
         box: list[Any] = []
         key = id_key(rid)
-        self.pending[key] = (ev, box)
+        self.pending[key] = (ev, box, method)
         try:
             await (sink or self.default_sink)(Outgoing(dumps(msg), "request", message=msg, related=related))
             with anyio.move_on_after(timeout if timeout is not None else self.config.request_timeout):
@@ -450,6 +450,15 @@ class Connection:
         if not isinstance(params, dict) or not isinstance(method, str) or msg.get("jsonrpc") != "2.0":
             self.server.log(f"ignored malformed notification {msg!r:.200}")
             return
+        if self.config.validate and self.version is not None:
+            m = lookup(method, C2S, self.version)
+            if m is not None and m.kind == NOTIFICATION:
+                from reference_server.validation import check_value
+
+                findings = check_value(msg, self.version, m.request_def)
+                if findings:  # a notification is never answered: note it and ignore it
+                    self.server.log(f"ignored invalid {method}: {findings[0]}")
+                    return
         if method == "notifications/initialized":
             if self.version is not None:
                 self.initialized = True
@@ -480,7 +489,7 @@ class Connection:
         if entry is None:
             self.server.log(f"ignored response to unknown request {rid!r}")
             return
-        ev, box = entry
+        ev, box, method = entry
         if ev.is_set():
             return
         if "error" in msg:
@@ -489,8 +498,24 @@ class Connection:
             box.append(RPCError(code if isinstance(code, int) and not isinstance(code, bool) else codes.INTERNAL_ERROR, str(err.get("message", "client error")), err.get("data", MISSING)))
         else:
             result = msg.get("result")
-            box.append(result if isinstance(result, dict) else {})
+            problem = self._invalid_client_result(method, result)
+            if problem is not None:
+                box.append(RPCError(codes.INTERNAL_ERROR, f"the client answered {method} with an invalid result: {problem}", {"result": result}))
+            else:
+                box.append(result)
         ev.set()
+
+    def _invalid_client_result(self, method: str, result: Any) -> str | None:
+        """Results of our requests are checked against the negotiated version's schema too."""
+        if not isinstance(result, dict):
+            return "the result is not an object"
+        m = lookup(method, S2C, self.version) if self.version else None
+        if m is None or m.result_def is None or not self.config.validate:
+            return None
+        from reference_server.validation import check_value
+
+        findings = check_value(result, self.version, m.result_def)
+        return f"{findings[0].json_path}: {findings[0].message}" if findings else None
 
     async def _on_request(self, msg: dict[str, Any], sink: Sink, *, in_batch: bool) -> None:
         rid = msg["id"]

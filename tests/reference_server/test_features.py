@@ -261,3 +261,13 @@ async def test_subscriptions_listen_acknowledges_filters_and_tags() -> None:
         assert h.conn.cancel("sub")
         await h.modern("ping" if False else "server/discover", {})
         assert not [m for m in h.messages() if m.get("id") == "sub"]
+
+
+async def test_client_results_are_validated() -> None:
+    async with harness() as h:
+        await h.initialize("2025-11-25", {"sampling": {}})
+        await h.send({"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": {"name": "test_sampling", "arguments": {"prompt": "p"}}})
+        req = await h.wait_for(lambda m: m.get("method") == "sampling/createMessage")
+        await h.send({"jsonrpc": "2.0", "id": req["id"], "result": {"role": "assistant", "content": "not a content block"}})
+        resp = await h.response("s")
+        assert resp["result"]["isError"] is True and "invalid result" in resp["result"]["content"][0]["text"]
