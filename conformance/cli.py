@@ -32,6 +32,7 @@ from conformance.report.model import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXI
 __all__ = ["main", "build_parser", "pytest_args"]
 
 PLUGIN_NAME = "mcp_conformance"  # the pytest11 entry point name
+_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 
 
 class _UsageError(Exception):
@@ -160,10 +161,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(os.path.join(workdir, "pytest.ini"), "w", encoding="utf-8") as f:
             f.write("[pytest]\n")
         plugin = _CliPlugin()
+        # Only our plugin: other installed pytest plugins have nothing to do with a conformance
+        # run and cost start-up time (hypothesis alone ~1 s).
+        saved = os.environ.get(_AUTOLOAD)
+        os.environ[_AUTOLOAD] = "1"
         try:
             rc = pytest.main(pytest_args(ns, workdir), plugins=[plugin])
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
+        finally:
+            if saved is None:
+                os.environ.pop(_AUTOLOAD, None)
+            else:
+                os.environ[_AUTOLOAD] = saved
     return _exit_code(int(rc), plugin.report)
 
 

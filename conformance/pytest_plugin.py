@@ -652,11 +652,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-    # the session's config is not passed here; _Run.close runs in pytest_sessionfinish
-    pass
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config

@@ -31,6 +31,9 @@ PY = sys.executable
 TINY = ROOT / "fixtures" / "peers" / "tiny_server.py"
 BAD = HERE / "bad_server.py"
 REPORT_SCHEMA = json.loads((ROOT / "conformance" / "report" / "report.schema.json").read_text())
+# plugins irrelevant here that make every in-process run slow (hypothesis' terminal summary
+# imports its statistics machinery afresh in each pytester run)
+QUIET_PLUGINS = ("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 TIMEOUT = "5"  # seconds per expectation where nothing is expected to time out (answers take ms)
 
 
@@ -79,7 +82,7 @@ def run_plugin(pytester: pytest.Pytester):
     """Run pytest in-process in a temp dir with the given arguments; returns (result, report|None)."""
 
     def run(*args: str) -> tuple[pytest.RunResult, dict[str, Any] | None]:
-        result = pytester.runpytest("-p", "no:cacheprovider", *args)
+        result = pytester.runpytest(*QUIET_PLUGINS, *args)
         path = pytester.path / "reports" / "report.json"
         report = load_report(path.parent) if path.exists() else None
         return result, report

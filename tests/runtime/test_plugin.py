@@ -12,7 +12,7 @@ from conformance.registry import scenarios
 from conformance.spec.requirements import catalogue
 from conformance.spec.versions import VERSIONS, parse_versions
 
-from .conftest import TIMEOUT, bad_cmd, results_by, tiny_cmd
+from .conftest import QUIET_PLUGINS, TIMEOUT, bad_cmd, results_by, tiny_cmd
 
 
 def _items(versions: tuple[str, ...]) -> int:
@@ -20,7 +20,7 @@ def _items(versions: tuple[str, ...]) -> int:
 
 
 def test_help_lists_every_option_in_one_group_with_ini_mirrors(pytester: pytest.Pytester) -> None:
-    out = pytester.runpytest("--help").stdout.str()
+    out = pytester.runpytest(*QUIET_PLUGINS, "--help").stdout.str()
     group = out[out.index("MCP conformance suite") :]
     for opt in OPTIONS:
         assert opt.flag in group
@@ -81,7 +81,7 @@ def test_ini_mirrors(run_plugin, pytester: pytest.Pytester) -> None:
         "mcp_select = ping.*\n"
         "mcp_report_dir = out\n"
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest(*QUIET_PLUGINS)
     result.assert_outcomes(passed=1)
     report = json.loads((pytester.path / "out" / "report.json").read_text())
     assert report["versions"] == ["2025-06-18"]
@@ -160,7 +160,7 @@ def test_select_by_official_alias(run_plugin) -> None:
     ],
 )
 def test_usage_errors_name_the_problem(pytester: pytest.Pytester, args: list[str], message: str) -> None:
-    result = pytester.runpytest("-p", "no:cacheprovider", "--mcp-server-command", tiny_cmd(), *args)
+    result = pytester.runpytest(*QUIET_PLUGINS, "--mcp-server-command", tiny_cmd(), *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
 
@@ -196,7 +196,7 @@ def test_collect_only_starts_nothing_and_lists_items(run_plugin, pytester: pytes
 
 
 def test_items_carry_requirement_properties(pytester: pytest.Pytester) -> None:
-    pytester.runpytest("-p", "no:cacheprovider", "--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT,
+    pytester.runpytest(*QUIET_PLUGINS, "--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT,
                        "--mcp-select", "ping.*", "--junitxml", "junit.xml")
     xml = (pytester.path / "junit.xml").read_text()
     req = catalogue()["ping.response"]
