@@ -25,7 +25,7 @@ negotiated version is ``-32601``; params are validated against the version's off
 
 from __future__ import annotations
 
-import inspect
+
 import itertools
 import math
 import sys
@@ -474,7 +474,7 @@ class Connection:
         if handler is not None:
             try:
                 res = handler(self, params)
-                if inspect.isawaitable(res):
+                if hasattr(res, "__await__"):
                     await res
             except Exception as exc:  # a notification is never answered
                 self.server.log(f"notification {method} failed: {exc!r}")
@@ -673,7 +673,7 @@ class Connection:
         except Exception as exc:  # a handler bug must not kill the connection
             await self._finish(ctx, error=RPCError(codes.INTERNAL_ERROR, f"Internal error: {exc!r}"))
             return
-        if inspect.isawaitable(res):
+        if hasattr(res, "__await__"):
             self.inflight[id_key(ctx.id)] = ctx
             self.task_group.start_soon(self._run_async, ctx, res)
             return

@@ -29,7 +29,7 @@ undeclared-request[:M] after ``notifications/initialized``, send request M (defa
 
 from __future__ import annotations
 
-import inspect
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -176,7 +176,7 @@ class _RequestFault:
             await anyio.sleep_forever()
         try:
             result = handler(ctx, ctx.params)
-            if inspect.isawaitable(result):
+            if hasattr(result, "__await__"):
                 result = await result
             error = None
         except RPCError as err:

@@ -59,6 +59,7 @@ Send = Callable[[dict], Awaitable[None]]
 
 _LOOPBACK = {"localhost", "127.0.0.1", "[::1]", "::1"}
 _RETRY_MS = 1000
+_KEEPALIVE = 15.0  # seconds of silence before an SSE comment line
 _STREAM_LOG = 1000  # events kept per stream for resumption
 _STREAMS_PER_SESSION = 256
 _MAX_SESSIONS = 1024
@@ -222,7 +223,12 @@ class SseStream:
                     if self.drop or self.finished:
                         break
                     self.wakeup = anyio.Event()
-                    await self.wakeup.wait()
+                    with anyio.move_on_after(_KEEPALIVE) as idle:
+                        await self.wakeup.wait()
+                    if idle.cancelled_caught:
+                        # an SSE comment keeps intermediaries and idle timeouts from closing a
+                        # quiet long-lived stream (2026-07-28 transports/streamable-http)
+                        await send({"type": "http.response.body", "body": b":\n\n", "more_body": True})
             except OSError:
                 client_gone = True
             tg.cancel_scope.cancel()

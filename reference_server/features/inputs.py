@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import inspect
+
 import json
 import secrets
 import time
@@ -130,7 +130,8 @@ def _missing_capabilities(ctx: "RequestContext", requests: dict[str, dict[str, A
             # "an empty capabilities object is equivalent to declaring support for form mode only";
             # "Servers MUST NOT send elicitation requests with modes that are not supported"
             mode = (req.get("params") or {}).get("mode", "form")
-            if declared and mode not in declared:
+            modes = {m for m in ("form", "url") if m in declared} or {"form"}
+            if mode not in modes:
                 missing[cap] = {mode: {}}
     return missing
 
@@ -156,7 +157,7 @@ async def run_with_inputs(ctx: "RequestContext", call: Callable[[InputState], An
     inputs = initial_state(ctx)
     for _ in range(_MAX_ROUNDS):
         result = call(inputs)
-        if inspect.isawaitable(result):
+        if hasattr(result, "__await__"):
             result = await result
         if not isinstance(result, InputRequired):
             return result

@@ -300,6 +300,39 @@ def _custom_header(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any
     return result(text(f"region={args['region']} query={args.get('query', '')}"))
 
 
+async def _url_elicitation_tool(ctx: "RequestContext", args: dict[str, Any], inputs: InputState) -> Any:
+    import secrets
+
+    resp = inputs.responses.get("link")
+    if not isinstance(resp, dict):
+        eid = secrets.token_hex(8)
+        params: dict[str, Any] = {"mode": "url", "message": "Please open this page to connect your account.", "url": f"https://example.com/connect?elicitationId={eid}"}
+        if ctx.version == "2025-11-25":
+            params["elicitationId"] = eid  # removed in 2026-07-28 (requestState correlates instead)
+        return InputRequired({"link": {"method": "elicitation/create", "params": params}}, state={"elicitationId": eid})
+    eid = (inputs.state or {}).get("elicitationId")
+    if ctx.version == "2025-11-25" and eid and resp.get("action") == "accept":
+        # "Servers MAY send a notifications/elicitation/complete notification when an out-of-band
+        # interaction started by URL mode elicitation is completed" (client/elicitation)
+        await ctx.notify("notifications/elicitation/complete", {"elicitationId": eid})
+    return result(text(f"URL elicitation finished: action={resp.get('action')}"))
+
+
+def _url_elicitation_required(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    from reference_server.errors import RPCError
+    import secrets
+
+    elicitation = ctx.client_capabilities.get("elicitation")
+    if not (isinstance(elicitation, dict) and "url" in elicitation):
+        return result(text("This tool needs URL mode elicitation, which the client did not declare."), is_error=True)
+    eid = secrets.token_hex(8)
+    raise RPCError(
+        -32042,
+        "This request requires more information.",
+        {"elicitations": [{"mode": "url", "elicitationId": eid, "url": f"https://example.com/authorize?elicitationId={eid}", "message": "Authorization is required to continue."}]},
+    )
+
+
 # -- list changes and resource updates -----------------------------------------------------------
 
 
@@ -356,6 +389,8 @@ def register(registry: "ToolRegistry") -> None:
             since="2025-11-25",
         )
     )
+    add(Tool("test_url_elicitation", "Asks the user to visit a URL (URL mode elicitation); 2025-11-25 then sends notifications/elicitation/complete.", _NO_ARGS, _url_elicitation_tool, title="URL elicitation", since="2025-11-25", uses_inputs=True))
+    add(Tool("test_url_elicitation_required", "Fails with URLElicitationRequiredError (-32042) when the client supports URL mode elicitation.", _NO_ARGS, _url_elicitation_required, title="URL elicitation required", since="2025-11-25", until="2025-11-25"))
     add(Tool("test_reconnection", "Closes its SSE connection before answering; the result arrives after the client reconnects with Last-Event-ID.", _NO_ARGS, _reconnection, title="Reconnection", since="2025-11-25", until="2025-11-25"))
     add(Tool("list_roots", "Asks the client for its roots (roots/list) and lists them.", _NO_ARGS, _roots, title="List roots", uses_inputs=True))
 

@@ -12,7 +12,6 @@ tools page's "Error Handling" section classifies input validation errors.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 

@@ -81,7 +81,7 @@ async def test_legacy_feature_tour(version: str, page_size: int) -> None:
                 "json_schema_2020_12_tool": {"name": "n", "contactMethod": "email", "email": "e"},
             }
             for name in tools:
-                if name in ("test_reconnection",):
+                if name in ("test_reconnection", "test_url_elicitation", "test_url_elicitation_required"):  # covered below
                     continue
                 resp = await h.request("tools/call", {"name": name, "arguments": args.get(name, {})})
                 assert "result" in resp, (name, resp)
@@ -271,3 +271,26 @@ async def test_client_results_are_validated() -> None:
         await h.send({"jsonrpc": "2.0", "id": req["id"], "result": {"role": "assistant", "content": "not a content block"}})
         resp = await h.response("s")
         assert resp["result"]["isError"] is True and "invalid result" in resp["result"]["content"][0]["text"]
+
+
+async def test_url_elicitation_2025_11_25() -> None:
+    async with harness() as h:
+        await h.initialize("2025-11-25", {"elicitation": {"url": {}}})
+        await h.send({"jsonrpc": "2.0", "id": "u", "method": "tools/call", "params": {"name": "test_url_elicitation", "arguments": {}}})
+        req = await h.wait_for(lambda m: m.get("method") == "elicitation/create")
+        assert req["params"]["mode"] == "url" and req["params"]["elicitationId"]
+        await h.send({"jsonrpc": "2.0", "id": req["id"], "result": {"action": "accept"}})
+        done = await h.wait_for(lambda m: m.get("method") == "notifications/elicitation/complete")
+        assert done["params"]["elicitationId"] == req["params"]["elicitationId"]
+        assert "result" in await h.response("u")
+        err = await h.request("tools/call", {"name": "test_url_elicitation_required", "arguments": {}})
+        assert err["error"]["code"] == -32042 and err["error"]["data"]["elicitations"][0]["mode"] == "url"
+
+
+async def test_url_elicitation_needs_the_url_mode() -> None:
+    async with harness() as h:
+        await h.initialize("2025-11-25", {"elicitation": {}})  # form only
+        resp = await h.request("tools/call", {"name": "test_url_elicitation", "arguments": {}})
+        assert resp["result"]["isError"] is True
+        resp = await h.request("tools/call", {"name": "test_url_elicitation_required", "arguments": {}})
+        assert resp["result"]["isError"] is True
