@@ -160,6 +160,7 @@ class RequestContext:
         "cancelled",
         "finished",
         "in_batch",
+        "related_task",
     )
 
     def __init__(self, conn: "Connection", rid: Any, method: str, params: dict[str, Any], version: str, *, modern: bool, sink: Sink) -> None:
@@ -185,6 +186,7 @@ class RequestContext:
         self.cancelled = False
         self.finished = False
         self.in_batch = False
+        self.related_task: str | None = None  # set while the request runs as a task (2025-11-25)
 
     @property
     def vspec(self):
@@ -226,6 +228,11 @@ class RequestContext:
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if self.related_task is not None:
+            # "All requests, notifications, and responses related to a task MUST include the
+            # io.modelcontextprotocol/related-task key in their _meta field"
+            params = dict(params or {})
+            params["_meta"] = {**(params.get("_meta") or {}), "io.modelcontextprotocol/related-task": {"taskId": self.related_task}}
         if params is not None:
             msg["params"] = params
         await self.sink(Outgoing(dumps(msg), "notification", message=msg, related=self.id))
@@ -259,14 +266,8 @@ class Server:
 
     # -- the method table ------------------------------------------------------------------
     def missing_handlers(self) -> list[str]:
-        """Client-to-server requests of a served version without a handler (the tasks utility,
-        whose capability this server does not declare, is refused on purpose)."""
-        missing = set()
-        for v in self.config.versions:
-            for m in methods_for(v, direction=C2S, kind=REQUEST):
-                if m.name not in self.handlers and not m.name.startswith("tasks/"):
-                    missing.add(m.name)
-        return sorted(missing)
+        """Client-to-server requests of a served version that have no handler (should be none)."""
+        return sorted({m.name for v in self.config.versions for m in methods_for(v, direction=C2S, kind=REQUEST) if m.name not in self.handlers})
 
     def log(self, text: str) -> None:
         if self.config.log is not None:

@@ -17,14 +17,14 @@ __all__ = ["Features"]
 
 class Features:
     def __init__(self, server: "Server") -> None:
-        from reference_server.features import lifecycle, prompts, resources, subscriptions, tools, utilities
+        from reference_server.features import lifecycle, prompts, resources, subscriptions, tasks, tools, utilities
 
         self.server = server
         self.tools = tools.ToolRegistry(server)
         self.resources = resources.ResourceRegistry()
         self.prompts = prompts.PromptRegistry()
         self.subscriptions = subscriptions.Subscriptions(server)
-        self._modules = [lifecycle, utilities, prompts, resources, tools, subscriptions]
+        self._modules = [lifecycle, utilities, prompts, resources, tools, subscriptions, tasks]
 
     def install(self, server: "Server") -> None:
         for mod in self._modules:

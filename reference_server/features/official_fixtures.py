@@ -348,7 +348,7 @@ def register(registry: "ToolRegistry") -> None:
     add(Tool("test_multiple_content_types", "Returns text, image and resource content.", _NO_ARGS, _mixed, title="Mixed content"))
     add(Tool("test_tool_with_logging", "Sends three info log messages while it runs.", _NO_ARGS, _with_logging, title="Logging tool"))
     add(Tool("test_error_handling", "Always returns a tool execution error.", _NO_ARGS, _error, title="Error tool"))
-    add(Tool("test_tool_with_progress", "Reports progress 0, 50, 100 of 100 when asked (progressToken).", _NO_ARGS, _with_progress, title="Progress tool"))
+    add(Tool("test_tool_with_progress", "Reports progress 0, 50, 100 of 100 when asked (progressToken).", _NO_ARGS, _with_progress, title="Progress tool", task_support="optional"))
     add(Tool("test_sampling", "Asks the client's LLM (sampling/createMessage) with the given prompt.", _obj({"prompt": {"type": "string", "description": "The prompt to send to the LLM"}}, ["prompt"]), _sampling, title="Sampling", uses_inputs=True))
     add(
         Tool(

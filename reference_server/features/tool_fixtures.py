@@ -51,6 +51,10 @@ async def _slow(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
     return result(text(f"slept {seconds:g} seconds in {steps} steps"))
 
 
+async def _slow_task(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    return await _slow(ctx, args)
+
+
 def _fail(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
     message = args.get("message", "this tool always fails")
     return result(text(message), is_error=True)
@@ -73,10 +77,11 @@ def register(registry: "ToolRegistry") -> None:
             {"type": "object", "properties": {"text": {"type": "string", "description": "Text to echo back"}}, "required": ["text"]},
             _echo,
             title="Echo",
+            task_support="optional",
             annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
         )
     )
-    registry.add(Tool("add", "Adds two numbers; the sum is returned as text.", _NUMBERS, _add, title="Add", annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}))
+    registry.add(Tool("add", "Adds two numbers; the sum is returned as text.", _NUMBERS, _add, title="Add", task_support="optional", annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}))
     registry.add(
         Tool(
             "add_structured",
@@ -103,6 +108,7 @@ def register(registry: "ToolRegistry") -> None:
             },
             _slow,
             title="Slow",
+            task_support="optional",
             annotations={"readOnlyHint": True, "openWorldHint": False},
         )
     )
@@ -113,6 +119,19 @@ def register(registry: "ToolRegistry") -> None:
             {"type": "object", "properties": {"message": {"type": "string"}}, "additionalProperties": False},
             _fail,
             title="Fail",
+            task_support="optional",
             annotations={"readOnlyHint": True, "openWorldHint": False},
+        )
+    )
+    registry.add(
+        Tool(
+            "slow_task",
+            "Like slow, but must be called as a task (execution.taskSupport: required; 2025-11-25).",
+            {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 600}, "steps": {"type": "integer", "minimum": 1, "maximum": 1000}}, "additionalProperties": False},
+            _slow_task,
+            title="Slow task",
+            task_support="required",
+            since="2025-11-25",
+            until="2025-11-25",
         )
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from conformance.spec import errors as codes
-from conformance.spec.versions import VERSIONS
+from conformance.spec.versions import VERSIONS, spec
 
 from reference_server.errors import RPCError
 from reference_server.features.pagination import paginate
@@ -61,6 +61,7 @@ class Tool:
     until: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # fields for the newest versions (icons, execution)
     uses_inputs: bool = False  # handler(ctx, args, inputs) may return InputRequired (sampling, elicitation, roots)
+    task_support: str | None = None  # 2025-11-25 execution.taskSupport: "optional" | "required" (None: forbidden)
     _validator: Any = field(default=None, repr=False)
 
     def exists_in(self, version: str) -> bool:
@@ -80,6 +81,8 @@ class Tool:
             out["annotations"] = self.annotations
         if v >= _vi("2025-11-25"):
             out.update(self.extra)
+        if self.task_support is not None and spec(version).tasks:
+            out["execution"] = {"taskSupport": self.task_support}
         return out
 
     def argument_errors(self, arguments: dict[str, Any]) -> list[str]:
@@ -156,6 +159,17 @@ def install(server: "Server", features: "Features") -> None:
             if _vi(ctx.version) >= _vi("2025-11-25"):
                 return result(text(message), is_error=True)
             raise RPCError(codes.INVALID_PARAMS, message, {"name": tool.name, "problems": problems})
+        if spec(ctx.version).tasks and not ctx.modern:
+            as_task = isinstance(params.get("task"), dict)
+            if as_task and tool.task_support not in ("optional", "required"):
+                raise RPCError(codes.METHOD_NOT_FOUND, f"Method not found: tool {tool.name} does not support task-augmented execution (execution.taskSupport is forbidden)", {"name": tool.name, "taskSupport": "forbidden"})
+            if not as_task and tool.task_support == "required":
+                raise RPCError(codes.METHOD_NOT_FOUND, f"Method not found: tool {tool.name} must be called as a task (execution.taskSupport is required)", {"name": tool.name, "taskSupport": "required"})
+            if as_task:
+                from reference_server.features.tasks import start_task
+
+                run = (lambda bg: _call_with_inputs(bg, tool, args)) if tool.uses_inputs else (lambda bg: tool.handler(bg, args))
+                return start_task(ctx, run, failed=lambda res: isinstance(res, dict) and res.get("isError") is True)
         if tool.uses_inputs:
             return _call_with_inputs(ctx, tool, args)
         return tool.handler(ctx, args)

@@ -243,3 +243,9 @@ async def test_duplicate_inflight_id_is_refused() -> None:
         msg = await h.response("dup")
         assert msg["error"]["code"] == codes.INVALID_REQUEST
         h.conn.cancel("dup")
+
+
+def test_every_client_request_of_the_method_table_has_a_handler() -> None:
+    from reference_server.core import Server
+
+    assert Server(ServerConfig()).missing_handlers() == []

@@ -81,7 +81,7 @@ async def test_legacy_feature_tour(version: str, page_size: int) -> None:
                 "json_schema_2020_12_tool": {"name": "n", "contactMethod": "email", "email": "e"},
             }
             for name in tools:
-                if name in ("test_reconnection", "test_url_elicitation", "test_url_elicitation_required"):  # covered below
+                if name in ("test_reconnection", "test_url_elicitation", "test_url_elicitation_required", "slow_task"):  # covered below
                     continue
                 resp = await h.request("tools/call", {"name": name, "arguments": args.get(name, {})})
                 assert "result" in resp, (name, resp)
@@ -294,3 +294,43 @@ async def test_url_elicitation_needs_the_url_mode() -> None:
         assert resp["result"]["isError"] is True
         resp = await h.request("tools/call", {"name": "test_url_elicitation_required", "arguments": {}})
         assert resp["result"]["isError"] is True
+
+
+async def test_tasks_2025_11_25() -> None:
+    async with harness() as h:
+        init = await h.initialize("2025-11-25")
+        assert init["result"]["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        tools = {t["name"]: t for t in (await h.request("tools/list"))["result"]["tools"]}
+        assert tools["slow_task"]["execution"] == {"taskSupport": "required"} and "execution" not in tools["test_simple_text"]
+        created = await h.request("tools/call", {"name": "echo", "arguments": {"text": "t"}, "task": {"ttl": 60000}})
+        task = created["result"]["task"]
+        assert task["status"] == "working" and task["ttl"] == 60000
+        result = await h.request("tasks/result", {"taskId": task["taskId"]})
+        assert result["result"]["content"][0]["text"] == "t"
+        assert result["result"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
+        got = await h.request("tasks/get", {"taskId": task["taskId"]})
+        assert got["result"]["status"] == "completed"
+        await h.wait_for(lambda m: m.get("method") == "notifications/tasks/status" and m["params"]["status"] == "completed")
+        # isError results make the task fail
+        failed = (await h.request("tools/call", {"name": "fail", "arguments": {}, "task": {}}))["result"]["task"]
+        await h.request("tasks/result", {"taskId": failed["taskId"]})
+        assert (await h.request("tasks/get", {"taskId": failed["taskId"]}))["result"]["status"] == "failed"
+        # cancel a running task; cancelling again is -32602
+        slow = (await h.request("tools/call", {"name": "slow_task", "arguments": {"seconds": 60}, "task": {}}))["result"]["task"]
+        cancelled = await h.request("tasks/cancel", {"taskId": slow["taskId"]})
+        assert cancelled["result"]["status"] == "cancelled"
+        assert (await h.request("tasks/cancel", {"taskId": slow["taskId"]}))["error"]["code"] == codes.INVALID_PARAMS
+        listed = (await h.request("tasks/list"))["result"]["tasks"]
+        assert {t["taskId"] for t in listed} == {task["taskId"], failed["taskId"], slow["taskId"]}
+        # taskSupport rules, unknown ids
+        assert (await h.request("tools/call", {"name": "slow_task", "arguments": {}}))["error"]["code"] == codes.METHOD_NOT_FOUND
+        assert (await h.request("tools/call", {"name": "test_simple_text", "arguments": {}, "task": {}}))["error"]["code"] == codes.METHOD_NOT_FOUND
+        assert (await h.request("tasks/get", {"taskId": "nope"}))["error"]["code"] == codes.INVALID_PARAMS
+
+
+async def test_task_field_is_ignored_where_tasks_do_not_exist() -> None:
+    async with harness() as h:
+        await h.initialize("2025-06-18")
+        resp = await h.request("tools/call", {"name": "echo", "arguments": {"text": "x"}, "task": {}})
+        assert resp["result"]["content"][0]["text"] == "x"
+        assert "tasks" not in (await h.request("ping")) and "error" in await h.request("tasks/list")
