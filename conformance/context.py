@@ -477,7 +477,7 @@ class Runner:
         self._shared_lock: dict[str, Any] = {}
         self._shared_error: dict[str, _ScenarioError] = {}
         self._target_error: TargetError | None = None
-        self._server: ServerProcess | None = None
+        self._server_host: _Hosted | None = None  # the HTTP server process we started, if any
         self._server_lock: Any = None
         self._pool: dict[str, list[_Spare]] = {}  # version -> stdio connections started ahead
         self._fresh_needed: dict[str, int] = {}  # version -> fresh connections the plan still needs
@@ -523,8 +523,6 @@ class Runner:
             self._stop.set()
             with anyio.move_on_after(5):
                 await self._stopped.wait()
-
-    _server_host: Any = None
 
     async def _close_conn(self, conn: Connection) -> None:
         if conn._close is not None:

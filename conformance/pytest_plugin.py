@@ -447,9 +447,11 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = _settings(config)
     config.stash[SETTINGS_KEY] = settings
     if settings.schema_dir:
-        from conformance.schema.loader import configure
+        from conformance.schema import loader
 
-        configure(settings.schema_dir)
+        previous = (loader._configured_dir, loader._allow_download)
+        config.add_cleanup(lambda: loader.configure(previous[0], allow_download=previous[1]))
+        loader.configure(settings.schema_dir)
     if settings.target is None:
         return
     _check_schemas(settings)

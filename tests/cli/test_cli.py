@@ -52,6 +52,8 @@ def test_usage_errors_exit_2_and_say_what_is_wrong(cli) -> None:
     assert run.rc == 2 and "matches no requirement id" in run.err and "mcp-conformance list" in run.err
     run = cli("server", "--transport", "carrier-pigeon")
     assert run.rc == 2 and "invalid choice: 'carrier-pigeon'" in run.err
+    run = cli("server", "--command", tiny_cmd(), "--schema-dir", "/nonexistent/schemas")
+    assert run.rc == 2 and "/nonexistent/schemas" in run.err
     run = cli()
     assert run.rc == 2 and "usage:" in run.err
     assert run.report is None
