@@ -469,7 +469,7 @@ class HttpFront:
             body = msg.get("body", b"")
             size += len(body)
             if size > limit:
-                await _respond(send, 413, _json_error(codes.INVALID_REQUEST, f"Message too large: more than {limit} bytes", None, {"limit": limit}))
+                await _respond(send, 413, _json_error(codes.INVALID_REQUEST, f"Message too large: more than {limit} bytes", MISSING, {"limit": limit}))
                 return None
             chunks.append(body)
             if not msg.get("more_body"):
@@ -478,11 +478,11 @@ class HttpFront:
     async def _check_post_headers(self, send: Send, headers: dict[str, str]) -> bool:
         accept = headers.get("accept")
         if not (_accepts(accept, "application/json") and _accepts(accept, "text/event-stream")):
-            await _respond(send, 406, _json_error(codes.INVALID_REQUEST, "Not Acceptable: the Accept header must list application/json and text/event-stream", None))
+            await _respond(send, 406, _json_error(codes.INVALID_REQUEST, "Not Acceptable: the Accept header must list application/json and text/event-stream"))
             return False
         ctype = headers.get("content-type", "")
         if ctype.split(";", 1)[0].strip().lower() != "application/json":
-            await _respond(send, 415, _json_error(codes.INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json", None))
+            await _respond(send, 415, _json_error(codes.INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"))
             return False
         return True
 
@@ -522,7 +522,7 @@ class HttpFront:
         rid = value.get("id", MISSING) if isinstance(value, dict) and valid_id(value.get("id")) else MISSING
         if sid is None:
             if not (isinstance(value, dict) and value.get("method") == "initialize" and "id" in value):
-                await _respond(send, 400, _json_error(codes.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required (send initialize first)", rid if rid is not MISSING else None))
+                await _respond(send, 400, _json_error(codes.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required (send initialize first)", rid))
                 return
             if pv_header is not None and pv_header not in self.config.legacy_versions:
                 await _respond(send, 400, _json_error(codes.INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {pv_header!r}", rid, {"supported": list(self.config.legacy_versions)}))
@@ -531,14 +531,14 @@ class HttpFront:
             return
         session = self.sessions.get(sid)
         if session is None or session.closed:
-            await _respond(send, 404, _json_error(codes.INVALID_REQUEST, "Not Found: unknown or terminated session", rid if rid is not MISSING else None))
+            await _respond(send, 404, _json_error(codes.INVALID_REQUEST, "Not Found: unknown or terminated session", rid))
             return
         session.last_used = time.monotonic()
         if pv_header is not None and pv_header != session.conn.version:
             await _respond(
                 send,
                 400,
-                _json_error(codes.INVALID_REQUEST, f"Bad Request: MCP-Protocol-Version {pv_header!r} is not the version negotiated for this session ({session.conn.version})", rid if rid is not MISSING else None, {"negotiated": session.conn.version}),
+                _json_error(codes.INVALID_REQUEST, f"Bad Request: MCP-Protocol-Version {pv_header!r} is not the version negotiated for this session ({session.conn.version})", rid, {"negotiated": session.conn.version}),
             )
             return
         await self._exchange(receive, send, session.conn, value, session=session, modern=False)
@@ -572,7 +572,11 @@ class HttpFront:
         if not has_requests:
             errors = [o for o in ex.buffer if o.kind == "response"]
             if errors:
-                await _respond(send, 400, errors[0].data)
+                # "The HTTP response body MAY comprise a JSON-RPC error response that has no id"
+                body = errors[0].message if isinstance(errors[0].message, dict) else json.loads(errors[0].data)
+                if isinstance(body, dict) and body.get("id", 0) is None:
+                    body = {k: v for k, v in body.items() if k != "id"}
+                await _respond(send, 400, dumps(body))
                 return False
             await _respond(send, 202, b"", content_type=None)
             return True
@@ -641,10 +645,10 @@ class HttpFront:
     # -- 2026-07-28 ---------------------------------------------------------------------------
     async def _post_modern(self, receive: Receive, send: Send, headers: dict[str, str], value: Any, pv_header: str | None) -> None:
         if isinstance(value, list):
-            await _respond(send, 400, _json_error(codes.INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported in protocol version 2026-07-28", None))
+            await _respond(send, 400, _json_error(codes.INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not supported in protocol version 2026-07-28"))
             return
         if not isinstance(value, dict):
-            await _respond(send, 400, _json_error(codes.INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be an object", None))
+            await _respond(send, 400, _json_error(codes.INVALID_REQUEST, "Invalid Request: a JSON-RPC message must be an object"))
             return
         if "method" not in value:
             if "result" in value or "error" in value:
