@@ -397,3 +397,60 @@ async def test_legacy_dropped_stream_does_not_cancel(client: httpx.AsyncClient, 
     final = json.loads(replay[-1].data)
     assert final["id"] == "keep" and "result" in final
     assert all(e.id and int(e.id.rsplit("-", 1)[1]) > int(last.rsplit("-", 1)[1]) for e in replay)
+
+
+# -- random bodies ---------------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from tests.reference_server.robustness import expected_answers, inputs, is_long_running  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fuzz_session(server: _Server) -> Iterator[tuple[httpx.Client, dict[str, str]]]:
+    with httpx.Client(timeout=10) as c:
+        r = c.post(server.url, json=_init("2025-03-26"), headers={"accept": ACCEPT})
+        headers = {"accept": ACCEPT, "content-type": "application/json", "mcp-session-id": r.headers["mcp-session-id"]}
+        c.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+        yield c, headers
+
+
+@settings(max_examples=int(os.environ.get("RS_FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(value=inputs())
+def test_random_bodies_over_http(server: _Server, fuzz_session: tuple[httpx.Client, dict[str, str]], value: Any) -> None:
+    """Every POST gets a 2xx or 4xx (never 5xx, never a hang); 202 exactly when nothing is owed."""
+    if is_long_running(value):
+        return
+    client, headers = fuzz_session
+    body = value if isinstance(value, bytes) else json.dumps(value).encode()
+    r = client.post(server.url, content=body, headers=headers)
+    assert r.status_code < 500, r.text
+    want = expected_answers(body, batching=True)
+    if r.status_code == 202:
+        assert want == 0 and r.content == b""
+    elif r.status_code == 200:
+        assert want == 1
+        if r.headers["content-type"].startswith("text/event-stream"):
+            msgs = [json.loads(e.data) for e in SSEDecoder().feed(r.content) if e.data]
+            assert sum(1 for m in msgs if isinstance(m, list) or "method" not in m) == 1
+        else:
+            assert isinstance(r.json(), (dict, list))
+    # the session is still alive
+    assert client.post(server.url, json={"jsonrpc": "2.0", "id": "alive", "method": "ping"}, headers=headers).status_code == 200
+
+
+@settings(max_examples=int(os.environ.get("RS_FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(value=inputs())
+def test_random_bodies_over_http_2026(server: _Server, value: Any) -> None:
+    """Stateless 2026-07-28 POSTs (headers derived from the body when it has a method)."""
+    if is_long_running(value):
+        return
+    body = value if isinstance(value, bytes) else json.dumps(value).encode()
+    headers = {"accept": ACCEPT, "content-type": "application/json", "mcp-protocol-version": "2026-07-28"}
+    if isinstance(value, dict) and isinstance(value.get("method"), str) and value["method"].isascii() and value["method"].isprintable():
+        headers["mcp-method"] = value["method"]
+    with httpx.Client(timeout=10) as client:
+        r = client.post(server.url, content=body, headers=headers)
+    assert r.status_code < 500, r.text
+    if r.status_code == 202:
+        assert expected_answers(body, batching=False) == 0
