@@ -111,7 +111,14 @@ class ServerConfig:
     title: str = "MCP Reference Server"
     version: str = "0.1.0"
     versions: tuple[str, ...] = VERSIONS  # protocol versions served
-    page_size: int = 50  # items per page of every list method
+    page_size: int | None = None  # items per page of every list method (None: the defaults below)
+    # Default page sizes: tools/list fits on one page (clients that read only the first page, like
+    # the official runner, find every fixture tool); resources/list and prompts/list span several
+    # pages so that cursor pagination is exercised by default.
+    page_sizes: dict[str, int] = field(default_factory=lambda: {"tools/list": 100, "resources/list": 4, "prompts/list": 3, "resources/templates/list": 50, "tasks/list": 50})
+
+    def page_size_for(self, method: str) -> int:
+        return self.page_size if self.page_size is not None else self.page_sizes.get(method, 50)
     max_message_bytes: int = 4 * 1024 * 1024
     validate: bool = True  # validate inbound messages against the official schema
     instructions: str = "Reference server of mcp-conformance: every feature, every version, strict."

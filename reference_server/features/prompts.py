@@ -161,7 +161,7 @@ def install(server: "Server", features: "Features") -> None:
     _register_fixtures(reg)
 
     def prompts_list(ctx: "RequestContext", params: dict[str, Any]) -> dict[str, Any]:
-        page, nxt = paginate("prompts/list", params, reg.visible(ctx.version), server.config.page_size)
+        page, nxt = paginate("prompts/list", params, reg.visible(ctx.version), server.config.page_size_for("prompts/list"))
         out: dict[str, Any] = {"prompts": [p.describe(ctx.version) for p in page]}
         if nxt is not None:
             out["nextCursor"] = nxt

@@ -164,14 +164,14 @@ def install(server: "Server", features: "Features") -> None:
 
     def resources_list(ctx: "RequestContext", params: dict[str, Any]) -> dict[str, Any]:
         items = list(reg.resources.values())
-        page, nxt = paginate("resources/list", params, items, server.config.page_size)
+        page, nxt = paginate("resources/list", params, items, server.config.page_size_for("resources/list"))
         out: dict[str, Any] = {"resources": [r.describe(ctx.version) for r in page]}
         if nxt is not None:
             out["nextCursor"] = nxt
         return out
 
     def templates_list(ctx: "RequestContext", params: dict[str, Any]) -> dict[str, Any]:
-        page, nxt = paginate("resources/templates/list", params, reg.templates, server.config.page_size)
+        page, nxt = paginate("resources/templates/list", params, reg.templates, server.config.page_size_for("resources/templates/list"))
         out: dict[str, Any] = {"resourceTemplates": [t.describe(ctx.version) for t in page]}
         if nxt is not None:
             out["nextCursor"] = nxt

@@ -181,7 +181,7 @@ def install(server: "Server", features: "Features") -> None:
 
     def tasks_list(ctx: "RequestContext", params: dict[str, Any]) -> dict[str, Any]:
         items = list(_tasks(ctx.conn).values())
-        page, nxt = paginate("tasks/list", params, items, server.config.page_size)
+        page, nxt = paginate("tasks/list", params, items, server.config.page_size_for("tasks/list"))
         out: dict[str, Any] = {"tasks": [t.to_json() for t in page]}
         if nxt is not None:
             out["nextCursor"] = nxt

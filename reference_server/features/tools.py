@@ -139,7 +139,7 @@ def install(server: "Server", features: "Features") -> None:
 
     def tools_list(ctx: "RequestContext", params: dict[str, Any]) -> dict[str, Any]:
         tools = registry.visible(ctx.version)
-        page, nxt = paginate("tools/list", params, tools, server.config.page_size)
+        page, nxt = paginate("tools/list", params, tools, server.config.page_size_for("tools/list"))
         out: dict[str, Any] = {"tools": [t.describe(ctx.version) for t in page]}
         if nxt is not None:
             out["nextCursor"] = nxt

@@ -334,3 +334,13 @@ async def test_task_field_is_ignored_where_tasks_do_not_exist() -> None:
         resp = await h.request("tools/call", {"name": "echo", "arguments": {"text": "x"}, "task": {}})
         assert resp["result"]["content"][0]["text"] == "x"
         assert "tasks" not in (await h.request("ping")) and "error" in await h.request("tasks/list")
+
+
+async def test_default_pages() -> None:
+    """By default tools fit on one page (first-page-only clients find every tool) while resources
+    and prompts span several pages (cursor pagination is exercised)."""
+    async with harness() as h:
+        await h.initialize()
+        assert "nextCursor" not in (await h.request("tools/list"))["result"]
+        assert "nextCursor" in (await h.request("resources/list"))["result"]
+        assert "nextCursor" in (await h.request("prompts/list"))["result"]
