@@ -553,6 +553,12 @@ class Connection:
 
         meta = params.get("_meta")
         pv = meta.get(PV_KEY, MISSING) if isinstance(meta, dict) else MISSING
+        if not self.config.modern_versions:
+            pv = MISSING  # a legacy-only server: per-request _meta means nothing special
+        elif not self.config.legacy_versions and pv is MISSING:
+            # a modern-only server: every request is a modern one (and lacks its _meta)
+            await self._serve_modern(msg, rid, method, params, pv, sink, in_batch=in_batch)
+            return
         if self.stateless:
             await self._serve_modern(msg, rid, method, params, pv, sink, in_batch=in_batch)
             return
@@ -565,7 +571,7 @@ class Connection:
         # not initialized.  A dual-era server "selects its behavior from how the client opens: a
         # request carrying modern per-request _meta is served statelessly ...; an initialize
         # request selects legacy semantics" (2026-07-28 basic/versioning).
-        if method == "initialize" and not (isinstance(pv, str) and pv in MODERN_VERSIONS):
+        if method == "initialize" and not (isinstance(pv, str) and pv in MODERN_VERSIONS) and self.config.legacy_versions:
             if in_batch:
                 await self._send_error(sink, rid, RPCError(codes.INVALID_REQUEST, "Invalid Request: initialize must not be part of a JSON-RPC batch", http_status=400))
                 return
@@ -620,11 +626,11 @@ class Connection:
     async def _serve_modern(self, msg: dict[str, Any], rid: Any, method: str, params: dict[str, Any], pv: Any, sink: Sink, *, in_batch: bool) -> None:
         meta = params.get("_meta")
         if not isinstance(meta, dict):
-            await self._send_error(sink, rid, RPCError(codes.INVALID_PARAMS, f"Invalid params: missing params._meta with {PV_KEY!r} and {CAPS_KEY!r} (required on every request)", {"missing": [PV_KEY, CAPS_KEY]}, http_status=400))
+            await self._send_error(sink, rid, RPCError(codes.INVALID_PARAMS, f"Invalid params: missing params._meta with {PV_KEY!r} and {CAPS_KEY!r} (required on every request)", {"missing": [PV_KEY, CAPS_KEY], "supported": list(self.config.modern_versions)}, http_status=400))
             return
         missing = [k for k in (PV_KEY, CAPS_KEY) if k not in meta]
         if missing:
-            await self._send_error(sink, rid, RPCError(codes.INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(repr(k) for k in missing)}", {"missing": missing}, http_status=400))
+            await self._send_error(sink, rid, RPCError(codes.INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(repr(k) for k in missing)}", {"missing": missing, "supported": list(self.config.modern_versions)}, http_status=400))
             return
         if not isinstance(pv, str) or pv not in self.config.modern_versions:
             await self._send_error(

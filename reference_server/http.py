@@ -513,6 +513,8 @@ class HttpFront:
             meta = value["params"].get("_meta")
             if isinstance(meta, dict) and PV_KEY in meta and meta[PV_KEY] not in LEGACY_VERSIONS:
                 modern = True
+        if not self.config.legacy_versions:
+            modern = True
         if modern and self.config.modern_versions:
             await self._post_modern(receive, send, headers, value, pv_header)
             return
@@ -664,14 +666,14 @@ class HttpFront:
             meta = params.get("_meta")
             missing = [k for k in (PV_KEY, CAPS_KEY) if not (isinstance(meta, dict) and k in meta)]
             if missing:
-                await _respond(send, 400, _json_error(codes.INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}", rid, {"missing": missing}))
+                await _respond(send, 400, _json_error(codes.INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}", rid, {"missing": missing, "supported": list(self.config.modern_versions)}))
                 return
             mismatch = self._header_mismatch(headers, value, pv_header)
             if mismatch is not None:
                 await _respond(send, 400, _json_error(codes.HEADER_MISMATCH, f"Header mismatch: {mismatch}", rid))
                 return
         elif "method" in value and valid_id(value.get("id")) and params is None:
-            await _respond(send, 400, _json_error(codes.INVALID_PARAMS, f"Invalid params: params._meta with {PV_KEY} and {CAPS_KEY} is required", rid, {"missing": [PV_KEY, CAPS_KEY]}))
+            await _respond(send, 400, _json_error(codes.INVALID_PARAMS, f"Invalid params: params._meta with {PV_KEY} and {CAPS_KEY} is required", rid, {"missing": [PV_KEY, CAPS_KEY], "supported": list(self.config.modern_versions)}))
             return
         async with anyio.create_task_group() as tg:
             conn = Connection(self.server, task_group=tg, transport="streamable-http", stateless=True)

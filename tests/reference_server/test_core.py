@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conformance.spec import errors as codes
@@ -249,3 +251,19 @@ def test_every_client_request_of_the_method_table_has_a_handler() -> None:
     from reference_server.core import Server
 
     assert Server(ServerConfig()).missing_handlers() == []
+
+
+async def test_legacy_only_server_ignores_modern_meta() -> None:
+    async with harness(ServerConfig(versions=("2025-06-18", "2025-11-25"))) as h:
+        resp = await h.modern("tools/list", {})
+        assert resp["error"]["code"] == codes.INVALID_REQUEST  # not initialized
+        init = await h.initialize("2024-11-05")
+        assert init["result"]["protocolVersion"] == "2025-11-25"
+
+
+async def test_modern_only_server_refuses_initialize_naming_its_versions() -> None:
+    async with harness(ServerConfig(versions=("2026-07-28",))) as h:
+        resp = await h.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+        assert resp["error"]["code"] in (codes.INVALID_PARAMS, codes.METHOD_NOT_FOUND)
+        assert "2026-07-28" in json.dumps(resp["error"])
+        assert (await h.modern("server/discover"))["result"]["supportedVersions"] == ["2026-07-28"]
