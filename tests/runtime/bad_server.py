@@ -50,8 +50,9 @@ def main() -> int:
         return 2
     if "--pid-file" in args:
         path = args[args.index("--pid-file") + 1]
-        Path(path + ".tmp").write_text(str(os.getpid()))
-        os.replace(path + ".tmp", path)
+        tmp = f"{path}.{os.getpid()}.tmp"  # several server processes may start at once
+        Path(tmp).write_text(str(os.getpid()))
+        os.replace(tmp, path)
     if mode == "crash-at-start":
         print("bad_server: configuration file missing, giving up", file=sys.stderr, flush=True)
         return 3
