@@ -95,6 +95,11 @@ def install(server: "Server", features: "Features") -> None:
             await lst.done.wait()  # until cancelled (client) or server shutdown (graceful closure)
         finally:
             subs.listeners.discard(lst)
+        # The server tears the subscription down.  basic/patterns/cancellation: "A server MUST send
+        # notifications/cancelled referencing a subscriptions/listen request ID when it tears down
+        # that subscription stream"; basic/patterns/subscriptions: it "SHOULD respond to the
+        # original subscriptions/listen request with a completion result before closing the stream".
+        await ctx.notify("notifications/cancelled", {"requestId": ctx.id, "reason": "the server is shutting down", "_meta": {SUBSCRIPTION_ID_KEY: ctx.id}})
         return {"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}}
 
     server.handlers["subscriptions/listen"] = listen

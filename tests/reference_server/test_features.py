@@ -344,3 +344,15 @@ async def test_default_pages() -> None:
         assert "nextCursor" not in (await h.request("tools/list"))["result"]
         assert "nextCursor" in (await h.request("resources/list"))["result"]
         assert "nextCursor" in (await h.request("prompts/list"))["result"]
+
+
+async def test_server_teardown_of_a_subscription() -> None:
+    async with harness() as h:
+        await h.send({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen", "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}, "notifications": {"toolsListChanged": True}}})
+        await h.wait_for(lambda m: m.get("method") == "notifications/subscriptions/acknowledged")
+        h.sent[(str, "sub")] = ("subscriptions/listen", "2026-07-28")
+        h.conn.server.features.subscriptions.shutdown()
+        final = await h.response("sub")
+        assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub"
+        cancelled = [m for m in h.messages() if m.get("method") == "notifications/cancelled"]
+        assert cancelled and cancelled[0]["params"]["requestId"] == "sub"
