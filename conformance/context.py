@@ -76,6 +76,11 @@ class ScenarioSkipped(Exception):
         self.reason = reason
 
 
+class _NeedSession(Exception):
+    """require_capability() before any connection: the runner opens the shared session and
+    runs the scenario again from the start."""
+
+
 class _ScenarioError(Exception):
     """Raised when the shared session for a version could not be established (not the target's
     fault for *this* scenario): the item's unchecked requirements become ``error``."""
@@ -296,9 +301,17 @@ class ScenarioContext:
         """Skip the scenario's unchecked requirements with ``reason``."""
         raise ScenarioSkipped(reason)
 
-    async def require_capability(self, path: str) -> None:
-        """Skip unless the server declared the capability (dotted path, e.g. ``resources.subscribe``)."""
-        info = self._info or await self.session_info()
+    def require_capability(self, path: str) -> None:
+        """Skip unless the server declared the capability (dotted path, e.g. ``resources.subscribe``).
+
+        Called before the scenario connected, it asks the runner to open the shared session and
+        start the scenario again (nothing has been sent yet, so that is safe)."""
+        info = self._info or self._runner.sessions.get(self.version)
+        if info is None:
+            if self._last is not None:  # connected, but only fresh connections without a handshake
+                raise RuntimeError("require_capability() needs the server's capabilities: use connect() (initialized) first")
+            raise _NeedSession()
+        self._info = info
         if info.unsupported:
             self.skip(info.unsupported)
         value = _dig(info.capabilities, path)
@@ -861,9 +874,16 @@ class Runner:
         peer_exc: PeerError | None = None
         try:
             with anyio.fail_after(self.item_deadline):
-                if sc.capability:
-                    await ctx.require_capability(sc.capability)
-                await sc.func(ctx)
+                for attempt in (1, 2):
+                    try:
+                        if sc.capability:
+                            ctx.require_capability(sc.capability)
+                        await sc.func(ctx)
+                        break
+                    except _NeedSession:
+                        if attempt == 2:
+                            raise RuntimeError("require_capability(): the shared session gave no capabilities") from None
+                        await ctx.session_info()
         except Exception as raised:
             exc = _unwrap(raised)
             if isinstance(exc, ScenarioSkipped):

@@ -96,6 +96,26 @@ async def test_capabilities_not_declared_are_skipped_with_the_reason() -> None:
     assert declared.outcome is Outcome.PASS and ran == [V]
 
 
+async def test_require_capability_before_connecting_opens_the_session_first() -> None:
+    calls: list[str] = []
+
+    async def scenario(ctx: ScenarioContext) -> None:
+        calls.append("start")
+        ctx.require_capability("prompts")  # the tiny server declares only tools
+        calls.append("after")  # pragma: no cover
+
+    async def declared(ctx: ScenarioContext) -> None:
+        ctx.require_capability("tools")
+        ctx.check("ping.response", True)
+
+    async with running() as runner:
+        item = await runner.run_item(make(scenario, "ping.response"), V)
+        ok = await runner.run_item(make(declared, "ping.response"), V)
+    assert calls == ["start", "start"]  # started again once the session was there
+    assert item.skip_reason == "server did not declare capability 'prompts'"
+    assert ok.outcome is Outcome.PASS
+
+
 async def test_requirements_outside_the_version_are_not_run() -> None:
     async def scenario(ctx: ScenarioContext) -> None:
         assert ctx.requirements == ("ping.response",)
