@@ -33,7 +33,11 @@ Formats: a ``FormatChecker`` checks every ``format`` the official schemas use --
 :func:`unchecked_formats` lists any format a schema uses that cannot be checked with the installed
 packages, and the first validation against such a schema emits a :class:`FormatNotCheckedWarning`.
 
-Validators are compiled once per (version, definition) and cached.
+Validators are compiled once per (version, definition) and cached.  On the hot path a compiled
+pre-check (:mod:`conformance.schema._fast`: plain Python generated from the definition, several
+times faster) answers "valid?" first; jsonschema runs only when it says no, to produce the findings.
+It implements exactly the keywords the schemas use with jsonschema's semantics, so verdicts are
+the same either way (``tests/schema/test_fast_path.py`` checks that differentially).
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ finally:
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7, DRAFT202012
 
+from conformance.schema._fast import FastChecks
 from conformance.schema.findings import Finding
 from conformance.schema.loader import SchemaError, _pin_for, load_schema
 from conformance.spec.methods import C2S, NOTIFICATION, REQUEST, S2C, lookup
@@ -138,6 +143,8 @@ class _Version:
     batching: bool
     input_required: frozenset[str]  # result definitions that may be replaced by InputRequiredResult
     task_result: bool  # has CreateTaskResult (2025-11-25)
+    fast: FastChecks  # compiled "is it valid?" checks (see _fast.py)
+    fast_checks: dict[str, Any]  # definition -> compiled check, or None (jsonschema only)
 
 
 _VERSIONS: dict[str, _Version] = {}
@@ -172,13 +179,14 @@ def _version(version: str) -> _Version:
             if name.endswith("ResultResponse")
             and "InputRequiredResult" in _refs_in(body.get("properties", {}).get("result", {}))
         )
+        cls = Draft7Validator if pin.dialect == "draft-07" else Draft202012Validator
         info = _Version(
             version=version,
             schema=schema,
             defs=defs,
             defs_key=pin.definitions_key,
             uri=uri,
-            cls=Draft7Validator if pin.dialect == "draft-07" else Draft202012Validator,
+            cls=cls,
             registry=registry,
             request="JSONRPCRequest",
             notification="JSONRPCNotification",
@@ -187,6 +195,14 @@ def _version(version: str) -> _Version:
             batching=_version_spec(version).batching,
             input_required=input_required,
             task_result="CreateTaskResult" in defs,
+            fast=FastChecks(
+                defs,
+                pin.definitions_key,
+                draft7=pin.dialect == "draft-07",
+                keywords=cls.VALIDATORS,
+                conforms=FORMAT_CHECKER.conforms,
+            ),
+            fast_checks={},
         )
         _VERSIONS[version] = info
         return info
@@ -440,6 +456,20 @@ def _union_leaf(
     )
 
 
+_FAST_PATH = True  # ask the compiled checks first (tests turn it off to compare)
+_UNSET: Any = object()
+
+
+def _fast_check(info: _Version, definition: str) -> Any:
+    """The compiled check of ``definition`` (``None``: not compilable, jsonschema only)."""
+    check = info.fast_checks.get(definition, _UNSET)
+    if check is _UNSET:
+        with _lock:
+            check = info.fast.get(definition)
+            info.fast_checks[definition] = check
+    return check
+
+
 def _check(
     out: list[Finding],
     info: _Version,
@@ -449,7 +479,14 @@ def _check(
     *,
     skip_id: bool = False,
 ) -> None:
-    """Validate ``value`` (found at ``prefix`` in the message) against ``definition``."""
+    """Validate ``value`` (found at ``prefix`` in the message) against ``definition``.
+
+    A compiled check that says "valid" settles it (it is never more lenient than jsonschema);
+    otherwise jsonschema finds out why."""
+    if _FAST_PATH:
+        check = _fast_check(info, definition)
+        if check is not None and check(value):
+            return
     validator = _validator(info, definition)
     for error in validator.iter_errors(value):
         for leaf in _leaves(error):
