@@ -121,6 +121,22 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+class _DuplicateKey(Exception):
+    """Raised by the fast parse at the first duplicate key: the exact parse then reports them."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+# One decoder for every message (json.loads with options builds a new one per call); a duplicate
+# key sends the text to the exact, problem-collecting parse below.
+_decode_unique = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_reject_constant).decode
+
+
 def parse_value(raw: bytes | str) -> tuple[Any, list[str]]:
     """Parse JSON strictly (UTF-8 only, no NaN/Infinity); returns (value or MISSING, problems)."""
     problems: list[str] = []
@@ -137,7 +153,15 @@ def parse_value(raw: bytes | str) -> tuple[Any, list[str]]:
     else:
         text = raw
     try:
-        value = json.loads(text, object_pairs_hook=_pairs_hook(problems), parse_constant=_reject_constant)
+        if text[:1] == "\ufeff":  # json.loads' own BOM complaint, as before
+            raise _DuplicateKey
+        value = _decode_unique(text)
+    except _DuplicateKey:
+        try:
+            value = json.loads(text, object_pairs_hook=_pairs_hook(problems), parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as exc:
+            problems.append(f"invalid JSON: {exc}")
+            return MISSING, problems
     except (ValueError, RecursionError) as exc:
         problems.append(f"invalid JSON: {exc}")
         return MISSING, problems
@@ -246,9 +270,12 @@ def parse_envelope(raw: bytes | str) -> Envelope:
     return _classify(raw_bytes, value, problems)
 
 
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 JSON, the form we put on the wire (no embedded newlines)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return _encode(value).encode("utf-8")
 
 
 def same_id(a: Any, b: Any) -> bool:
