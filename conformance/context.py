@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable, Mapping, NoReturn
+from typing import Any, Awaitable, Callable, Iterable, NoReturn
 
 import anyio
 

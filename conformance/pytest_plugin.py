@@ -31,10 +31,10 @@ import pytest
 from conformance import __version__
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario, scenarios
-from conformance.report.model import build_report, exit_code
+from conformance.report.model import build_report
 from conformance.spec.requirements import catalogue
 from conformance.spec.requirements import select as select_requirements
-from conformance.spec.versions import VERSIONS, Transport, UnknownVersionError, parse_versions, spec
+from conformance.spec.versions import VERSIONS, Transport, UnknownVersionError, parse_versions
 
 __all__ = [
     "Option",

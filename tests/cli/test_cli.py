@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from conformance.connect import free_port
 from conformance.spec.requirements import catalogue
 from conformance.spec.versions import LATEST_STATEFUL
 
-from .conftest import PY, TINY, bad_cmd, tiny_cmd
+from .conftest import bad_cmd, tiny_cmd
 
 T = ["--timeout", "5"]  # answers arrive in milliseconds; only failure paths wait this long
 T_SHORT = ["--timeout", "1"]
@@ -97,6 +97,15 @@ def test_the_bundled_reference_server_is_the_default_target(cli) -> None:
     assert run.rc == 0, run.out + run.err
     assert run.report["target"]["command"][1:] == ["-m", "reference_server", "--transport", "stdio"]
     assert run.report["implementation"]["server_info"]["name"]
+
+
+@pytest.mark.parametrize(("transport", "path"), [("streamable-http", "/mcp"), ("sse", "/sse")])
+def test_the_reference_server_on_http_transports(cli, transport: str, path: str) -> None:
+    run = cli("server", "--transport", transport, "--select", "ping.*", "--select", "jsonrpc.error.*", *T)
+    assert run.rc == 0, run.out + run.err
+    report = run.report
+    assert report["transport"] == transport and report["target"]["url"].endswith(path)
+    assert {r["outcome"] for r in report["results"]} == {"pass"}
 
 
 def test_user_tests_and_conftests_in_the_working_directory_are_ignored(cli, tmp_path: Path) -> None:
