@@ -1,0 +1,75 @@
+"""Prove the suite can fail: every broken server is caught on exactly its one requirement.
+
+Each defect in ``fixtures/broken_servers`` is the reference server with one requirement broken.
+The suite runs against it through the public CLI; the report must flag that requirement (fail for
+a MUST, warning for a SHOULD, as the catalogue grades it) and nothing else -- no other fail,
+warning or error anywhere in the report.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.outcomes import Level
+from conformance.spec.requirements import catalogue
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = ROOT / "fixtures" / "broken_servers"
+sys.path.insert(0, str(BROKEN))
+
+import defects as registry  # noqa: E402
+
+DEFECTS = sorted(registry.load().values(), key=lambda d: d.name)
+FLAGGED = {"fail", "warning", "error", "stale"}
+
+
+def _target_args(d: registry.Defect) -> list[str]:
+    serve = [sys.executable, str(BROKEN / "serve.py"), d.name, "--transport", d.transport]
+    if d.transport == "stdio":
+        return ["--command", subprocess.list2cmdline(serve), "--transport", "stdio"]
+    path = "/sse" if d.transport == "sse" else "/mcp"
+    return [
+        "--command", subprocess.list2cmdline([*serve, "--port", "{port}"]),
+        "--url", f"http://127.0.0.1:{{port}}{path}",
+        "--transport", d.transport,
+    ]
+
+
+def _run_suite(d: registry.Defect, report_dir: Path) -> tuple[int, dict]:
+    argv = [sys.executable, "-m", "conformance.cli", "server", *_target_args(d), "--report-dir", str(report_dir), "--timeout", str(d.timeout)]
+    for v in d.versions:
+        argv += ["--version", v]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    report_path = report_dir / "report.json"
+    assert report_path.exists(), f"no report written (exit {proc.returncode})\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.returncode, json.loads(report_path.read_text())
+
+
+def test_defects_are_well_formed() -> None:
+    reqs = catalogue()
+    assert len(DEFECTS) >= 3
+    for d in DEFECTS:
+        assert d.requirement in reqs, f"defect {d.name} names unknown requirement {d.requirement}"
+        req = reqs[d.requirement]
+        assert req.level in (Level.MUST, Level.SHOULD), f"defect {d.name}: a MAY cannot be violated"
+        for v in d.versions:
+            assert req.applies_to(v, d.transport), f"defect {d.name}: {d.requirement} does not apply to {v}/{d.transport}"
+
+
+@pytest.mark.parametrize("d", DEFECTS, ids=lambda d: d.name)
+def test_suite_flags_exactly_the_broken_requirement(d: registry.Defect, tmp_path: Path) -> None:
+    req = catalogue()[d.requirement]
+    expected = "fail" if req.level is Level.MUST else "warning"
+    code, report = _run_suite(d, tmp_path)
+    flagged = sorted({(r["requirement"], r["outcome"]) for r in report["results"] if r["outcome"] in FLAGGED})
+    assert flagged == [(d.requirement, expected)], (
+        f"defect {d.name!r} ({d.description}) should be reported as {d.requirement}={expected} and nothing else; "
+        f"the suite reported {flagged}; errors: {report.get('errors')}"
+    )
+    # a MUST fail gates the run; a SHOULD warning does not (outside --strict)
+    assert code == (1 if expected == "fail" else 0)
