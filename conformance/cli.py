@@ -118,13 +118,14 @@ def pytest_args(ns: argparse.Namespace, workdir: str) -> list[str]:
         value = getattr(ns, opt.name, None)
         if value in (None, False, []):
             continue
+        # "--flag=value", one token: pytest looks for its rootdir and ini file before it knows
+        # plugin options, and would take a separate value that names a path for a test path
         if opt.kind == "flag":
             args.append(opt.flag)
         elif opt.kind == "append":
-            for v in value:
-                args += [opt.flag, str(v)]
+            args += [f"{opt.flag}={v}" for v in value]
         else:
-            args += [opt.flag, str(value)]
+            args.append(f"{opt.flag}={value}")
     args.append(workdir)  # an empty directory: no user test files are collected
     return args
 

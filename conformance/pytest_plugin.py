@@ -13,6 +13,10 @@ pass and are listed in the terminal summary and in ``report.json``.
 Scenarios are async; they run in one event loop kept in a background thread for the whole session
 (an anyio blocking portal), so the shared session of a version survives from item to item.
 ``report.json`` is written at session end, also when the run is interrupted.
+
+Give option values that name an existing path as one token (``--mcp-report-dir=out``): pytest
+finds its rootdir and ini file before plugin options are known, and would otherwise take the
+separate value for a test path.
 """
 
 from __future__ import annotations
@@ -568,7 +572,12 @@ class McpItem(pytest.Item):
         if result.outcome is Outcome.ERROR:
             raise McpError(_error_text(result))
         if result.outcome is Outcome.SKIP:
-            pytest.skip(result.skip_reason or "nothing was checked")
+            reason = result.skip_reason or "nothing was checked"
+            try:  # report the scenario's location, not this line
+                exc = pytest.skip.Exception(reason, _use_item_location=True)
+            except TypeError:  # pragma: no cover - older pytest
+                exc = pytest.skip.Exception(reason)
+            raise exc
 
     def runtest(self) -> None:
         result = self.mcp_result
