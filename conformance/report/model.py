@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from conformance.outcomes import OUTCOME_ORDER, Level, Outcome, worst
+from conformance.report import summary as _summary
 from conformance.spec.requirements import Requirement
 from conformance.spec.versions import VERSIONS
 
@@ -142,7 +143,9 @@ def iso_time(epoch: float | None) -> str | None:
 
 
 def summarize(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Counts by outcome and by level (of report result dicts)."""
+    """Counts by outcome, by level and by area, and the score of each level (of report result
+    dicts; see :mod:`conformance.report.summary`)."""
+    results = list(results)
     outcomes = [o.value for o in sorted(OUTCOME_ORDER, key=OUTCOME_ORDER.__getitem__)]
     by_outcome = {o: 0 for o in outcomes}
     by_level: dict[str, dict[str, int]] = {lvl.value: {o: 0 for o in outcomes} for lvl in Level}
@@ -153,7 +156,13 @@ def summarize(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         level = r.get("level")
         if level in by_level:
             by_level[level][r["outcome"]] += 1
-    return {"total": total, "by_outcome": by_outcome, "by_level": by_level}
+    return {
+        "total": total,
+        "by_outcome": by_outcome,
+        "by_level": by_level,
+        "by_area": _summary.by_area(results),
+        "scores": _summary.scores(results),
+    }
 
 
 def _result_key(r: Mapping[str, Any]) -> tuple:
