@@ -61,3 +61,69 @@ define(
     source="jsonrpc",
     note="The code comes from the table of pre-defined errors (JSON-RPC 2.0 section 5.1).",
 )
+
+define(
+    "jsonrpc.error.invalid-request",
+    "MUST",
+    url=f"{URL}#error_object",
+    quote="-32600 Invalid Request: The JSON sent is not a valid Request object.",
+    area="jsonrpc",
+    source="jsonrpc",
+    note=(
+        "The code comes from the table of pre-defined errors (JSON-RPC 2.0 section 5.1); the "
+        "specification's example 'rpc call with invalid Request object' answers "
+        '{"jsonrpc": "2.0", "method": 1, "params": "bar"} with code -32600 and id null. Probes: '
+        '"method" of the wrong type, "method" missing, "jsonrpc" other than "2.0", an id that is '
+        "neither a string nor an integer. The response id may be null or the id echoed where it "
+        "could be read (GUIDE: 'Invalid Request whose id is readable')."
+    ),
+)
+
+define(
+    "jsonrpc.error.invalid-params",
+    "MUST",
+    url=f"{URL}#error_object",
+    quote="-32602 Invalid params: Invalid method parameter(s).",
+    area="jsonrpc",
+    source="jsonrpc",
+    note=(
+        "The code comes from the table of pre-defined errors (JSON-RPC 2.0 section 5.1). Probe: a "
+        "method the server declares, with params that break the version's schema (a required "
+        "member missing, e.g. tools/call without a tool name). Every MCP version keeps -32602 as "
+        "INVALID_PARAMS in its schema; 2025-11-25 and later answer invalid *tool arguments* with an "
+        "isError result instead (server/tools), which is not what this probe sends."
+    ),
+)
+
+define(
+    "jsonrpc.response.result-xor-error",
+    "MUST",
+    url=f"{URL}#response_object",
+    quote="Either the result member or error member MUST be included, but both members MUST NOT be included.",
+    area="jsonrpc",
+    source="jsonrpc",
+    note=(
+        "Checked on every response the server sent during the run, on every connection. MCP "
+        "repeats it up to 2025-06-18 ('Either a result or an error MUST be set. A response MUST "
+        "NOT set both.') and splits responses into result and error responses from 2025-11-25."
+    ),
+)
+
+define(
+    "jsonrpc.error.object",
+    "MUST",
+    url=f"{URL}#error_object",
+    quote=(
+        "When a rpc call encounters an error, the Response Object MUST contain the error member "
+        "with a value that is a Object with the following members:"
+    ),
+    area="jsonrpc",
+    source="jsonrpc",
+    note=(
+        "The members are code and message ('A String providing a short description of the "
+        "error'); data may be omitted. MCP says the same: 'errors MUST include an error code and "
+        "message at minimum' (2025-03-26, 2025-06-18), 'Error responses MUST include an error "
+        "field with a code and message' (2025-11-25 and later). Checked on every error response "
+        "of the run; the integer type of the code is basic.error.code-integer."
+    ),
+)
