@@ -43,7 +43,7 @@ from conformance.spec.requirements import Requirement, catalogue
 from conformance.spec.versions import VERSIONS, Transport, VersionSpec, spec
 from conformance.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import TransportError
-from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, parse_envelope, same_id
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -747,16 +747,38 @@ class Runner:
             )
 
     async def _discover(self, peer: RawPeer, info: SessionInfo) -> None:
+        """``server/discover`` as a dual-era client probes (2026-07-28 basic/versioning#backward-
+        compatibility-with-initialization-based-versions): a ``DiscoverResult`` or a recognized
+        modern error identifies a modern server; any other error, silence, or (HTTP) a 4xx without
+        a modern JSON-RPC error body identifies a legacy one, and the version is skipped."""
         version = info.version
+        legacy = f"target does not support {version}"
         rid = await peer.request("server/discover")
+        exchange = peer.last_exchange
+        status = getattr(exchange, "status", None)
+        if isinstance(status, int) and status >= 400 and not _json_rpc_body(exchange):
+            # "If the body is empty or is not a recognized modern JSON-RPC error, fall back to
+            # initialize" (basic/transports/streamable-http#backward-compatibility)
+            info.unsupported = (
+                f"{legacy}: server/discover was answered with HTTP {status} and no JSON-RPC error "
+                "(a legacy server: streamable-http#backward-compatibility)"
+            )
+            return
+
+        def answer(env: Envelope) -> bool:
+            # the response, or (HTTP) a legacy server's 4xx error body that carries id null
+            if env.kind not in (Kind.RESULT, Kind.ERROR):
+                return False
+            return same_id(env.id, rid) or (env.kind is Kind.ERROR and (env.id is None or env.id is MISSING))
+
         try:
-            env = await peer.expect_response(rid)
+            env = await peer.expect_message(answer, what=f"the response to server/discover (id {id_repr(rid)})")
         except ExpectTimeout:
             if _http_failure(peer, self.target) is not None:
                 raise
             info.unsupported = (
-                f"target does not appear to speak {version}: no answer to server/discover within "
-                f"{self.timeout:g} s (legacy servers may stay silent)"
+                f"{legacy}: no answer to server/discover within {self.timeout:g} s "
+                "(legacy servers may stay silent: basic/transports/stdio#backward-compatibility)"
             )
             return
         if env.kind is Kind.ERROR:
@@ -766,11 +788,20 @@ class Runner:
             msg = env.error.get("message") if isinstance(env.error, dict) else None
             if code == _errors.UNSUPPORTED_PROTOCOL_VERSION:
                 extra = f" (it supports {', '.join(map(str, supported))})" if isinstance(supported, list) else ""
-                info.unsupported = f"target does not support {version}: server/discover answered UnsupportedProtocolVersion{extra}"
+                info.unsupported = f"{legacy}: server/discover answered UnsupportedProtocolVersion{extra}"
+            elif same_id(env.id, rid) and (
+                code in _MODERN_REJECTIONS or (status == 404 and code == _errors.METHOD_NOT_FOUND)
+            ):
+                # a recognized modern error (on HTTP a 404 with -32601 is one too: "a modern server
+                # returns one for unsupported version, unknown method, or header-validation
+                # failure"): a modern server refused the probe itself; discover.* judges that
+                info.result = None
             else:
+                where = f"HTTP {status} with " if isinstance(status, int) and status >= 400 else ""
                 info.unsupported = (
-                    f"target does not speak {version}: server/discover answered error {id_repr(code)} {msg!r} "
-                    "(a legacy, initialize-based server)"
+                    f"{legacy}: server/discover was answered with {where}error {id_repr(code)} {msg!r} "
+                    "(a legacy, initialize-based server: any error that is not a recognized modern error "
+                    "identifies one, basic/versioning#backward-compatibility-with-initialization-based-versions)"
                 )
             return
         if env.kind is not Kind.RESULT or not isinstance(env.result, dict):
@@ -970,6 +1001,20 @@ class Runner:
             "server_info": first.server_info if first else None,
             "by_version": {v: i.to_json() for v, i in self.sessions.items()},
         }
+
+
+_MODERN_REJECTIONS = (_errors.HEADER_MISMATCH, _errors.MISSING_REQUIRED_CLIENT_CAPABILITY)
+
+
+def _json_rpc_body(exchange: Any) -> bool:
+    """Whether an HTTP exchange's (non-SSE) body is a JSON-RPC message (else: an error page or nothing)."""
+    if getattr(exchange, "is_sse", False):
+        return True
+    body = getattr(exchange, "body", None)
+    if not body:
+        return False
+    env = parse_envelope(body)
+    return env.kind in (Kind.RESULT, Kind.ERROR, Kind.BATCH)
 
 
 def _http_failure(peer: RawPeer, target: Target) -> TargetError | None:
