@@ -21,6 +21,7 @@ MCP = [r for r in catalogue().values() if r.source == "mcp"]
 def _plain(markdown: str) -> str:
     """Rendered text of MDX as far as quotes need it: no emphasis, links as their text."""
     text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", markdown)
+    text = re.sub(r"\[([^\]]+)\]\[[^\]]*\]", r"\1", text)  # reference-style links: [text][label]
     text = text.replace("**", "").replace("_latest_", "latest")
     return " ".join(text.split())
 
