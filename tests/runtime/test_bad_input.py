@@ -11,9 +11,9 @@ V = "2025-11-25"
 
 # mode -> (outcome of the named requirement or "error", requirement, text the verdict must contain)
 CASES = {
-    "garbage": ("fail", "basic.messages.jsonrpc", "not a JSON-RPC 2.0 message"),
+    "garbage": ("fail", "transport.stdio.stdout-only-messages", "not an MCP message"),
     "huge-line": ("fail", "basic.messages.jsonrpc", "line exceeds"),
-    "invalid-utf8": ("fail", "basic.messages.jsonrpc", "invalid UTF-8"),
+    "invalid-utf8": ("fail", "transport.utf8", "invalid UTF-8"),
     "die-after-init": ("fail", "jsonrpc.error.method-not-found", "exited with code 7"),
     "exit-on-parse-error": ("fail", "jsonrpc.error.parse-error", "exited with code 1"),
     "no-parse-error": ("fail", "jsonrpc.error.parse-error", "no response to invalid JSON"),
