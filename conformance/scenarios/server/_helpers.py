@@ -2,21 +2,47 @@
 
 from __future__ import annotations
 
+import math
+import re
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.peer import RawPeer
 from conformance.spec.versions import spec
+from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind
 
-__all__ = ["barrier", "is_response", "error_field"]
+__all__ = [
+    "barrier",
+    "barrier_method",
+    "is_response",
+    "error_field",
+    "loose_id",
+    "probe_message",
+    "inbound_entries",
+    "response_shape_problems",
+    "repaired_for_schema",
+    "LongTool",
+    "list_tools",
+    "long_running_tools",
+    "start_slow_call",
+    "CallProbe",
+    "answers",
+    "observe",
+]
 
 
-async def barrier(peer: RawPeer, version: str) -> Envelope:
+def barrier_method(version: str) -> str:
+    """``ping``, or ``server/discover`` where ping does not exist (2026-07-28)."""
+    return "ping" if spec(version).ping else "server/discover"
+
+
+async def barrier(peer: RawPeer, version: str, *, timeout: float | None = None) -> Envelope:
     """A request whose answer proves everything sent before it was read: ``ping``, or
     ``server/discover`` where ping does not exist (2026-07-28)."""
-    method = "ping" if spec(version).ping else "server/discover"
-    rid = await peer.request(method)
-    return await peer.expect_response(rid)
+    rid = await peer.request(barrier_method(version))
+    return await peer.expect_response(rid, timeout=timeout)
 
 
 def is_response(env: Envelope | None) -> bool:
@@ -36,3 +62,240 @@ def error_field(env: Envelope, name: str) -> Any:
     if isinstance(err, dict):
         return err.get(name, MISSING)
     return MISSING
+
+
+def loose_id(value: Any) -> str:
+    """An id compared loosely (``"7"`` ~ ``7`` ~ ``7.0``), only to explain a mismatch."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer() and not math.isinf(value):
+        return str(int(value))
+    return str(value)
+
+
+def probe_message(peer: RawPeer, version: str, **fields: Any) -> dict[str, Any]:
+    """A request for the barrier method (``ping`` / ``server/discover``) as a plain dict, with the
+    per-request ``_meta`` a stateless version requires; ``fields`` override or add members
+    (``MISSING`` removes one)."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": 0, "method": barrier_method(version)}
+    if spec(version).stateless:
+        msg["params"] = {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": peer.capabilities,
+                "io.modelcontextprotocol/clientInfo": peer.client_info,
+            }
+        }
+    for key, value in fields.items():
+        if value is MISSING:
+            msg.pop(key, None)
+        else:
+            msg[key] = value
+    return msg
+
+
+def inbound_entries(peer: RawPeer, start: int = 0) -> list[Any]:
+    """Inbound transcript entries of ``peer`` from transcript position ``start`` on."""
+    return [e for e in peer.transcript.entries[start:] if e.direction == Direction.IN]
+
+
+# -- the shape of responses (result xor error, error objects) -------------------------------------------
+
+
+def response_shape_problems(value: Any) -> list[tuple[str, str]]:
+    """``(requirement, problem)`` pairs for one JSON value the server sent, when it is a response
+    (no ``method``) that breaks the base rules: result xor error, an error object with a code and
+    a string message, an integer code."""
+    if not isinstance(value, dict) or "method" in value:
+        return []
+    if "id" not in value and "result" not in value and "error" not in value:
+        return []
+    out: list[tuple[str, str]] = []
+    has_result, has_error = "result" in value, "error" in value
+    if has_result and has_error:
+        out.append(("jsonrpc.response.result-xor-error", 'the response carries both "result" and "error"'))
+    elif not has_result and not has_error:
+        out.append(("jsonrpc.response.result-xor-error", 'the response carries neither "result" nor "error"'))
+    if has_error:
+        err = value["error"]
+        if not isinstance(err, dict):
+            out.append(("jsonrpc.error.object", f'"error" is not an object: {_kind(err)}'))
+        else:
+            if "code" not in err:
+                out.append(("jsonrpc.error.object", 'the error object has no "code"'))
+            elif isinstance(err["code"], bool) or not isinstance(err["code"], int):
+                out.append(("basic.error.code-integer", f"the error code is {_kind(err['code'])}, not an integer"))
+            if not isinstance(err.get("message", MISSING), str):
+                msg = err.get("message", MISSING)
+                out.append(("jsonrpc.error.object", 'the error object has no "message"' if msg is MISSING else f'"message" is {_kind(msg)}, not a string'))
+    return out
+
+
+def repaired_for_schema(value: Any) -> Any:
+    """``value`` with the problems :func:`response_shape_problems` reports repaired (so a schema
+    check reports only what else is wrong), or MISSING when there is nothing to repair."""
+    if not response_shape_problems(value):
+        return MISSING
+    fixed = dict(value)
+    if "result" in fixed and "error" in fixed:
+        fixed.pop("result")
+    elif "result" not in fixed and "error" not in fixed:
+        fixed["result"] = {}
+    if "error" in fixed:
+        err = fixed["error"]
+        err = dict(err) if isinstance(err, dict) else {}
+        code = err.get("code", MISSING)
+        if isinstance(code, bool) or not isinstance(code, int):
+            err["code"] = -32603
+        if not isinstance(err.get("message", MISSING), str):
+            err["message"] = ""
+        fixed["error"] = err
+    return fixed
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"a string ({value[:40]!r})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
+
+
+# -- tools that take a while (cancellation, progress, timeouts) -----------------------------------------
+
+_LONG_NAME = re.compile(r"slow|long|sleep|delay|wait|progress", re.I)
+_PROGRESS_HINT = re.compile(r"progress", re.I)
+_DURATION = re.compile(r"second|duration|delay|sleep|wait|time", re.I)
+_MILLIS = re.compile(r"ms$|_ms|millis", re.I)
+_STEPS = re.compile(r"step|count|iteration|tick", re.I)
+
+
+@dataclass(frozen=True)
+class LongTool:
+    """A tool that (by its name or description) takes a while or reports progress, with the
+    arguments we call it with and how long we asked it to take (None: not adjustable)."""
+
+    name: str
+    arguments: dict[str, Any]
+    seconds: float | None
+    progress_hint: bool
+
+
+async def list_tools(peer: RawPeer, *, max_pages: int = 5, timeout: float | None = None) -> list[dict[str, Any]]:
+    """The server's tools (following ``nextCursor`` for up to ``max_pages`` pages)."""
+    tools: list[dict[str, Any]] = []
+    cursor: Any = MISSING
+    for _ in range(max_pages):
+        params = {} if cursor is MISSING else {"cursor": cursor}
+        rid = await peer.request("tools/list", params)
+        env = await peer.expect_response(rid, timeout=timeout)
+        if env.kind is not Kind.RESULT or not isinstance(env.result, dict):
+            break
+        page = env.result.get("tools")
+        if isinstance(page, list):
+            tools.extend(t for t in page if isinstance(t, dict) and isinstance(t.get("name"), str))
+        cursor = env.result.get("nextCursor", MISSING)
+        if not isinstance(cursor, str):
+            break
+    return tools
+
+
+def long_running_tools(tools: list[dict[str, Any]], *, seconds: float, steps: int = 4, prefer_progress: bool = False) -> list[LongTool]:
+    """Tools whose name or description suggests they take a while or report progress and whose
+    required arguments we can fill (a duration, a number of steps), asked to take ``seconds``."""
+    out: list[LongTool] = []
+    for tool in tools:
+        name = tool["name"]
+        desc = tool.get("description") if isinstance(tool.get("description"), str) else ""
+        if not (_LONG_NAME.search(name) or _LONG_NAME.search(desc or "")):
+            continue
+        execution = tool.get("execution")
+        if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+            continue  # needs task augmentation (2025-11-25): not a plain call
+        schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        args: dict[str, Any] = {}
+        asked: float | None = None
+        fillable = True
+        for pname, pschema in props.items():
+            ptype = pschema.get("type") if isinstance(pschema, dict) else None
+            numeric = ptype in ("number", "integer")
+            if numeric and _DURATION.search(pname):
+                value: float = seconds * 1000 if _MILLIS.search(pname) else seconds
+                args[pname] = int(math.ceil(value)) if ptype == "integer" else value
+                asked = float(args[pname]) / (1000 if _MILLIS.search(pname) else 1)
+            elif numeric and _STEPS.search(pname):
+                args[pname] = steps
+            elif pname in required:
+                fillable = False
+        if not fillable:
+            continue
+        hint = bool(_PROGRESS_HINT.search(name) or _PROGRESS_HINT.search(desc or ""))
+        out.append(LongTool(name, args, asked, hint))
+    if prefer_progress:
+        out.sort(key=lambda t: (not t.progress_hint, t.seconds is None))
+    else:
+        out.sort(key=lambda t: (t.seconds is None, not t.progress_hint))
+    return out
+
+
+@dataclass
+class CallProbe:
+    """One ``tools/call`` of a long-running tool, in flight."""
+
+    tool: LongTool
+    id: Any
+    token: Any
+    started: float  # time.monotonic() when it was sent
+
+
+def answers(rid: Any) -> Any:
+    """A predicate: a response (or something shaped like one) with exactly the id ``rid``."""
+
+    def match(env: Envelope) -> bool:
+        return is_response(env) and env.id is not MISSING and type(env.id) is type(rid) and env.id == rid
+
+    return match
+
+
+async def start_slow_call(peer: RawPeer, tools: list[LongTool], *, token_prefix: str, settle: float, timeout: float) -> CallProbe | None:
+    """Call the candidates (with a progressToken) until one is under way: it reported progress
+    before answering, or is still unanswered after ``settle`` seconds.  That call, in flight, or
+    None when every candidate answered at once."""
+    for n, tool in enumerate(tools):
+        token = f"{token_prefix}-{n}"
+        started = time.monotonic()
+        rid = await peer.request("tools/call", {"name": tool.name, "arguments": tool.arguments, "_meta": {"progressToken": token}})
+        done = answers(rid)
+
+        def moved(env: Envelope, done: Any = done, token: str = token) -> bool:
+            return done(env) or (
+                env.kind is Kind.NOTIFICATION and env.method == "notifications/progress"
+                and isinstance(env.params, dict) and env.params.get("progressToken") == token
+            )
+
+        first = await observe(peer, moved, settle)
+        if first is None or not done(first):
+            return CallProbe(tool, rid, token, started)
+        await peer.expect_response(rid, timeout=timeout)  # answered at once: take it, try the next
+    return None
+
+
+async def observe(peer: RawPeer, predicate: Any, timeout: float) -> Envelope | None:
+    """The first message matching ``predicate`` (already buffered, or arriving within
+    ``timeout``), without consuming it; None if none did."""
+    from conformance.peer import UnexpectedMessage
+
+    for env in peer.unconsumed():
+        if predicate(env):
+            return env
+    try:
+        await peer.expect_silence(timeout, predicate=predicate)
+    except UnexpectedMessage as exc:
+        return exc.envelope
+    return None

@@ -1,15 +1,29 @@
-"""JSON-RPC 2.0 itself: error codes, unreadable requests, notifications."""
+"""JSON-RPC 2.0 itself and basic/index#messages: error codes, unreadable and invalid requests,
+notifications, ids echoed verbatim, the shape of every response."""
 
 from __future__ import annotations
+
+from typing import Any
+
+import anyio
 
 from conformance.context import ScenarioContext
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError
 from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import spec
-from conformance.wire.envelope import MISSING, Kind, id_repr
+from conformance.wire.envelope import MISSING, Kind, id_repr, same_id
 
-from ._helpers import barrier, is_response
+from ._helpers import (
+    barrier,
+    barrier_method,
+    error_field,
+    inbound_entries,
+    is_response,
+    loose_id,
+    probe_message,
+    response_shape_problems,
+)
 
 UNKNOWN_METHOD = "mcp-conformance/no-such-method"
 UNKNOWN_NOTIFICATION = "notifications/mcp-conformance/no-such-notification"
@@ -153,3 +167,228 @@ def _describe(env) -> str:
     if env.kind is Kind.ERROR:
         return f"error id={id_repr(env.id)} code={id_repr(env.error_code)}"
     return f"{env.kind.value} id={id_repr(env.id)}"
+
+
+# -- ids echoed verbatim ---------------------------------------------------------------------------
+
+# Distinctive values (the shared session's automatic ids count up from 1): a string that looks like
+# a number and the integer with the same digits (the "7" vs 7 trap), the largest integer every JSON
+# implementation holds exactly, and a string that needs escaping.
+_ECHO_IDS: tuple[Any, ...] = ("700000007", 700000007, 2**53 - 1, 'mcp-conformance/ü "7"\t\\')
+_ERROR_IDS: tuple[Any, ...] = ("700000008", 700000008)
+
+
+@scenario(requirements=["basic.response.id-echo", "basic.response.result-id-echo", "basic.response.error-id-echo"])
+async def id_echo(ctx: ScenarioContext) -> None:
+    """Requests with string ids, an integer id with the same digits, a large integer and a
+    string that needs escaping: every response carries exactly the id of its request (same JSON
+    type and value); unknown-method errors too."""
+    peer = await ctx.connect()
+    method = barrier_method(ctx.version)
+    sent: list[tuple[Any, str]] = []
+    for rid in _ECHO_IDS:
+        await peer.request(method, id=rid)
+        sent.append((rid, "result"))
+    for rid in _ERROR_IDS:
+        await peer.request(UNKNOWN_METHOD, {}, id=rid)
+        sent.append((rid, "error"))
+    deadline = anyio.current_time() + ctx.timeout
+    for rid, kind in sent:
+        req = "basic.response.id-echo"
+        if not ctx.applies(req):
+            req = "basic.response.result-id-echo" if kind == "result" else "basic.response.error-id-echo"
+        what = method if kind == "result" else f"the unknown method {UNKNOWN_METHOD!r}"
+        try:
+            env = await peer.expect_response(rid, timeout=max(0.1, deadline - anyio.current_time()))
+        except ExpectTimeout as exc:
+            near = [
+                e.envelope
+                for e in inbound_entries(peer)
+                if is_response(e.envelope) and e.envelope.id is not MISSING and not same_id(e.envelope.id, rid) and loose_id(e.envelope.id) == loose_id(rid)
+            ]
+            if near:
+                ctx.check(
+                    req,
+                    False,
+                    problem="IdNotEchoed",
+                    message=(
+                        f"the request {what} with id {id_repr(rid)} ({_json_type(rid)}) was answered with id "
+                        f"{id_repr(near[0].id)} ({_json_type(near[0].id)}): the response must carry the same id, "
+                        "same JSON type and value"
+                    ),
+                    expected=rid,
+                    actual=near[0].id,
+                    json_path="$.id",
+                    entries=near[:1],
+                )
+            else:
+                ctx.check(
+                    req,
+                    False,
+                    problem="NoResponseWithThisId",
+                    message=(
+                        f"no response with id {id_repr(rid)} ({_json_type(rid)}) to {what} within {exc.waited:.3g} s; "
+                        "the request was sent with exactly this id"
+                    ),
+                    expected=f"a response with id {id_repr(rid)}",
+                    actual="none",
+                )
+            continue
+        ctx.check(req, True, entries=[env])
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "null" if value is None else type(value).__name__
+
+
+# -- Invalid Request (-32600) ---------------------------------------------------------------------
+
+
+def _invalid_requests(peer, version: str) -> list[tuple[str, dict[str, Any], Any]]:
+    """(what is wrong, the message, the id a response may echo) for each probe."""
+    return [
+        ('"method" is a number (the JSON-RPC 2.0 example)', probe_message(peer, version, id="mcp-conformance-inv-1", method=1, params="bar"), "mcp-conformance-inv-1"),
+        ('"jsonrpc" is "1.0"', probe_message(peer, version, id="mcp-conformance-inv-2", jsonrpc="1.0"), "mcp-conformance-inv-2"),
+        ('"method" is missing', probe_message(peer, version, id="mcp-conformance-inv-3", method=MISSING, params={}), "mcp-conformance-inv-3"),
+        ('"id" is a boolean', probe_message(peer, version, id=True), True),
+    ]
+
+
+@scenario(requirements=["jsonrpc.error.invalid-request"], fresh=True)
+async def invalid_request(ctx: ScenarioContext) -> None:
+    """Messages that are JSON but not valid Request objects ("method" a number or missing,
+    "jsonrpc" not "2.0", an id of the wrong type): each answered with error -32600, id null or
+    the id echoed where it could be read."""
+    peer = await ctx.connect(fresh=True)
+    req = "jsonrpc.error.invalid-request"
+    for what, msg, echo in _invalid_requests(peer, ctx.version):
+        mark = len(peer.transcript)
+        await peer.send_json(msg)
+
+        def matches(env, echo=echo) -> bool:
+            return is_response(env) and (env.id is None or env.id is MISSING or (env.id == echo and type(env.id) is type(echo)))
+
+        try:
+            env = await peer.expect_message(matches, what=f"a response to a request whose {what}")
+        except ExpectTimeout as exc:
+            ctx.check(
+                req, False, problem="NoInvalidRequestResponse",
+                message=f"no response within {exc.waited:.3g} s to a request whose {what}; JSON-RPC 2.0 requires error -32600 (Invalid Request)",
+                expected={"error": {"code": errors.INVALID_REQUEST}}, actual="no response", entries=[mark],
+            )
+            continue
+        except ConnectionLost as exc:
+            ctx.check(
+                req, False, problem="ServerExitedOnInvalidRequest",
+                message=f"the connection ended instead of an Invalid Request error to a request whose {what}: {exc}",
+                expected={"error": {"code": errors.INVALID_REQUEST}}, actual=str(exc.cause),
+            )
+            return
+        is_error = env.kind is Kind.ERROR
+        ctx.check(
+            req,
+            is_error and env.error_code == errors.INVALID_REQUEST,
+            problem="WrongErrorCode" if is_error else "InvalidRequestAccepted",
+            message=(
+                f"a request whose {what} must be answered with error -32600 (Invalid Request), "
+                + (f"got error {id_repr(env.error_code)}" if is_error else f"got a {env.kind.value}")
+            ),
+            expected={"error": {"code": errors.INVALID_REQUEST}},
+            actual=env.error if is_error else env.value,
+            json_path="$.error.code" if is_error else "$",
+            entries=[env],
+        )
+
+
+# -- Invalid params (-32602) ----------------------------------------------------------------------
+
+_INVALID_PARAMS_PROBES: tuple[tuple[str, str, dict[str, Any], str], ...] = (
+    ("tools", "tools/call", {"arguments": {}}, 'tools/call without the required "name"'),
+    ("prompts", "prompts/get", {"arguments": {}}, 'prompts/get without the required "name"'),
+    ("resources", "resources/read", {}, 'resources/read without the required "uri"'),
+)
+
+
+@scenario(requirements=["jsonrpc.error.invalid-params"])
+async def invalid_params(ctx: ScenarioContext) -> None:
+    """A method the server declares, with params its schema rejects (a required member
+    missing): error -32602."""
+    peer = await ctx.connect()
+    caps = ctx.server_capabilities
+    probe = next((p for p in _INVALID_PARAMS_PROBES if isinstance(caps.get(p[0]), dict)), None)
+    if probe is None:
+        ctx.skip("the server declares none of tools, prompts, resources: no method whose params can be made invalid")
+    _, method, params, what = probe
+    rid = await peer.request(method, params)
+    env = await peer.expect_response(rid)
+    is_error = env.kind is Kind.ERROR
+    ctx.check(
+        "jsonrpc.error.invalid-params",
+        is_error and env.error_code == errors.INVALID_PARAMS,
+        problem="WrongErrorCode" if is_error else "InvalidParamsAccepted",
+        message=(
+            f"{what} must be answered with error -32602 (Invalid params), "
+            + (f"got error {id_repr(env.error_code)} {error_field(env, 'message')!r}" if is_error else f"got a {env.kind.value}")
+        ),
+        expected={"error": {"code": errors.INVALID_PARAMS}},
+        actual=env.error if is_error else env.value,
+        json_path="$.error.code" if is_error else "$",
+        entries=[env],
+    )
+
+
+# -- the shape of every response -----------------------------------------------------------------
+
+_SHAPE_REQS = ("jsonrpc.response.result-xor-error", "jsonrpc.error.object", "basic.error.code-integer")
+_MAX_REPORTED = 10
+
+
+@scenario(requirements=list(_SHAPE_REQS), order=990)
+async def response_shapes(ctx: ScenarioContext) -> None:
+    """Every response the server sent during the run, on every connection of this version:
+    a result or an error, never both; an error object with a code and a string message; an
+    integer code."""
+    await ctx.connect()
+    counted = 0
+    bad: dict[str, int] = {r: 0 for r in _SHAPE_REQS}
+    for conn in ctx.connections():
+        if conn.info is not None and conn.info.unsupported:
+            continue
+        for entry in inbound_entries(conn.peer):
+            env = entry.envelope
+            if env is None or env.value is MISSING:
+                continue
+            values = env.value if isinstance(env.value, list) else [env.value]
+            for value in values:
+                if isinstance(value, dict) and "method" not in value and ("id" in value or "result" in value or "error" in value):
+                    counted += 1
+                for req, problem in response_shape_problems(value):
+                    bad[req] += 1
+                    if bad[req] <= _MAX_REPORTED:
+                        ctx.check(
+                            req,
+                            False,
+                            problem={"jsonrpc.response.result-xor-error": "ResultXorError", "jsonrpc.error.object": "MalformedErrorObject"}.get(req, "NonIntegerErrorCode"),
+                            message=f"{problem} (on {conn.label})",
+                            expected={
+                                "jsonrpc.response.result-xor-error": 'exactly one of "result" and "error"',
+                                "jsonrpc.error.object": {"code": "<integer>", "message": "<string>"},
+                            }.get(req, "an integer code"),
+                            actual=value.get("error", MISSING) if req != "jsonrpc.response.result-xor-error" else sorted(value),
+                            json_path="$" if req == "jsonrpc.response.result-xor-error" else "$.error",
+                            entries=[entry.seq],
+                            peer=conn.peer,
+                        )
+    for req, n in bad.items():
+        if n == 0:
+            ctx.check(req, True, message=f"{counted} response(s) checked")
+        elif n > _MAX_REPORTED:
+            ctx.note(f"{n} responses in all; the first {_MAX_REPORTED} are reported", requirement=req)

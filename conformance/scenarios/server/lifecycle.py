@@ -1,17 +1,35 @@
-"""basic/lifecycle: the initialize handshake and version negotiation (2024-11-05 .. 2025-11-25).
+"""basic/lifecycle (2024-11-05 .. 2025-11-25): the handshake, version negotiation, what comes before
+and after it, capabilities in use, shutdown over stdio, timeouts.
 
 2026-07-28 has no handshake; its scenarios are in ``discover.py``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from conformance.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
+from conformance.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
 from conformance.registry import scenario
 from conformance.spec import errors
-from conformance.spec.versions import LATEST_STATEFUL, VERSIONS
-from conformance.wire.envelope import MISSING, Kind, id_repr
+from conformance.spec.methods import S2C, lookup
+from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
+from conformance.transcript import Direction
+from conformance.transports.stdio import StdioTransport
+from conformance.wire.envelope import MISSING, Kind, id_repr, same_id
 
-from ._helpers import error_field
+from ._helpers import (
+    barrier,
+    error_field,
+    inbound_entries,
+    is_response,
+    list_tools,
+    long_running_tools,
+    start_slow_call,
+)
+
+SLOW_SECONDS = 1.0  # how long we ask a slow tool to take
+SETTLE = 0.3  # a call still unanswered after this long is in flight
 
 NO_HANDSHAKE = "2026-07-28 has no initialize handshake (stateless); server/discover replaces it"
 
@@ -170,3 +188,292 @@ async def unsupported_version(ctx: ScenarioContext) -> None:
         json_path="$.result.protocolVersion",
         entries=[env],
     )
+
+
+# -- before the handshake -------------------------------------------------------------------------
+
+
+@scenario(
+    requirements=["lifecycle.before-initialize.ping", "lifecycle.before-initialize.request"],
+    until=LATEST_STATEFUL,
+    fresh=True,
+    skip_reason=NO_HANDSHAKE,
+)
+async def before_initialize(ctx: ScenarioContext) -> None:
+    """A ping, then another request, before initialize: the ping gets its empty result, the
+    request an answer (an error is expected, any code), and initialize still works afterwards."""
+    info = await ctx.session_info()
+    if info.unsupported:
+        ctx.skip(info.unsupported)
+    peer = await ctx.connect(initialize=False, fresh=True)
+    ping_req, early_req = "lifecycle.before-initialize.ping", "lifecycle.before-initialize.request"
+    rid = await peer.request("ping")
+    try:
+        env = await peer.expect_response(rid)
+    except ExpectTimeout as exc:
+        ctx.check(ping_req, False, problem="PingBeforeInitializeUnanswered",
+                  message=f"a ping sent before initialize was not answered within {exc.waited:.3g} s",
+                  expected={}, actual="no response")
+    except ConnectionLost as exc:
+        ctx.check(ping_req, False, problem="ConnectionLostOnEarlyPing",
+                  message=f"the connection ended after a ping sent before initialize: {exc}", expected={}, actual=str(exc.cause))
+        ctx.not_reached(early_req, "the connection ended after the early ping")
+        return
+    else:
+        empty = env.kind is Kind.RESULT and isinstance(env.result, dict) and not (set(env.result) - {"_meta"})
+        ctx.check(
+            ping_req, empty, problem="PingBeforeInitializeRefused" if env.kind is Kind.ERROR else "NonEmptyPingResult",
+            message=(
+                "a ping sent before initialize should get the empty result every ping gets (pings are the one request a "
+                "client may send before the initialize response), got "
+                + (f"error {id_repr(env.error_code)} {error_field(env, 'message')!r}" if env.kind is Kind.ERROR else f"{env.result!r}")
+            ),
+            expected={}, actual=env.error if env.kind is Kind.ERROR else env.result, entries=[env],
+        )
+    method = "tools/list"
+    rid = await peer.request(method, {})
+    try:
+        env = await peer.expect_response(rid)
+    except ExpectTimeout as exc:
+        ctx.check(early_req, False, problem="EarlyRequestUnanswered",
+                  message=(f"a {method} request sent before initialize was not answered within {exc.waited:.3g} s; an error "
+                           "response is expected (JSON-RPC 2.0: 'the Server MUST reply with a Response')"),
+                  expected="an error response (any code) or a result", actual="no response")
+    except ConnectionLost as exc:
+        ctx.check(early_req, False, problem="ConnectionLostOnEarlyRequest",
+                  message=f"the connection ended after a {method} request sent before initialize: {exc}",
+                  expected="an error response (any code) or a result", actual=str(exc.cause))
+        return
+    else:
+        served = "served it" if env.kind is Kind.RESULT else f"answered error {id_repr(env.error_code)}"
+        ctx.check(early_req, is_response(env), problem="InvalidResponse",
+                  message=f"accepted: a {method} request sent before initialize was answered (the server {served})",
+                  expected="a response", actual=env.value, entries=[env])
+    try:
+        init = await peer.initialize(protocol_version=ctx.version)
+    except ConnectionLost as exc:
+        ctx.check(early_req, False, problem="ConnectionLostOnInitialize",
+                  message=f"after the early requests, the connection ended on initialize: {exc}",
+                  expected="an initialize result", actual=str(exc.cause))
+        return
+    except ExpectTimeout as exc:
+        ctx.check(early_req, False, problem="InitializeUnansweredAfterEarlyRequests",
+                  message=f"after the early requests, initialize was not answered within {exc.waited:.3g} s",
+                  expected="an initialize result", actual="no response")
+        return
+    ctx.check(
+        early_req, init.kind is Kind.RESULT, problem="InitializeRefusedAfterEarlyRequests",
+        message=(f"after a ping and a {method} sent before initialize, initialize should still succeed, got "
+                 + (f"error {id_repr(init.error_code)} {error_field(init, 'message')!r}" if init.kind is Kind.ERROR else init.kind.value)),
+        expected="an initialize result", actual=init.error if init.kind is Kind.ERROR else init.value, entries=[init],
+    )
+
+
+@scenario(requirements=["lifecycle.initialize.repeat"], until=LATEST_STATEFUL, fresh=True, skip_reason=NO_HANDSHAKE)
+async def second_initialize(ctx: ScenarioContext) -> None:
+    """A second initialize on an initialized connection: answered (an error or a result, the
+    spec does not say which) and the session keeps working."""
+    peer = await ctx.connect(fresh=True)
+    req = "lifecycle.initialize.repeat"
+    try:
+        env = await peer.initialize(protocol_version=ctx.version, send_initialized=False)
+    except ExpectTimeout as exc:
+        ctx.check(req, False, problem="SecondInitializeUnanswered",
+                  message=(f"a second initialize was not answered within {exc.waited:.3g} s; an answer is expected (an error "
+                           "or a result; JSON-RPC 2.0: 'the Server MUST reply with a Response')"),
+                  expected="an error response or a result", actual="no response")
+        return
+    except ConnectionLost as exc:
+        ctx.check(req, False, problem="ConnectionLostOnSecondInitialize",
+                  message=f"the connection ended after a second initialize: {exc}",
+                  expected="an error response or a result", actual=str(exc.cause))
+        return
+    how = "re-initialized the session" if env.kind is Kind.RESULT else f"refused it with error {id_repr(env.error_code)}"
+    ctx.check(req, True, message=f"accepted: the server {how} (no revision says which)", entries=[env])
+    try:
+        await barrier(peer, ctx.version)
+    except PeerError as exc:
+        ctx.check(req, False, problem="SessionBrokenBySecondInitialize",
+                  message=f"after a second initialize the session stopped working: a ping failed ({exc})",
+                  expected="an answered ping", actual=str(exc))
+        return
+    ctx.check(req, True, message="the session kept working after the second initialize (ping answered)")
+
+
+# -- the initialized notification ------------------------------------------------------------------
+
+# Client capabilities that would allow every server request there is.
+_ALLOW_REQUESTS = {"roots": {"listChanged": True}, "sampling": {}}
+
+
+@scenario(requirements=["lifecycle.initialized.server-requests"], until=LATEST_STATEFUL, fresh=True, skip_reason=NO_HANDSHAKE)
+async def initialized_notification(ctx: ScenarioContext) -> None:
+    """initialize with client capabilities that allow server requests, no initialized
+    notification yet, then a ping: no server request other than ping before initialized."""
+    info = await ctx.session_info()
+    if info.unsupported:
+        ctx.skip(info.unsupported)
+    caps = dict(_ALLOW_REQUESTS)
+    if spec(ctx.version).elicitation:
+        caps["elicitation"] = {}
+    peer = await ctx.connect(initialize=False, fresh=True, capabilities=caps)
+    req = "lifecycle.initialized.server-requests"
+    mark = len(peer.transcript)
+    env = await peer.initialize(protocol_version=ctx.version, send_initialized=False)
+    if env.kind is not Kind.RESULT:
+        ctx.skip(f"initialize was refused ({env.summary()}); see lifecycle.initialize_handshake")
+    try:
+        await barrier(peer, ctx.version)
+    except PeerError as exc:
+        ctx.not_reached(req, f"the ping sent before the initialized notification failed: {exc}")
+        return
+    early = [
+        e for e in inbound_entries(peer, mark)
+        if e.envelope is not None and e.envelope.kind is Kind.REQUEST and e.envelope.method != "ping"
+    ]
+    ctx.check(
+        req, not early, problem="RequestBeforeInitialized",
+        message=(f"the server sent {', '.join(sorted({e.envelope.method for e in early}))} before receiving the initialized "
+                 "notification (only pings and logging are expected then)"),
+        expected="no request other than ping before notifications/initialized",
+        actual=[e.envelope.summary() for e in early[:3]], entries=[e.seq for e in early[:3]],
+    )
+    await peer.notify("notifications/initialized")
+
+
+# -- capabilities in use ---------------------------------------------------------------------------
+
+
+@scenario(
+    requirements=["lifecycle.operation.capabilities", "lifecycle.operation.capabilities-should"],
+    until=LATEST_STATEFUL,
+    skip_reason=NO_HANDSHAKE,
+    order=980,
+)
+async def negotiated_capabilities(ctx: ScenarioContext) -> None:
+    """Every server request and feature notification of the run, on every connection of this
+    version: the client declared the capability a request needs, the server declared the one
+    its notification announces."""
+    await ctx.connect()
+    counted = 0
+    flagged = False
+    for conn in ctx.connections():
+        if conn.info is not None and conn.info.unsupported:
+            continue
+        client_caps, server_caps = _negotiated(conn.peer)
+        for entry in inbound_entries(conn.peer):
+            env = entry.envelope
+            if env is None or env.kind not in (Kind.REQUEST, Kind.NOTIFICATION) or not env.method:
+                continue
+            direction_method = lookup(env.method, S2C, ctx.version)
+            if direction_method is None or not direction_method.capability:
+                continue
+            counted += 1
+            is_request = env.kind is Kind.REQUEST
+            owner, caps = ("client", client_caps) if is_request else ("server", server_caps)
+            if caps is None:
+                continue  # this connection never negotiated (a probe without handshake)
+            declared = _declared(caps, direction_method.capability)
+            if declared:
+                continue
+            flagged = True
+            for req in ("lifecycle.operation.capabilities", "lifecycle.operation.capabilities-should"):
+                ctx.check(
+                    req, False, problem="UndeclaredCapabilityUsed",
+                    message=(f"the server sent the {env.kind.value} {env.method} on {conn.label}, which needs the {owner} "
+                             f"capability {direction_method.capability!r}; the {owner} did not declare it"),
+                    expected=f"{owner} capability {direction_method.capability!r} declared",
+                    actual=caps, entries=[entry.seq], peer=conn.peer,
+                )
+    if not flagged:
+        for req in ("lifecycle.operation.capabilities", "lifecycle.operation.capabilities-should"):
+            ctx.check(req, True, message=f"{counted} capability-gated server message(s) checked")
+
+
+def _negotiated(peer: RawPeer) -> tuple[dict | None, dict | None]:
+    """The capabilities the client sent in initialize and the server answered with, from the
+    transcript (None where no initialize happened on the connection)."""
+    client = server = None
+    init_ids: list[Any] = []
+    for entry in peer.transcript.entries:
+        env = entry.envelope
+        if env is None:
+            continue
+        if entry.direction == Direction.OUT and env.kind is Kind.REQUEST and env.method == "initialize":
+            params = env.params if isinstance(env.params, dict) else {}
+            caps = params.get("capabilities")
+            client = caps if isinstance(caps, dict) else {}
+            init_ids.append(env.id)
+        elif entry.direction == Direction.IN and env.kind is Kind.RESULT and any(same_id(env.id, i) for i in init_ids):
+            caps = env.result.get("capabilities") if isinstance(env.result, dict) else None
+            if isinstance(caps, dict) and server is None:
+                server = caps
+    return client, server
+
+
+def _declared(caps: dict, path: str) -> bool:
+    cur: Any = caps
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return False
+        cur = cur[part]
+    return cur is not None and cur is not False
+
+
+# -- shutdown over stdio ---------------------------------------------------------------------------
+
+
+@scenario(
+    requirements=["lifecycle.shutdown.stdio"],
+    until=LATEST_STATEFUL,
+    transports=[Transport.STDIO],
+    fresh=True,
+    skip_reason="2026-07-28 words the server's duty on its stdio transport page (transport.stdio requirements)",
+)
+async def stdio_shutdown(ctx: ScenarioContext) -> None:
+    """An initialized stdio server whose stdin is closed: it exits within the timeout."""
+    peer = await ctx.connect(fresh=True)
+    transport = peer.transport
+    if not isinstance(transport, StdioTransport):
+        ctx.skip("not a stdio connection")
+    await transport.close_stdin()
+    peer.transcript.note("closed the server's stdin (shutdown)")
+    code = await transport.wait_exit(ctx.timeout)
+    ctx.check(
+        "lifecycle.shutdown.stdio",
+        code is not None,
+        problem="NoExitOnStdinClose",
+        message=(f"the server exited ({'code ' + str(code) if code is not None else ''}) after its stdin was closed"
+                 if code is not None else
+                 f"the server was still running {ctx.timeout:g} s after its stdin was closed; a client then has to signal it"),
+        expected=f"exit within {ctx.timeout:g} s",
+        actual="still running" if code is None else f"exit code {code}",
+    )
+
+
+# -- timeouts ----------------------------------------------------------------------------------------
+
+
+@scenario(requirements=["lifecycle.timeouts.handled"], since="2025-03-26", until=LATEST_STATEFUL, capability="tools",
+          fresh=True, skip_reason="the Timeouts section exists from 2025-03-26 to 2025-11-25")
+async def abandoned_request(ctx: ScenarioContext) -> None:
+    """A slow tool call the client gives up on (a cancellation notification, as the Timeouts
+    section describes): the server keeps serving, the next requests are answered in time."""
+    peer = await ctx.connect(fresh=True)  # a server that ignores the cancellation answers later: not on the shared session
+    tools = long_running_tools(await list_tools(peer), seconds=SLOW_SECONDS)
+    if not tools:
+        ctx.skip("no tool looks long-running (name or description with slow/long/sleep/delay/wait/progress)")
+    probe = await start_slow_call(peer, tools, token_prefix="mcp-conformance-timeout", settle=SETTLE, timeout=ctx.timeout)
+    if probe is None:
+        ctx.skip(f"no tool stayed in flight for {SETTLE:g} s ({', '.join(t.name for t in tools)} answered at once)")
+    await peer.notify("notifications/cancelled", {"requestId": probe.id, "reason": "mcp-conformance: timed out"})
+    req = "lifecycle.timeouts.handled"
+    for n in (1, 2):
+        try:
+            await barrier(peer, ctx.version)
+        except PeerError as exc:
+            ctx.check(req, False, problem="NotServingAfterTimeout",
+                      message=f"after the client gave up on {probe.tool.name} (cancelled), request {n} of 2 failed: {exc}",
+                      expected="the next requests answered within the timeout", actual=str(exc))
+            return
+    ctx.check(req, True, message=f"after the client gave up on {probe.tool.name}, the next requests were answered")

@@ -1,0 +1,143 @@
+"""basic/utilities/cancellation (2024-11-05 .. 2025-11-25), basic/patterns/cancellation (2026-07-28):
+no response after a cancel, invalid and late cancels ignored, initialize not cancellable."""
+
+from __future__ import annotations
+
+import time
+
+from conformance.context import ScenarioContext
+from conformance.peer import ConnectionLost, ExpectTimeout, PeerError
+from conformance.registry import scenario
+from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
+from conformance.wire.envelope import Kind, id_repr
+
+from ._helpers import (
+    answers,
+    barrier,
+    barrier_method,
+    is_response,
+    list_tools,
+    long_running_tools,
+    observe,
+    start_slow_call,
+)
+
+SLOW_SECONDS = 0.8  # how long we ask a slow tool to take
+SETTLE = 0.3  # a call still unanswered after this long is in flight
+GRACE = 0.5  # how long past the tool's own duration we watch for a response
+
+
+def _stateless_http(ctx: ScenarioContext) -> bool:
+    return spec(ctx.version).stateless and ctx.transport is not Transport.STDIO
+
+
+@scenario(requirements=["cancellation.no-response"], capability="tools")
+async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
+    """A slow tool call (discovered in tools/list), cancelled once under way: no response for
+    it, even after the time the tool would have taken."""
+    if _stateless_http(ctx):
+        ctx.skip("over streamable HTTP in 2026-07-28 closing the response stream is the cancellation signal, after which nothing is observable")
+    peer = await ctx.connect()
+    tools = long_running_tools(await list_tools(peer), seconds=SLOW_SECONDS)
+    if not tools:
+        ctx.skip("no tool looks long-running (name or description with slow/long/sleep/delay/wait/progress)")
+    probe = await start_slow_call(peer, tools, token_prefix="mcp-conformance-cancel", settle=SETTLE, timeout=ctx.timeout)
+    if probe is None:
+        ctx.skip(f"no tool stayed in flight for {SETTLE:g} s ({', '.join(t.name for t in tools)} answered at once)")
+    mark = len(peer.transcript)
+    await peer.notify("notifications/cancelled", {"requestId": probe.id, "reason": "mcp-conformance: cancellation probe"})
+    req = "cancellation.no-response"
+    try:
+        await barrier(peer, ctx.version)
+    except PeerError as exc:
+        ctx.not_reached(req, f"the {barrier_method(ctx.version)} sent after the cancellation failed: {exc}")
+        return
+    # The cancellation has been read.  Watch until well past the time the tool would have taken.
+    expected = probe.tool.seconds if probe.tool.seconds is not None else 2 * SLOW_SECONDS
+    watch = max(GRACE, expected - (time.monotonic() - probe.started) + GRACE)
+    late = await observe(peer, answers(probe.id), min(watch, ctx.timeout))
+    if late is not None:
+        entry = peer.entry_of(late)
+        ctx.check(
+            req, False, problem="ResponseAfterCancel",
+            message=(f"the tools/call of {probe.tool.name} (id {id_repr(probe.id)}) was cancelled while in flight, and the "
+                     f"server still answered it ({late.kind.value})"),
+            expected="no response for the cancelled request", actual=late.summary(),
+            entries=[entry.seq] if entry is not None else [late],
+        )
+        await peer.expect_response(probe.id)
+        return
+    ctx.check(req, True, message=(f"no response to the cancelled call of {probe.tool.name} within "
+                                  f"{time.monotonic() - probe.started:.2g} s of sending it"), entries=[mark])
+
+
+@scenario(requirements=["cancellation.race", "cancellation.invalid-ignored"], fresh=True)
+async def invalid_and_late_cancels(ctx: ScenarioContext) -> None:
+    """Cancellations the server should ignore: for a request it already answered (the race
+    the spec describes), for an id never used, without a requestId. Each followed by a request:
+    the connection stays open and answers."""
+    peer = await ctx.connect(fresh=True)
+    method = barrier_method(ctx.version)
+    rid = await peer.request(method)
+    await peer.expect_response(rid)
+    probes = [
+        ("cancellation.race", f"a cancellation for the {method} request {id_repr(rid)} it had already answered",
+         {"requestId": rid, "reason": "mcp-conformance: late cancellation"}),
+        ("cancellation.invalid-ignored", "a cancellation for an id never used",
+         {"requestId": "mcp-conformance-never-sent", "reason": "mcp-conformance: unknown id"}),
+        ("cancellation.invalid-ignored", "a cancellation without requestId",
+         {"reason": "mcp-conformance: malformed cancellation"}),
+    ]
+    for i, (req, what, params) in enumerate(probes):
+        mark = len(peer.transcript)
+        await peer.notify("notifications/cancelled", params)
+        try:
+            await barrier(peer, ctx.version)
+        except ConnectionLost as exc:
+            ctx.check(req, False, problem="ConnectionLostOnCancel",
+                      message=f"the connection ended after {what}: {exc}",
+                      expected="the cancellation ignored, the connection open", actual=str(exc.cause), entries=[mark])
+            for later in {r for r, _, _ in probes[i + 1:]} - {req}:
+                ctx.not_reached(later, f"the connection ended after {what}")
+            return
+        except ExpectTimeout as exc:
+            ctx.check(req, False, problem="UnresponsiveAfterCancel",
+                      message=f"after {what}, the next {method} was not answered within {exc.waited:.3g} s",
+                      expected="the cancellation ignored, the next request answered", actual="no response", entries=[mark])
+            for later in {r for r, _, _ in probes[i + 1:]} - {req}:
+                ctx.not_reached(later, f"the server stopped answering after {what}")
+            return
+        ctx.check(req, True, message=f"{what} was ignored: the next request was answered")
+
+
+@scenario(requirements=["cancellation.invalid-ignored"], until=LATEST_STATEFUL, fresh=True,
+          skip_reason="2026-07-28 has no initialize")
+async def initialize_not_cancellable(ctx: ScenarioContext) -> None:
+    """initialize followed at once by a cancellation of it ("The initialize request MUST NOT be
+    cancelled by clients"): the server ignores the cancellation and answers initialize."""
+    info = await ctx.session_info()
+    if info.unsupported:
+        ctx.skip(info.unsupported)
+    peer = await ctx.connect(initialize=False, fresh=True)
+    rid = await peer.request("initialize", {"protocolVersion": ctx.version, "capabilities": {}, "clientInfo": peer.client_info})
+    await peer.notify("notifications/cancelled", {"requestId": rid, "reason": "mcp-conformance: cancelling initialize"})
+    req = "cancellation.invalid-ignored"
+    try:
+        env = await peer.expect_response(rid)
+    except ExpectTimeout as exc:
+        ctx.check(req, False, problem="InitializeCancelled",
+                  message=(f"initialize was not answered within {exc.waited:.3g} s after a cancellation of it; initialize "
+                           "'MUST NOT be cancelled by clients', so such a cancellation is invalid and should be ignored"),
+                  expected="the initialize response", actual="no response")
+        return
+    except ConnectionLost as exc:
+        ctx.check(req, False, problem="ConnectionLostOnInitializeCancel",
+                  message=f"the connection ended after a cancellation of initialize: {exc}",
+                  expected="the initialize response", actual=str(exc.cause))
+        return
+    ctx.check(req, is_response(env), problem="InvalidResponse", message="initialize was answered despite the cancellation",
+              expected="the initialize response", actual=env.value, entries=[env])
+    if env.kind is Kind.RESULT:
+        await peer.notify("notifications/initialized")
+
+
