@@ -4,8 +4,10 @@
                            [--timeout S] [--strict] [--report-dir DIR] [--select GLOB] [--exclude GLOB]
                            [--schema-dir DIR] [-v | -q]
     mcp-conformance list [--version V] [--select GLOB] [--exclude GLOB] [--json]
+    mcp-conformance report REPORT.json [--out DIR] [--html] [--junit] [--badge] [--markdown] [--baseline FILE]
 
-Both go through ``pytest.main`` with the plugin's option table (``conformance.pytest_plugin.OPTIONS``)
+``report`` re-renders a report.json offline (no target, no pytest).  ``server`` and ``list`` go
+through ``pytest.main`` with the plugin's option table (``conformance.pytest_plugin.OPTIONS``)
 and collect no user test files, so the CLI and ``pytest --mcp-...`` always agree.  Without
 ``--command``/``--url`` the bundled reference server is the target.
 
@@ -65,10 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mcp-conformance",
         description="Conformance test suite for the Model Context Protocol: graded, cited verdicts.",
-        epilog="exit codes: 0 pass, 1 a requirement failed, 2 usage error, 3 target unreachable, 130 interrupted",
+        epilog="exit codes: 0 every MUST passed (every SHOULD too under --strict); 1 a requirement failed or a "
+               "baseline entry is stale; 2 usage or configuration error; 3 the target could not be started or "
+               "reached; 130 interrupted. report.json (and its renderings) is written on 0, 1, 3 and 130.",
     )
     parser.add_argument("-V", "--suite-version", action="version", version=f"mcp-conformance {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{server,list}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{server,list,report}", parser_class=_Parser)
     server = sub.add_parser(
         "server",
         help="test an MCP server (default: the bundled reference server)",
@@ -86,7 +90,31 @@ def build_parser() -> argparse.ArgumentParser:
     verbosity.add_argument("-v", "--verbose", action="count", default=0, help="one line per scenario (-vv: more)")
     verbosity.add_argument("-q", "--quiet", action="store_true", help="less output")
     listing.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _add_report_command(sub)
     return parser
+
+
+def _add_report_command(sub: Any) -> None:
+    rep = sub.add_parser(
+        "report",
+        help="re-render a report.json offline (HTML, JUnit, badge, Markdown), optionally with a baseline",
+        description="Render report.json into report.html, junit.xml, badge.svg + badge.json and summary.md, "
+                    "offline: every rendering reads only report.json. With --baseline, the baseline is applied "
+                    "(replacing one applied before) and report.json is rewritten. Exits with the report's "
+                    "exit code (0 pass, 1 a requirement failed or a baseline entry is stale, 3 target "
+                    "unreachable), or 2 when the report cannot be read.",
+    )
+    rep.add_argument("report", metavar="REPORT.json", help="a report.json written by `mcp-conformance server`")
+    rep.add_argument("--out", metavar="DIR", help="where to write the renderings (default: beside REPORT.json)")
+    for fmt, what in (("html", "report.html: the self-contained HTML report"),
+                      ("junit", "junit.xml: JUnit XML for CI test reporters"),
+                      ("badge", "badge.svg and badge.json (shields.io endpoint)"),
+                      ("markdown", "summary.md: a Markdown summary for a CI step summary")):
+        rep.add_argument(f"--{fmt}", action="append_const", const=fmt, dest="formats",
+                         help=f"write {what} (without any of these flags: all of them)")
+    rep.add_argument("--baseline", metavar="FILE",
+                     help="apply a baseline of expected failures (the official runner's YAML or requirement ids)")
+    rep.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
 def pytest_args(ns: argparse.Namespace, workdir: str) -> list[str]:
@@ -157,6 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if ns.command == "report":
+        return _report_command(ns)
     _terminate_like_interrupt()
     with tempfile.TemporaryDirectory(prefix="mcp-conformance-") as workdir:
         with open(os.path.join(workdir, "pytest.ini"), "w", encoding="utf-8") as f:
@@ -176,6 +206,72 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 os.environ[_AUTOLOAD] = saved
     return _exit_code(int(rc), plugin.report)
+
+
+def _report_command(ns: argparse.Namespace) -> int:
+    """``mcp-conformance report``: validate report.json, apply a baseline, write the renderings."""
+    import json
+    from pathlib import Path
+
+    from conformance.report.render import DEFAULT_FORMATS, render, report_json
+
+    src = Path(ns.report)
+    try:
+        report = json.loads(src.read_text(encoding="utf-8"))
+    except OSError as exc:
+        sys.stderr.write(f"mcp-conformance report: cannot read {src}: {exc.strerror or exc}\n")
+        return EXIT_USAGE
+    except ValueError as exc:
+        sys.stderr.write(f"mcp-conformance report: {src} is not JSON: {exc}\n")
+        return EXIT_USAGE
+    problems = _report_problems(report)
+    if problems:
+        sys.stderr.write(f"mcp-conformance report: {src} is not a valid report.json:\n" + "".join(f"  {p}\n" for p in problems))
+        return EXIT_USAGE
+    formats = list(dict.fromkeys(ns.formats or [f for f in DEFAULT_FORMATS if f != "json"]))
+    if ns.baseline:
+        from conformance.report.baseline import BaselineError, apply_baseline, parse_baseline
+
+        try:
+            baseline = parse_baseline(Path(ns.baseline).read_text(encoding="utf-8"), source=ns.baseline)
+        except OSError as exc:
+            sys.stderr.write(f"mcp-conformance report: --baseline {ns.baseline!r} cannot be read: {exc.strerror or exc}\n")
+            return EXIT_USAGE
+        except BaselineError as exc:
+            sys.stderr.write(f"mcp-conformance report: --baseline: {exc}\n")
+            return EXIT_USAGE
+        report = apply_baseline(report, baseline)
+    out = Path(ns.out) if ns.out else src.parent
+    out.mkdir(parents=True, exist_ok=True)
+    files = render(report, formats)
+    if ns.baseline or out.resolve() != src.parent.resolve():
+        files = {"report.json": report_json(report), **files}
+    for name, text in files.items():
+        tmp = out / f".{name}.{os.getpid()}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out / name)
+    if not ns.quiet:
+        base = report.get("baseline")
+        if base:
+            print(f"baseline {base['source']}: {len(base['expected'])} failing as expected, {len(base['stale'])} stale, "
+                  f"{len(base['unmatched'])} unmatched")
+            for entry in base["stale"]:
+                print(f"  stale: {entry} passes now; remove it from the baseline")
+        print(f"wrote {', '.join(str(out / n) for n in files)}")
+    return int(report.get("exit_code", EXIT_OK))
+
+
+def _report_problems(report: Any) -> list[str]:
+    """Why ``report`` does not match report.schema.json (the first few reasons)."""
+    import json
+    from importlib import resources
+
+    import jsonschema
+
+    schema = json.loads(resources.files("conformance.report").joinpath("report.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message[:300]}" for e in errors[:5]]
 
 
 def _terminate_like_interrupt() -> None:

@@ -104,7 +104,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("strict", "--mcp-strict", "--strict",
            "grade SHOULD violations as failures", kind="flag"),
     Option("report_dir", "--mcp-report-dir", "--report-dir",
-           f"directory for report.json (default {DEFAULT_REPORT_DIR}/)", metavar="DIR"),
+           f"directory for report.json and its renderings (default {DEFAULT_REPORT_DIR}/)", metavar="DIR"),
+    Option("report_format", "--mcp-report-format", "--report-format",
+           "what to write besides report.json: html (report.html), junit (junit.xml), badge (badge.svg, "
+           "badge.json), markdown (summary.md), all (default) or none; repeatable or comma-separated",
+           kind="append", metavar="FORMAT"),
+    Option("baseline", "--mcp-baseline", "--baseline",
+           "file of expected failures: the official runner's YAML (server:/client: lists of scenario ids) or "
+           "requirement ids (YAML list or one per line); listed and failing -> xfail, listed and passing -> "
+           "stale, which fails the run", metavar="FILE"),
     Option("select", "--mcp-select", "--select",
            "only requirements whose id (or official alias) matches this glob; repeatable",
            kind="append", metavar="GLOB", commands=("server", "list")),
@@ -251,6 +259,8 @@ class _Settings:
     exclude: list[str]
     selected: list[str]  # requirement ids after select/exclude
     schema_dir: str | None
+    formats: tuple[str, ...] = ()  # report formats besides report.json (conformance.report.render)
+    baseline: Any = None  # conformance.report.baseline.Baseline | None
 
 
 def _versions(values: Iterable[str]) -> tuple[str, ...]:
@@ -309,7 +319,36 @@ def _settings(config: pytest.Config) -> _Settings:
         exclude=exclude,
         selected=selected,
         schema_dir=get_option(config, "schema_dir"),
+        formats=_formats(get_option(config, "report_format")),
+        baseline=_baseline(get_option(config, "baseline"), Path(config.invocation_params.dir)),
     )
+
+
+def _formats(values: list[str]) -> tuple[str, ...]:
+    from conformance.report.render import parse_formats
+
+    try:
+        return parse_formats(values)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--mcp-report-format: {exc}") from None
+
+
+def _baseline(value: str | None, base: Path) -> Any:
+    if not value:
+        return None
+    from conformance.report.baseline import BaselineError, parse_baseline
+
+    path = Path(value)
+    if not path.is_absolute():
+        path = base / path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise pytest.UsageError(f"--mcp-baseline {value!r} cannot be read: {exc.strerror or exc}") from None
+    try:
+        return parse_baseline(text, source=str(value))
+    except BaselineError as exc:
+        raise pytest.UsageError(f"--mcp-baseline: {exc}") from None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -680,7 +719,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if run.runner is not None and run.runner._target_error is not None:
         status = "target-error" if not interrupted else status
     report = run.report(status=status)
+    if run.settings.baseline is not None:
+        from conformance.report.baseline import apply_baseline
+
+        report = apply_baseline(report, run.settings.baseline)
     path = _write_report(run.settings.report_dir, report)
+    run.rendered = _write_renderings(run.settings.report_dir, report, run.settings.formats)  # type: ignore[attr-defined]
     config.stash[REPORT_KEY] = report
     run.report_path = path  # type: ignore[attr-defined]
     config.hook.pytest_mcp_report(config=config, report=report, path=path)
@@ -693,6 +737,29 @@ def _write_report(directory: Path, report: dict[str, Any]) -> Path:
     tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def _write_renderings(directory: Path, report: dict[str, Any], formats: Sequence[str]) -> list[Path]:
+    """Write report.html, junit.xml, badge.svg/json, summary.md (as chosen) beside report.json; a
+    renderer that fails is reported, never lets the run lose report.json."""
+    from conformance.report.render import render
+
+    written: list[Path] = []
+    for fmt in formats:
+        if fmt == "json":
+            continue
+        try:
+            files = render(report, [fmt])
+        except Exception as exc:  # a renderer bug must not hide the verdicts
+            sys.stderr.write(f"mcp-conformance: rendering {fmt} failed: {exc!r} (report.json is complete)\n")
+            continue
+        for name, text in files.items():
+            path = directory / name
+            tmp = directory / f".{name}.{os.getpid()}.tmp"
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+            written.append(path)
+    return written
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -734,6 +801,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             tr.write_line(f"  how to fix: {hint}", red=True)
     for w in report.get("warnings", []):
         tr.write_line(f"note: {w}", yellow=True)
+    base = report.get("baseline")
+    if base:
+        tr.write_line(f"baseline {base['source']}: {len(base['expected'])} failing as expected, "
+                      f"{len(base['stale'])} stale, {len(base['unmatched'])} unmatched")
+        for entry in base["stale"]:
+            tr.write_line(f"  stale: {entry} passes now; remove it from the baseline", red=True)
     path = getattr(run, "report_path", None)
     if path is not None:
         tr.write_line(f"report: {path}")
+        others = [p.name for p in getattr(run, "rendered", [])]
+        if others:
+            tr.write_line(f"        {', '.join(others)}")
