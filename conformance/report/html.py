@@ -397,7 +397,7 @@ class _View:
         violations = []
         cited: list[tuple[str | None, int]] = []
         for v in r.get("violations") or []:
-            seqs = [s for s in v.get("transcript") or [] if isinstance(s, int)]
+            seqs = list(dict.fromkeys(s for s in v.get("transcript") or [] if isinstance(s, int)))
             cited += [(v.get("connection"), s) for s in seqs]
             violations.append({
                 "problem": v.get("problem"),
@@ -423,10 +423,12 @@ class _View:
                 omitted = True
                 self.budget.omitted += 1
         base = r.get("baseline") or None
+        if r["outcome"] == "stale":  # a pass: nothing to show but the entry
+            violations = []
         signature = json.dumps([[v["problem"], v["message"], v["expected"], v["actual"], v["json_path"]] for v in violations]
-                               + [r.get("reason")], ensure_ascii=False)
+                               + [r.get("reason"), (base or {}).get("entry")], ensure_ascii=False)
         return {
-            "signature": signature if violations or r.get("reason") else "",
+            "signature": signature if violations or r.get("reason") or base else "",
             "same_as": None,
             "anchor": anchor,
             "requirement": r["requirement"],
@@ -528,7 +530,19 @@ def _env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["first_line"] = _first_line
+    env.filters["has_more"] = lambda text: _first_line(text) != str(text or "").strip()
     return env
+
+
+def _first_line(text: Any) -> str:
+    """The first line of a message (a traceback's summary comes first), at most 400 characters."""
+    s = str(text or "").strip()
+    line = s.split("\n", 1)[0].strip()
+    marker = line.find(" Traceback (most recent call last)")
+    if marker > 0:
+        line = line[:marker]
+    return line if len(line) <= 400 else line[:399] + "…"
 
 
 @lru_cache(maxsize=1)
