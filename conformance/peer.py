@@ -193,15 +193,16 @@ def _is_response(env: Envelope) -> bool:
 class _Rec:
     """One buffered message (a top-level envelope or a member of a batch)."""
 
-    __slots__ = ("n", "env", "entry", "consumed", "response", "top")
+    __slots__ = ("n", "env", "entry", "consumed", "response", "top", "key")
 
-    def __init__(self, n: int, env: Envelope, entry: TranscriptEntry, response: bool, top: bool) -> None:
+    def __init__(self, n: int, env: Envelope, entry: TranscriptEntry, response: bool, top: bool, key: Any) -> None:
         self.n = n
         self.env = env
         self.entry = entry
         self.consumed: str | None = None
         self.response = response
         self.top = top
+        self.key = key  # _key(env.id) for a response, else None
 
 
 class _Waiter:
@@ -234,8 +235,11 @@ class _Waiter:
         elif self._event is not None:
             self._event.set()
 
-    async def wait(self, timeout: float) -> None:
-        """Until woken or ``timeout`` seconds passed (cancellable like any anyio wait)."""
+    async def wait(self, timeout: float, deadlines: "_Deadlines | None" = None) -> None:
+        """Until woken or ``timeout`` seconds passed (cancellable like any anyio wait).
+
+        On asyncio, with ``deadlines`` (the peer's shared timer), the deadline costs no timer of
+        its own."""
         if self._woken:
             return
         loop = _asyncio_loop()
@@ -244,20 +248,77 @@ class _Waiter:
             with anyio.move_on_after(timeout):
                 await self._event.wait()
             return
-        # On asyncio a future and a timer handle cost a fraction of an Event plus a cancel scope,
+        # On asyncio a future and a deadline cost a fraction of an Event plus a cancel scope,
         # and this wait is on the hot path of every round trip.
         future = self._future = loop.create_future()
-        handle = loop.call_later(timeout, _resolve, future) if timeout != math.inf else None
+        if deadlines is None or deadlines.loop is not loop:
+            handle = loop.call_later(timeout, _resolve, future) if timeout != math.inf else None
+            try:
+                await future
+            finally:
+                if handle is not None:
+                    handle.cancel()
+            return
+        if timeout != math.inf:
+            deadlines.add(self, loop.time() + timeout)
         try:
             await future
         finally:
-            if handle is not None:
-                handle.cancel()
+            deadlines.discard(self)
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+class _Deadlines:
+    """The deadlines of one peer's pending waits, on one asyncio timer.
+
+    The timer is re-armed only for a deadline earlier than the one it is armed for, so
+    back-to-back waits with the same timeout (a round trip after a round trip) schedule no timer
+    each; when it fires it ends the waits that are due and re-arms for the next deadline."""
+
+    __slots__ = ("loop", "_due", "_handle", "_at")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._due: dict[_Waiter, float] = {}
+        self._handle: asyncio.TimerHandle | None = None
+        self._at = math.inf
+
+    def add(self, waiter: _Waiter, deadline: float) -> None:
+        self._due[waiter] = deadline
+        if deadline < self._at:
+            if self._handle is not None:
+                self._handle.cancel()
+            self._handle = self.loop.call_at(deadline, self._fire)
+            self._at = deadline
+
+    def discard(self, waiter: _Waiter) -> None:
+        self._due.pop(waiter, None)
+
+    def _fire(self) -> None:
+        self._handle = None
+        self._at = math.inf
+        now = self.loop.time()
+        due = self._due
+        expired = [w for w, d in due.items() if d <= now]
+        for w in expired:
+            del due[w]
+            future = w._future
+            if future is not None:
+                _resolve(future)
+        if due:
+            at = min(due.values())
+            self._handle = self.loop.call_at(at, self._fire)
+            self._at = at
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+            self._at = math.inf
 
 
 def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -342,6 +403,7 @@ class RawPeer:
         self._by_method: dict[str, list[_Rec]] = {}  # unconsumed requests/notifications by method
         self._by_env: dict[int, _Rec] = {}  # id(envelope) -> rec
         self._waiters: list[_Waiter] = []
+        self._timer: _Deadlines | None = None  # the deadlines of pending waits (asyncio)
         self._observers: list[_Waiter] = []
         self._last_send_n = 0  # arrival counter when we last sent something
 
@@ -384,10 +446,22 @@ class RawPeer:
         from the task that entered the peer, outside any cancel scope opened since."""
         await self._exit(None)
 
+    def _deadlines(self) -> _Deadlines | None:
+        """The shared deadline timer of this peer on the running asyncio loop (None on trio)."""
+        timer = self._timer
+        if timer is None:
+            loop = _asyncio_loop()
+            if loop is None:
+                return None
+            timer = self._timer = _Deadlines(loop)
+        return timer
+
     async def _exit(self, exc: BaseException | None) -> None:
         if self._exited or self._tg is None:
             return
         self._exited = True
+        if self._timer is not None:
+            self._timer.close()
         if self._closed is None:
             self.transcript.note("closing the connection")
         await self._close_transport()
@@ -592,7 +666,15 @@ class RawPeer:
         try:
             while True:
                 item = await receive()
-                await self._handle(item)
+                todo = self._handle(item)
+                if todo is None:
+                    continue
+                if type(todo) is list:  # a batch: each member offered, then answered, in order
+                    for rec in todo:
+                        if self._offer(rec):
+                            await self._answer(rec)
+                else:  # a request from the other side that nobody took
+                    await self._answer(todo)
         except TransportClosed as exc:
             self._mark_closed(exc)
         except TransportError as exc:
@@ -620,7 +702,10 @@ class RawPeer:
         for w in self._observers:
             w.wake()
 
-    async def _handle(self, item: Inbound) -> None:
+    def _handle(self, item: Inbound) -> _Rec | list[_Rec] | None:
+        """Record, validate and offer one inbound item, synchronously (no await per message).
+        Returns what needs the reader's async work: a request nobody took (to answer), or the
+        records of a batch (to offer and answer one by one); else None."""
         self.inbound.append(item)
         env = item.envelope
         meta = item.meta
@@ -628,23 +713,22 @@ class RawPeer:
             meta["problem"] = item.problem
         if env is None:
             self.transcript.inbound(item.raw, None, meta)
-            return
+            return None
         response = _is_response(env)
         answering: str | None = None
+        key = None
         if response:
-            answering = self._sent.get(_key(env.id))
+            key = _key(env.id)
+            answering = self._sent.get(key)
             if answering is not None:
                 meta["answering"] = answering
-        findings = self._validate(env, answering)
+        findings = self._validate(env, answering) if self._validator is not None else []
         entry = self.transcript.inbound(item.raw, env, meta, findings)
-        rec = self._add(env, entry, response, top=True)
+        rec = self._add(env, entry, response, top=True, key=key)
         if env.kind is Kind.BATCH:
             members = [self._add(member, entry, _is_response(member), top=False) for member in env.items]
-            await self._dispatch(rec)
-            for member in members:
-                await self._dispatch(member)
-        else:
-            await self._dispatch(rec)
+            return [rec, *members]
+        return rec if self._offer(rec) else None
 
     def _validate(self, env: Envelope, answering: str | None) -> list[Finding]:
         validator = self._validator
@@ -669,15 +753,21 @@ class RawPeer:
             self.transcript.note(self.validation_problem)
             return []
 
-    def _add(self, env: Envelope, entry: TranscriptEntry, response: bool, *, top: bool) -> _Rec:
-        rec = _Rec(len(self._recs), env, entry, response, top)
+    def _add(self, env: Envelope, entry: TranscriptEntry, response: bool, *, top: bool, key: Any = None) -> _Rec:
+        if response and key is None:
+            key = _key(env.id)
+        rec = _Rec(len(self._recs), env, entry, response, top, key)
         self._recs.append(rec)
         if top:
             self._tops.append(rec)
         self._by_env[id(env)] = rec
         self._pending[rec.n] = rec
         if response:
-            self._responses.setdefault(_key(env.id), []).append(rec)
+            bucket = self._responses.get(key)
+            if bucket is None:
+                self._responses[key] = [rec]
+            else:
+                bucket.append(rec)
         elif env.method is not None and (env.kind is Kind.REQUEST or env.kind is Kind.NOTIFICATION):
             self._by_method.setdefault(env.method, []).append(rec)
         return rec
@@ -685,20 +775,28 @@ class RawPeer:
     def _consume(self, rec: _Rec, how: str) -> None:
         rec.consumed = how
         self._pending.pop(rec.n, None)
-        env = rec.env
         if rec.response:
-            bucket = self._responses.get(_key(env.id))
-        elif env.method is not None:
-            bucket = self._by_method.get(env.method)
-        else:
-            bucket = None
-        if bucket is not None:
-            try:
-                bucket.remove(rec)
-            except ValueError:
-                pass
+            bucket = self._responses.get(rec.key)
+            if bucket is not None:
+                try:
+                    bucket.remove(rec)
+                except ValueError:
+                    pass
+                if not bucket:  # one id, one (usually short-lived) bucket: do not keep it
+                    del self._responses[rec.key]
+            return
+        method = rec.env.method
+        if method is not None:
+            bucket = self._by_method.get(method)
+            if bucket is not None:
+                try:
+                    bucket.remove(rec)
+                except ValueError:
+                    pass
 
-    async def _dispatch(self, rec: _Rec) -> None:
+    def _offer(self, rec: _Rec) -> bool:
+        """Hand ``rec`` to the observers and the first waiter it matches; True if it is a request
+        that still needs an answer from us (automatic or a handler)."""
         if self._observers:
             for w in self._observers:
                 if w.rec is None and w.error is None:
@@ -713,13 +811,12 @@ class RawPeer:
                 w.rec = rec
                 w.wake()
                 self._waiters.remove(w)
-                return
+                return False
             if w.error is not None:  # its predicate raised: hand the error to the waiting scenario
                 self._waiters.remove(w)
                 w.wake()
                 break
-        if rec.env.kind is Kind.REQUEST:
-            await self._answer(rec)
+        return rec.env.kind is Kind.REQUEST
 
     async def _answer(self, rec: _Rec) -> None:
         env = rec.env
@@ -795,7 +892,7 @@ class RawPeer:
         waiter = _Waiter(match)
         self._waiters.append(waiter)
         try:
-            await waiter.wait(timeout)
+            await waiter.wait(timeout, self._deadlines())
         finally:
             if waiter.rec is None:
                 try:
@@ -936,7 +1033,7 @@ class RawPeer:
         if self._closed is None:
             self._observers.append(observer)
             try:
-                await observer.wait(duration)
+                await observer.wait(duration, self._deadlines())
             finally:
                 self._observers.remove(observer)
         if observer.error is not None:

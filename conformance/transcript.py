@@ -36,7 +36,7 @@ def _raw_json(raw: bytes | None) -> dict[str, Any] | None:
         return {"base64": base64.b64encode(raw).decode("ascii")}
 
 
-@dataclass
+@dataclass(slots=True)
 class TranscriptEntry:
     seq: int
     t: float  # seconds since the transcript started
@@ -81,20 +81,18 @@ def _jsonable(value: Any) -> Any:
 
 
 class Transcript:
-    """Append-only record; cheap to add to (it sits on the hot path)."""
+    """Append-only record; cheap to add to (it sits on the hot path: entries are built positionally)."""
 
     def __init__(self, *, clock=time.monotonic) -> None:
         self._clock = clock
         self._t0 = clock()
         self.entries: list[TranscriptEntry] = []
 
-    def _add(self, direction: str, **kw: Any) -> TranscriptEntry:
-        entry = TranscriptEntry(seq=len(self.entries), t=self._clock() - self._t0, direction=direction, **kw)
-        self.entries.append(entry)
-        return entry
-
     def outbound(self, raw: bytes, envelope: Envelope | None = None, meta: dict[str, Any] | None = None) -> TranscriptEntry:
-        return self._add(Direction.OUT, raw=raw, envelope=envelope, meta=meta or {})
+        entries = self.entries
+        entry = TranscriptEntry(len(entries), self._clock() - self._t0, Direction.OUT, raw, envelope, meta or {}, [])
+        entries.append(entry)
+        return entry
 
     def inbound(
         self,
@@ -103,10 +101,16 @@ class Transcript:
         meta: dict[str, Any] | None = None,
         findings: Iterable[Finding] = (),
     ) -> TranscriptEntry:
-        return self._add(Direction.IN, raw=raw, envelope=envelope, meta=meta or {}, findings=list(findings))
+        entries = self.entries
+        entry = TranscriptEntry(len(entries), self._clock() - self._t0, Direction.IN, raw, envelope, meta or {}, list(findings))
+        entries.append(entry)
+        return entry
 
     def note(self, text: str, meta: dict[str, Any] | None = None, raw: bytes | None = None) -> TranscriptEntry:
-        return self._add(Direction.NOTE, text=text, meta=meta or {}, raw=raw)
+        entries = self.entries
+        entry = TranscriptEntry(len(entries), self._clock() - self._t0, Direction.NOTE, raw, None, meta or {}, [], text)
+        entries.append(entry)
+        return entry
 
     def __len__(self) -> int:
         return len(self.entries)
