@@ -499,6 +499,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     _check_schemas(settings)
     config.stash[RUN_KEY] = _Run(config, settings)
+    if config.pluginmanager.hasplugin("html") and getattr(config.option, "htmlpath", None):
+        config.pluginmanager.register(_PytestHtml(), "mcp-conformance-pytest-html")
 
 
 def _check_schemas(settings: _Settings) -> None:
@@ -699,7 +701,69 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         warnings = item.mcp_result.warnings()
         if warnings:
             report.user_properties.append(("mcp_warnings", "; ".join(f"{w['requirement']}: {w['message']}" for w in warnings)))
+    if isinstance(item, McpItem) and (call.when == "call" or not report.passed) and call.when != "teardown" \
+            and item.config.pluginmanager.has_plugin("mcp-conformance-pytest-html"):
+        _add_html_extras(item, report)
     return report
+
+
+# ------------------------------------------------------------------------------------------------
+# pytest-html: extra columns and the transcript as an extra (only when pytest-html is active)
+
+
+def _requirements_of(report: pytest.TestReport) -> list[tuple[str, str, str]]:
+    out = []
+    for key, value in report.user_properties:
+        if key == "mcp_requirement":
+            rid, level, url = (str(value).split(" ", 2) + ["", ""])[:3]
+            out.append((rid, level, url))
+    return out
+
+
+class _PytestHtml:
+    """pytest-html hooks: Requirement, Level and Spec columns (registered only when it is active)."""
+
+    @staticmethod
+    def pytest_html_results_table_header(cells: list[str]) -> None:
+        cells.insert(2, '<th class="sortable" data-column-type="mcpRequirement">Requirement</th>')
+        cells.insert(3, '<th class="sortable" data-column-type="mcpLevel">Level</th>')
+        cells.insert(4, "<th>Spec</th>")
+
+    @staticmethod
+    def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -> None:
+        from html import escape
+
+        reqs = _requirements_of(report)
+        levels = [lvl for lvl in ("MUST", "SHOULD", "MAY") if any(r[1] == lvl for r in reqs)]
+        links = "<br>".join(
+            f'<a href="{escape(url)}" target="_blank" rel="noreferrer noopener">{escape(url.rsplit("/", 1)[-1])}</a>'
+            for _, _, url in reqs if url.startswith(("https://", "http://"))
+        )
+        cells.insert(2, f'<td class="col-mcpRequirement">{"<br>".join(escape(r[0]) for r in reqs)}</td>')
+        cells.insert(3, f'<td class="col-mcpLevel">{escape(levels[0]) if levels else ""}</td>')
+        cells.insert(4, f'<td class="col-mcpSpec">{links}</td>')
+
+
+def _add_html_extras(item: McpItem, report: pytest.TestReport) -> None:
+    """The item's requirements (sentence, violations, wire exchange) as a pytest-html extra."""
+    from pytest_html import extras
+
+    from conformance.report.html import render_extra
+
+    runner = item.run.runner
+    if runner is None:
+        return
+    reqs = catalogue()
+    transport = item.run.target.transport.value
+    rows = []
+    for rid, _, _ in _requirements_of(report):
+        res = runner.results.get((rid, item.version, transport))
+        if res is not None:
+            row = res.to_json(reqs.get(rid))
+            row["violations"] = [v for v in row["violations"] if v.get("scenario") in (None, item.scenario.id)]
+            rows.append(row)
+    if rows:
+        report.extras = [*getattr(report, "extras", []), extras.html(render_extra(rows))]
 
 
 @pytest.hookimpl(trylast=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html as _html
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,7 +26,7 @@ import jinja2
 
 from conformance.report import summary as S
 
-__all__ = ["render_html", "render_transcript", "Budget"]
+__all__ = ["render_html", "render_transcript", "render_extra", "Budget"]
 
 MAX_RAW_CHARS = 2000  # per transcript entry shown
 MAX_ENTRIES = 16  # transcript entries shown per finding
@@ -567,3 +568,55 @@ def render_html(report: Mapping[str, Any]) -> str:
            "base-uri 'none'; form-action 'none'")
     return _env().get_template("report.html.j2").render(v=view, css=jinja2.utils.markupsafe.Markup(css),
                                                          js=jinja2.utils.markupsafe.Markup(js), csp=csp)
+
+
+# -------------------------------------------------------------------------------------------
+# a fragment for pytest-html (the transcript as an "extra" of a test)
+
+_EXTRA_COLORS = {"pass": "#1a7f37", "fail": "#c0262d", "warning": "#9a6700", "skip": "#5b636e", "error": "#7c3aed",
+                 "xfail": "#8a3a3f", "stale": "#b35900"}
+
+
+def render_extra(results: Sequence[Mapping[str, Any]]) -> str:
+    """An HTML fragment (inline styles only; it lives inside pytest-html's page) with, per report
+    result dict: outcome, level, requirement, the spec sentence and link, the violations and the
+    wire exchange."""
+    e = _html.escape
+    parts = ['<div class="mcp-conformance" style="font:13px/1.4 sans-serif">']
+    for r in results:
+        color = _EXTRA_COLORS.get(r.get("outcome", ""), "#333")
+        url = _safe_url(r.get("url"))
+        link = f' <a href="{e(url)}" target="_blank" rel="noreferrer noopener">spec</a>' if url else ""
+        parts.append(
+            f'<p style="margin:8px 0 2px"><b style="color:{color}">{e(str(r.get("outcome", "")).upper())}</b> '
+            f'{e(str(r.get("level") or ""))} <code>{e(str(r.get("requirement", "")))}</code> '
+            f'({e(str(r.get("version", "")))}, {e(str(r.get("transport", "")))}){link}</p>'
+            f'<div style="margin:0 0 4px 12px;font-style:italic">\u201c{e(str(r.get("quote") or ""))}\u201d</div>'
+        )
+        if r.get("reason"):
+            parts.append(f'<div style="margin-left:12px">{e(_first_line(r["reason"]))}</div>')
+        for v in r.get("violations") or []:
+            lines = [f"{v.get('problem', '')}: {v.get('message', '')}"]
+            if v.get("expected") is not None:
+                lines.append(f"expected: {_pretty(v['expected'], 800)}")
+            if v.get("actual") is not None:
+                lines.append(f"actual:   {_pretty(v['actual'], 800)}")
+            if v.get("json_path"):
+                lines.append(f"at:       {v['json_path']}")
+            parts.append(f'<pre style="margin:2px 0 2px 12px;white-space:pre-wrap">{e(chr(10).join(lines))}</pre>')
+        rows = render_transcript(r.get("transcript") or [], cited=[(v.get("connection"), s) for v in r.get("violations") or []
+                                                                     for s in v.get("transcript") or []])
+        if rows:
+            out = []
+            for w in rows:
+                if w["new_connection"] and w["connection"]:
+                    out.append(f"connection {w['connection']}")
+                mark = "*" if w["cited"] else " "
+                body = w["raw"] if w["raw"] is not None else (w["text"] or "")
+                out.append(f"{mark}#{w['seq']} {w['t']:>10} {w['arrow']} {w['summary']} {' '.join(w['tags'])}".rstrip())
+                if body:
+                    out.append(f"      {body}")
+            parts.append('<details open style="margin-left:12px"><summary>wire exchange (* = cited)</summary>'
+                         f'<pre style="white-space:pre-wrap;word-break:break-all">{e(chr(10).join(out))}</pre></details>')
+    parts.append("</div>")
+    return "".join(parts)
