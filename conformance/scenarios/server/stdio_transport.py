@@ -142,7 +142,6 @@ async def stdout_framing(ctx: ScenarioContext) -> None:
     requirements=[EXIT_2026],
     transports=STDIO,
     fresh=True,
-    skip_reason="before 2026-07-28 only the client's shutdown steps are worded: lifecycle.shutdown.stdio",
 )
 async def exit_on_stdin_eof(ctx: ScenarioContext) -> None:
     """After a round trip, close the server's stdin: the server exits within the timeout."""

@@ -1,0 +1,820 @@
+"""basic/transports#streamable-http (2025-03-26 .. 2025-11-25) and basic/transports/streamable-http
+(2026-07-28): POST answers, Accept / Content-Type, sessions, MCP-Protocol-Version, Origin, the GET
+stream, SSE priming / retry / resumption, several streams.
+
+Deliberately odd requests go through a :class:`~._http.Probe` (a second transport sharing the
+session), so their answers never reach the connection other scenarios use.  Checks over "every
+POST / every stream of the run" read the connections' transcripts back (:func:`~._http.streams_of`)
+and run last (``order=900``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from conformance.context import Connection, ScenarioContext
+from conformance.peer import PeerError, RawPeer
+from conformance.registry import scenario
+from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
+from conformance.transports.http import JSON_TYPE, SSE_TYPE, HttpExchange
+from conformance.wire.envelope import MISSING, Kind, dumps, id_repr
+
+from ._helpers import is_response
+from ._http import (
+    FOREIGN_ORIGIN,
+    Probe,
+    StreamInfo,
+    describe,
+    id_key,
+    is_loopback,
+    notification_message,
+    official_tools,
+    request_message,
+    streams_of,
+    wait_until,
+)
+
+RCT = "transport.http.post.request-content-type"
+RCT26 = "transport.http.post.request-content-type-2026"
+A202 = "transport.http.post.accepted-202"
+A202_26 = "transport.http.post.accepted-202-2026"
+ACCEPT = "transport.http.post.accept-406"
+CTYPE = "transport.http.post.content-type-415"
+SID_ASCII = "transport.http.session.id-visible-ascii"
+SID_MISSING = "transport.http.session.missing-400"
+SID_UNKNOWN = "transport.http.session.unknown-404"
+PV = "transport.http.protocol-version.invalid-400"
+ORIGIN_V = "transport.http.origin.validate"
+ORIGIN_403 = "transport.http.origin.invalid-403"
+GET_SSE = "transport.http.get.sse-or-405"
+GET_NO_RESP = "transport.http.get.no-response"
+GETDEL26 = "transport.http.get-delete-405-2026"
+PRIMING = "transport.http.sse.priming-event"
+RETRY = "transport.http.sse.retry-before-close"
+EID = "transport.http.sse.event-id-unique"
+RESUME = "transport.http.resume.same-stream"
+BROADCAST = "transport.http.streams.no-broadcast"
+
+HTTP = [Transport.STREAMABLE_HTTP]
+MAX_REPORTED = 10
+UNKNOWN_SESSION = "mcp-conformance-never-issued-session-0123456789abcdef"
+PROGRESS_FIXTURE = "test_tool_with_progress"  # official runner fixture: progress notifications, then a result
+RECONNECT_FIXTURE = "test_reconnection"  # official runner fixture: closes its SSE connection before answering
+SETTLE = 0.3  # seconds we keep listening for a message that must not come (bounded, after a barrier)
+
+
+def _ok(status: int | None) -> bool:
+    return status is not None and 200 <= status < 300
+
+
+class _Tally:
+    """At most MAX_REPORTED failed checks per requirement; a pass when none failed."""
+
+    def __init__(self, ctx: ScenarioContext) -> None:
+        self.ctx = ctx
+        self.counts: dict[str, int] = {}
+        self.checked: dict[str, int] = {}
+
+    def seen(self, requirement: str, n: int = 1) -> None:
+        self.checked[requirement] = self.checked.get(requirement, 0) + n
+
+    def fail(self, requirement: str, *, peer: RawPeer | None = None, **kw: Any) -> None:
+        self.seen(requirement)
+        n = self.counts[requirement] = self.counts.get(requirement, 0) + 1
+        if n <= MAX_REPORTED:
+            self.ctx.check(requirement, False, peer=peer, **kw)
+
+    def finish(self, requirement: str, passed: str, *, nothing: str | None = None) -> None:
+        n = self.counts.get(requirement, 0)
+        if n == 0:
+            if self.checked.get(requirement, 0) == 0 and nothing is not None:
+                self.ctx.not_reached(requirement, nothing)
+            else:
+                self.ctx.check(requirement, True, message=passed)
+        elif n > MAX_REPORTED:
+            self.ctx.note(f"{n} violations in all; the first {MAX_REPORTED} are reported", requirement=requirement)
+
+
+def _streams(ctx: ScenarioContext) -> list[tuple[Connection, dict[str, StreamInfo]]]:
+    return [(conn, streams_of(conn.transcript)) for conn in ctx.connections()]
+
+
+def _session_of(peer: RawPeer) -> str | None:
+    return getattr(peer.transport, "session_id", None)
+
+
+def _note_seq(peer: RawPeer, text: str) -> list[int]:
+    for entry in reversed(peer.transcript.entries):
+        if entry.text and entry.text.startswith(text):
+            return [entry.seq]
+    return []
+
+
+# -- POST answers --------------------------------------------------------------------------------------
+
+
+@scenario(requirements=[RCT, RCT26, A202, A202_26], transports=HTTP, order=900)
+async def post_answers(ctx: ScenarioContext) -> None:
+    """A request and a notification POSTed on the shared session, then every POST of the run on
+    this version: a request is answered with application/json or text/event-stream; a notification
+    the server accepts gets 202 Accepted with no body."""
+    peer = await ctx.connect()
+    rct = RCT if ctx.applies(RCT) else RCT26
+    acc = A202 if ctx.applies(A202) else A202_26
+    rid = "mcp-conformance-post-probe"
+    await peer.send_json(request_message(ctx.version, rid))
+    try:
+        await peer.expect_response(rid)
+    except PeerError as exc:
+        ctx.note(f"the request POSTed as a probe got no answer ({exc})", requirement=rct)
+    ex: HttpExchange = await peer.send_json(notification_message(ctx.version))
+    tally = _Tally(ctx)
+    own = ex.stream
+    body = ex.body or b""
+    tally.seen(acc)
+    if _ok(ex.status) and (ex.status != 202 or body or ex.is_sse):
+        tally.fail(
+            acc,
+            peer=peer,
+            problem="NotificationNot202",
+            message=(
+                f"a notification the server accepted was answered {ex.status}"
+                + (f" with a body ({describe(ex)})" if body or ex.is_sse else "")
+                + "; an accepted notification gets 202 Accepted with no body"
+            ),
+            expected="202 Accepted, no body",
+            actual=describe(ex),
+            entries=_note_seq(peer, f"POST {ex.url} -> {ex.status}"),
+        )
+    elif not _ok(ex.status):
+        ctx.note(f"the notification probe was refused ({describe(ex)}): allowed ('If the server cannot accept the input, it MUST return an HTTP error status code')", requirement=acc)
+    posts = 0
+    for conn, streams in _streams(ctx):
+        for st in streams.values():
+            if st.method != "POST" or not _ok(st.status) or not st.sent or (conn.peer is peer and st.name == own):
+                continue
+            envs = st.sent_envelopes()
+            if not envs or any(e.kind in (Kind.PARSE_ERROR, Kind.INVALID) for e in envs):
+                continue  # not a well-formed message: nothing to judge here
+            posts += 1
+            if any(e.kind is Kind.REQUEST for e in envs):
+                tally.seen(rct)
+                if st.content_type not in (JSON_TYPE, SSE_TYPE):
+                    what = ", ".join(sorted({e.method or "?" for e in envs if e.kind is Kind.REQUEST}))
+                    tally.fail(
+                        rct,
+                        peer=conn.peer,
+                        problem="WrongResponseContentType",
+                        message=(
+                            f"a POST carrying a request ({what}) on {conn.label} was answered {st.status} with "
+                            f"Content-Type {st.response_headers.get('content-type')!r}; a request is answered with "
+                            "application/json or text/event-stream"
+                        ),
+                        expected=[JSON_TYPE, SSE_TYPE],
+                        actual=st.response_headers.get("content-type"),
+                        entries=[st.note] if st.note is not None else [],
+                    )
+            else:
+                tally.seen(acc)
+                length = st.response_headers.get("content-length")
+                has_body = (length not in (None, "0")) or st.is_sse
+                if st.status != 202 or has_body:
+                    what = ", ".join(sorted({e.method or e.kind.value for e in envs}))
+                    tally.fail(
+                        acc,
+                        peer=conn.peer,
+                        problem="NotificationNot202",
+                        message=(
+                            f"a POST of {what} on {conn.label} was accepted with {st.status}"
+                            + (" and a body" if has_body else "")
+                            + "; accepted notifications and responses get 202 Accepted with no body"
+                        ),
+                        expected="202 Accepted, no body",
+                        actual={"status": st.status, "content-length": length, "content-type": st.response_headers.get("content-type")},
+                        entries=[st.note] if st.note is not None else [],
+                    )
+    passed = f"{posts + 1} successful POST answer(s) checked"
+    tally.finish(rct, passed)
+    tally.finish(acc, passed)
+
+
+# -- Accept and Content-Type (practice) ------------------------------------------------------------------
+
+
+@scenario(requirements=[ACCEPT], transports=HTTP)
+async def accept_without_event_stream(ctx: ScenarioContext) -> None:
+    """A request POSTed with 'Accept: application/json' only (the client must list both types):
+    refused with 406 Not Acceptable (practice; any 4xx passes)."""
+    peer = await ctx.connect()
+    async with Probe(peer, timeout=ctx.timeout) as probe:
+        ex = await probe.post(request_message(ctx.version, "mcp-conformance-accept-probe"), headers={"Accept": JSON_TYPE})
+    refused = 400 <= ex.status < 500
+    ctx.check(
+        ACCEPT,
+        refused,
+        problem="AcceptNotEnforced",
+        message=(
+            f"a POST whose Accept header lists only application/json was refused with {ex.status}"
+            + ("" if ex.status == 406 else " (406 Not Acceptable is the usual answer)")
+            if refused
+            else f"a POST whose Accept header lacks text/event-stream was answered {describe(ex)}; "
+            "the SDKs refuse it with 406 Not Acceptable (practice, not a sentence: a warning)"
+        ),
+        expected="406 Not Acceptable (any 4xx)",
+        actual=describe(ex),
+        entries=probe.entries(ex),
+    )
+
+
+@scenario(requirements=[CTYPE], transports=HTTP)
+async def content_type_not_json(ctx: ScenarioContext) -> None:
+    """A valid request POSTed with 'Content-Type: text/plain': refused with 415 Unsupported Media
+    Type (practice; any 4xx passes)."""
+    peer = await ctx.connect()
+    async with Probe(peer, timeout=ctx.timeout) as probe:
+        msg = request_message(ctx.version, "mcp-conformance-content-type-probe")
+        ex = await probe.post(None, raw=dumps(msg), headers={"Content-Type": "text/plain"})
+    refused = 400 <= ex.status < 500
+    ctx.check(
+        CTYPE,
+        refused,
+        problem="ContentTypeNotEnforced",
+        message=(
+            f"a POST with Content-Type text/plain was refused with {ex.status}"
+            + ("" if ex.status == 415 else " (415 Unsupported Media Type is the usual answer)")
+            if refused
+            else f"a POST with Content-Type text/plain was answered {describe(ex)}; the SDKs refuse it with 415 "
+            "(practice, not a sentence: a warning; text/plain is what a browser may POST cross-site without a preflight)"
+        ),
+        expected="415 Unsupported Media Type (any 4xx)",
+        actual=describe(ex),
+        entries=probe.entries(ex),
+    )
+
+
+# -- sessions ----------------------------------------------------------------------------------------------
+
+
+@scenario(requirements=[SID_ASCII], transports=HTTP, until=LATEST_STATEFUL)
+async def session_id_visible_ascii(ctx: ScenarioContext) -> None:
+    """The session id issued with the InitializeResult: visible ASCII only (0x21 to 0x7E)."""
+    peer = await ctx.connect()
+    sid = _session_of(peer)
+    if sid is None:
+        ctx.skip("the server issued no Mcp-Session-Id at initialization (session ids are optional)")
+    bad = sorted({f"U+{ord(c):04X}" for c in sid if not 0x21 <= ord(c) <= 0x7E})
+    ctx.check(
+        SID_ASCII,
+        not bad,
+        problem="SessionIdNotVisibleAscii",
+        message=(
+            f"the session id {sid!r} contains characters outside 0x21..0x7E: {', '.join(bad)}"
+            if bad
+            else f"the session id ({len(sid)} characters) is visible ASCII"
+        ),
+        expected="visible ASCII characters only (0x21 to 0x7E)",
+        actual=sid,
+        entries=_note_seq(peer, "session id captured"),
+    )
+
+
+@scenario(requirements=[SID_MISSING], transports=HTTP, until=LATEST_STATEFUL)
+async def session_id_missing(ctx: ScenarioContext) -> None:
+    """A request without the Mcp-Session-Id header on a server that issued one: 400 Bad Request
+    (a server that serves it does not require a session id)."""
+    peer = await ctx.connect()
+    if _session_of(peer) is None:
+        ctx.skip("the server issued no Mcp-Session-Id at initialization: it does not require one")
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        ex = await probe.post(request_message(ctx.version, "mcp-conformance-no-session-probe"))
+    if _ok(ex.status):
+        ctx.check(SID_MISSING, True, message=f"a request without a session id was served ({ex.status}): the server does not require one", entries=probe.entries(ex))
+        return
+    ctx.check(
+        SID_MISSING,
+        ex.status == 400,
+        problem="MissingSessionNot400",
+        message=f"a request without the Mcp-Session-Id header was refused with {describe(ex)}; servers that require a session id answer 400 Bad Request",
+        expected="400 Bad Request",
+        actual=describe(ex),
+        entries=probe.entries(ex),
+    )
+
+
+@scenario(requirements=[SID_UNKNOWN], transports=HTTP, until=LATEST_STATEFUL)
+async def session_id_unknown(ctx: ScenarioContext) -> None:
+    """A request carrying a session id the server never issued: 404 Not Found, so that the client
+    starts a new session."""
+    peer = await ctx.connect()
+    if _session_of(peer) is None:
+        ctx.skip("the server issued no Mcp-Session-Id at initialization: no sessions to end")
+    async with Probe(peer, timeout=ctx.timeout) as probe:
+        probe.transport.session_id = UNKNOWN_SESSION
+        ex = await probe.post(request_message(ctx.version, "mcp-conformance-unknown-session-probe"))
+    ctx.check(
+        SID_UNKNOWN,
+        ex.status == 404,
+        problem="UnknownSessionNot404",
+        message=(
+            f"a request with the session id {UNKNOWN_SESSION!r}, which the server never issued, was answered "
+            f"{describe(ex)}; a session the server does not have (never issued, or ended) gets 404 Not Found, the "
+            "status on which a client starts a new session"
+        ),
+        expected="404 Not Found",
+        actual=describe(ex),
+        entries=probe.entries(ex),
+    )
+
+
+@scenario(requirements=[SID_UNKNOWN], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+async def session_delete(ctx: ScenarioContext) -> None:
+    """DELETE ends a session (or 405: the server does not let clients end it); after a 2xx, a
+    request with that session id gets 404 Not Found."""
+    peer = await ctx.connect(fresh=True)
+    sid = _session_of(peer)
+    if sid is None:
+        ctx.skip("the server issued no Mcp-Session-Id at initialization: no session to delete")
+    async with Probe(peer, timeout=ctx.timeout) as probe:
+        ex = await probe.delete()
+        if ex.status == 405:
+            ctx.not_reached(SID_UNKNOWN, "DELETE was answered 405 Method Not Allowed: the server does not let clients end sessions (MAY)")
+            return
+        if not _ok(ex.status):
+            ctx.not_reached(SID_UNKNOWN, f"DELETE was answered {describe(ex)}, neither 2xx (session ended) nor 405; no session to probe")
+            return
+        after = await probe.post(request_message(ctx.version, "mcp-conformance-deleted-session-probe"))
+    ctx.check(
+        SID_UNKNOWN,
+        after.status == 404,
+        problem="EndedSessionNot404",
+        message=(
+            f"DELETE of session {sid!r} was answered {ex.status}, yet a request with that session id was then answered "
+            f"{describe(after)}; requests for an ended session get 404 Not Found"
+        ),
+        expected="404 Not Found",
+        actual=describe(after),
+        entries=probe.entries(ex, after),
+    )
+
+
+# -- MCP-Protocol-Version ------------------------------------------------------------------------------------
+
+
+@scenario(requirements=[PV], transports=HTTP)
+async def protocol_version_header(ctx: ScenarioContext) -> None:
+    """Requests on the session with an unsupported (1900-01-01) and an invalid (not-a-version)
+    MCP-Protocol-Version header: 400 Bad Request each."""
+    peer = await ctx.connect()
+    async with Probe(peer, timeout=ctx.timeout) as probe:
+        for n, value in enumerate(("1900-01-01", "not-a-version")):
+            ex = await probe.post(request_message(ctx.version, f"mcp-conformance-version-header-probe-{n}"), headers={"MCP-Protocol-Version": value})
+            ctx.check(
+                PV,
+                ex.status == 400,
+                problem="BadVersionHeaderNot400",
+                message=f"a request with MCP-Protocol-Version: {value} was answered {describe(ex)}",
+                expected="400 Bad Request",
+                actual=describe(ex),
+                entries=probe.entries(ex),
+            )
+
+
+# -- Origin -------------------------------------------------------------------------------------------------
+
+
+@scenario(requirements=[ORIGIN_V, ORIGIN_403], transports=HTTP)
+async def foreign_origin(ctx: ScenarioContext) -> None:
+    """The handshake request (initialize, or server/discover) POSTed with 'Origin:
+    http://mcp-conformance.invalid' to a server on a loopback address: refused (403 Forbidden
+    where the revision words it)."""
+    peer = await ctx.connect()
+    url = peer.transport.url  # type: ignore[attr-defined]
+    if not is_loopback(url):
+        ctx.skip(f"{url} is not a loopback address: which origins are valid depends on the deployment")
+    vs = spec(ctx.version)
+    if vs.handshake:
+        msg: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": "mcp-conformance-origin-probe",
+            "method": "initialize",
+            "params": {"protocolVersion": ctx.version, "capabilities": {}, "clientInfo": {"name": "mcp-conformance", "version": "0.1.0"}},
+        }
+    else:
+        msg = request_message(ctx.version, "mcp-conformance-origin-probe")
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        ex = await probe.post(msg, headers={"Origin": FOREIGN_ORIGIN})
+        minted = ex.headers.get("mcp-session-id")
+        if _ok(ex.status) and minted:
+            probe.transport.session_id = minted
+            try:  # tidy up the session the server should not have opened
+                await probe.delete()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+    served = _ok(ex.status)
+    ctx.check(
+        ORIGIN_V,
+        400 <= ex.status < 500,
+        problem="ForeignOriginServed",
+        message=(
+            f"a POST from Origin {FOREIGN_ORIGIN} to a server on a loopback address was answered {describe(ex)}; "
+            + ("the server did not validate the Origin (the DNS rebinding case)" if served else "expected a refusal (4xx)")
+        ),
+        expected="a 4xx refusal (the status is not worded before 2025-11-25)",
+        actual=describe(ex),
+        entries=probe.entries(ex),
+    )
+    ctx.check(
+        ORIGIN_403,
+        ex.status == 403,
+        problem="ForeignOriginNot403",
+        message=f"a POST from Origin {FOREIGN_ORIGIN} to a server on a loopback address was answered {describe(ex)}",
+        expected="403 Forbidden",
+        actual=describe(ex),
+        entries=probe.entries(ex),
+    )
+
+
+# -- the GET stream -----------------------------------------------------------------------------------------
+
+
+@scenario(requirements=[GET_SSE, GET_NO_RESP], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+async def get_stream(ctx: ScenarioContext) -> None:
+    """GET on the endpoint with the session id: an SSE stream or 405; while it is open, requests
+    on the session are answered on their POSTs and no response appears on the GET stream."""
+    peer = await ctx.connect(fresh=True)
+    transport: Any = peer.transport
+    g = await transport.open_get_stream()
+    g_entries = _note_seq(peer, f"GET {g.url} -> {g.status}")
+    is_stream = _ok(g.status) and g.content_type == SSE_TYPE
+    ctx.check(
+        GET_SSE,
+        g.status == 405 or is_stream,
+        problem="GetNotSseOr405",
+        message=f"GET with Accept: text/event-stream and the session id was answered {describe(g)}",
+        expected="200 with Content-Type text/event-stream, or 405 Method Not Allowed",
+        actual=describe(g),
+        entries=g_entries,
+    )
+    if not is_stream:
+        ctx.not_reached(GET_NO_RESP, f"the GET opened no SSE stream ({g.status})")
+        return
+    try:
+        for n in range(2):
+            rid = await peer.request("ping", id=f"mcp-conformance-get-stream-{n}")
+            await peer.expect_response(rid)
+    except PeerError as exc:
+        ctx.note(f"requests sent while the GET stream was open got no answer ({exc})", requirement=GET_NO_RESP)
+    await wait_until(lambda: g.done.is_set(), SETTLE)  # a stray message, if any, has had time to come
+    await transport.close_stream(g.stream)
+    stray = [e for e in peer.transcript.entries if e.direction == "in" and e.meta.get("stream") == g.stream and is_response(e.envelope)]
+    ctx.check(
+        GET_NO_RESP,
+        not stray,
+        problem="ResponseOnGetStream",
+        message=(
+            f"the GET stream ({g.stream}) carried {len(stray)} JSON-RPC response(s) although nothing was resumed: "
+            + ", ".join(f"id {id_repr(e.envelope.id)}" for e in stray[:3])
+            if stray
+            else f"no response on the GET stream ({g.stream}) while requests were answered on their POSTs"
+        ),
+        expected="requests and notifications only",
+        actual=[e.envelope.summary() for e in stray[:3]],
+        entries=[e.seq for e in stray[:3]] or g_entries,
+    )
+
+
+@scenario(requirements=[GETDEL26], transports=HTTP, since="2026-07-28")
+async def get_delete_stateless(ctx: ScenarioContext) -> None:
+    """GET and DELETE on the endpoint, tagged MCP-Protocol-Version: 2026-07-28 (a revision without
+    GET streams and sessions): 405 Method Not Allowed each."""
+    peer = await ctx.connect()
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        g = await probe.get()
+        await probe.close_stream(g)
+        d = await probe.delete()
+    for method, ex in (("GET", g), ("DELETE", d)):
+        ctx.check(
+            GETDEL26,
+            ex.status == 405,
+            problem="Not405",
+            message=f"{method} on the MCP endpoint with MCP-Protocol-Version: {ctx.version} was answered {describe(ex)}",
+            expected="405 Method Not Allowed",
+            actual=describe(ex),
+            entries=probe.entries(ex),
+        )
+
+
+# -- SSE streams -----------------------------------------------------------------------------------------------
+
+
+async def _sse_request(peer: RawPeer, version: str, tools: set[str], tag: str) -> tuple[Any, HttpExchange, str | None]:
+    """POST a request likely to be answered with an SSE stream: ping first (servers that always
+    stream), else the official progress fixture with a progressToken.  (id, exchange, token)."""
+    rid = f"mcp-conformance-{tag}-ping"
+    ex = await peer.send_json(request_message(version, rid))
+    if ex.is_sse or PROGRESS_FIXTURE not in tools:
+        return rid, ex, None
+    await peer.expect_response(rid)
+    rid = f"mcp-conformance-{tag}-progress"
+    token = f"mcp-conformance-{tag}-token"
+    params = {"name": PROGRESS_FIXTURE, "arguments": {}, "_meta": {"progressToken": token}}
+    ex = await peer.send_json({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+    return rid, ex, token
+
+
+def _first_event_primes(ex: HttpExchange) -> bool:
+    first = next(iter(ex.sse_events), None)
+    return first is not None and first.id is not None and first.data == ""
+
+
+@scenario(requirements=[PRIMING, BROADCAST], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+async def sse_streams(ctx: ScenarioContext) -> None:
+    """With a GET stream open (if offered), several requests at once (ping; the official progress
+    fixture with a progressToken when listed): every SSE answer starts with a priming event
+    (2025-11-25), and no response or progress notification arrives on more than one stream."""
+    peer = await ctx.connect(fresh=True)
+    transport: Any = peer.transport
+    tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+    g = await transport.open_get_stream()
+    if not (_ok(g.status) and g.is_sse):
+        g = None
+    sent: list[tuple[Any, HttpExchange, str | None]] = []
+
+    async def one(tag: str) -> None:
+        sent.append(await _sse_request(peer, ctx.version, tools, tag))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for n in range(3):
+                tg.start_soon(one, f"streams-{n}")
+        for rid, _, _ in sent:
+            await peer.expect_response(rid)
+    except PeerError as exc:
+        ctx.note(f"not every request of the probe was answered ({exc})")
+    if g is not None:
+        await wait_until(lambda: g.done.is_set(), SETTLE)
+        await transport.close_stream(g.stream)
+    exchanges = [ex for _, ex, _ in sent if ex.is_sse]
+    if ctx.applies(PRIMING):
+        if not exchanges:
+            ctx.not_reached(PRIMING, "every request of the probe was answered with application/json (SSE is optional)")
+        for ex in exchanges:
+            first = next(iter(ex.sse_events), None)
+            ctx.check(
+                PRIMING,
+                _first_event_primes(ex),
+                problem="NoPrimingEvent",
+                message=(
+                    f"the SSE answer {ex.stream} starts with "
+                    + (f"an event with id {first.id!r} and data {first.data[:80]!r}" if first is not None else "no event at all")
+                    + ("" if _first_event_primes(ex) else "; it should start with an event that has an id and empty data")
+                ),
+                expected={"id": "<event id>", "data": ""},
+                actual=None if first is None else {"id": first.id, "event": first.event, "data": first.data[:200]},
+                entries=_note_seq(peer, f"POST {ex.url} -> {ex.status}"),
+            )
+    _judge_broadcast(ctx, [(_conn_of(ctx, peer), streams_of(peer.transcript))])
+
+
+def _conn_of(ctx: ScenarioContext, peer: RawPeer) -> Connection:
+    return next(c for c in ctx.connections() if c.peer is peer)
+
+
+def _judge_broadcast(ctx: ScenarioContext, conns: list[tuple[Connection, dict[str, StreamInfo]]], tally: _Tally | None = None) -> None:
+    """Per connection: no response, server request or progress notification (for one of our
+    tokens) arrives on more than one stream (streams resumed with Last-Event-ID excepted)."""
+    own = tally is None
+    tally = tally or _Tally(ctx)
+    messages = 0
+    for conn, streams in conns:
+        where: dict[tuple[str, str], dict[str, int]] = {}
+        for st in streams.values():
+            if st.resumes is not None:
+                continue
+            for entry in st.inbound:
+                env = entry.envelope
+                if env is None:
+                    continue
+                for item in env.items if env.kind is Kind.BATCH else [env]:
+                    key = _identity(item)
+                    if key is None:
+                        continue
+                    messages += 1
+                    where.setdefault(key, {}).setdefault(st.name, entry.seq)
+        for key, seen in where.items():
+            if len(seen) > 1:
+                tally.fail(
+                    BROADCAST,
+                    peer=conn.peer,
+                    problem="MessageBroadcast",
+                    message=f"the same {key[0]} ({key[1]}) arrived on {len(seen)} streams of {conn.label}: {', '.join(seen)}",
+                    expected="each message on one stream only",
+                    actual=sorted(seen),
+                    entries=list(seen.values()),
+                )
+            else:
+                tally.seen(BROADCAST)
+    if own:
+        tally.finish(BROADCAST, f"{messages} message(s) checked", nothing="no response, server request or progress notification arrived over HTTP")
+
+
+def _identity(env: Any) -> tuple[str, str] | None:
+    if env.kind in (Kind.RESULT, Kind.ERROR) and env.id is not None and env.id is not MISSING:
+        return "response", f"id {id_key(env.id)}"
+    if env.kind is Kind.REQUEST:
+        return "server request", f"id {id_key(env.id)}"
+    if env.kind is Kind.NOTIFICATION and env.method == "notifications/progress" and isinstance(env.params, dict):
+        token = env.params.get("progressToken")
+        if isinstance(token, str) and token.startswith("mcp-conformance-"):
+            return "progress notification", f"token {token!r}, progress {env.params.get('progress')!r}"
+    return None
+
+
+@scenario(requirements=[RETRY], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+async def sse_reconnection(ctx: ScenarioContext) -> None:
+    """The official fixture test_reconnection (when listed) closes its SSE connection before
+    answering: a retry field comes before the close; the answer is then fetched with
+    Last-Event-ID."""
+    peer = await ctx.connect(fresh=True)
+    transport: Any = peer.transport
+    tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+    if RECONNECT_FIXTURE not in tools:
+        ctx.not_reached(RETRY, f"the server does not list the official fixture tool {RECONNECT_FIXTURE!r}; early closes elsewhere in the run are judged by streams_run_wide")
+        return
+    rid = "mcp-conformance-reconnection"
+    ex: HttpExchange = await peer.send_json({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": RECONNECT_FIXTURE, "arguments": {}}})
+    entries = _note_seq(peer, f"POST {ex.url} -> {ex.status}")
+    if not ex.is_sse:
+        ctx.not_reached(RETRY, f"{RECONNECT_FIXTURE} was answered {describe(ex)}, not with an SSE stream")
+        return
+    await ex.wait_done(ctx.timeout)
+    answered = any(is_response(e.envelope) and e.meta.get("stream") == ex.stream for e in peer.transcript.entries if e.direction == "in")
+    if answered or ex.closed_by != "server":
+        ctx.not_reached(RETRY, f"the {RECONNECT_FIXTURE} stream was not closed by the server before its answer")
+    else:
+        retried = [ev.retry for ev in ex.sse_events if ev.retry is not None]
+        ctx.check(
+            RETRY,
+            bool(retried),
+            problem="NoRetryBeforeClose",
+            message=(
+                f"the server closed the connection of {ex.stream} before answering, after {len(ex.sse_events)} event(s)"
+                + (f", with retry {retried[0]} ms" if retried else ", none with a retry field")
+            ),
+            expected="an SSE event with a retry field before the connection closes",
+            actual=[{"id": ev.id, "event": ev.event, "retry": ev.retry, "data": ev.data[:80]} for ev in ex.sse_events[:5]],
+            entries=entries,
+        )
+        if ex.last_event_id is not None:
+            r = await transport.open_get_stream(last_event_id=ex.last_event_id)
+            try:
+                if _ok(r.status):
+                    await peer.expect_response(rid)
+            except PeerError as exc:
+                ctx.note(f"the answer did not arrive after resuming with Last-Event-ID {ex.last_event_id!r} ({exc})")
+            finally:
+                await transport.close_stream(r.stream)
+
+
+@scenario(requirements=[RESUME], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+async def resume_same_stream(ctx: ScenarioContext) -> None:
+    """Two SSE answers A and B; then GET with Last-Event-ID set to A's first event id: what is
+    replayed belongs to A, never B's messages."""
+    peer = await ctx.connect(fresh=True)
+    transport: Any = peer.transport
+    tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+    try:
+        a_id, a, _ = await _sse_request(peer, ctx.version, tools, "resume-a")
+        await peer.expect_response(a_id)
+        ids = [ev.id for ev in a.sse_events if ev.id is not None]
+        if not a.is_sse:
+            ctx.skip("requests are answered with application/json: no SSE stream to resume (SSE is optional)")
+        if not ids:
+            ctx.skip(f"the SSE answer {a.stream} carries no event ids: the server does not offer resumption (event ids are optional)")
+        b_id, b, _ = await _sse_request(peer, ctx.version, tools, "resume-b")
+        await peer.expect_response(b_id)
+    except PeerError as exc:
+        ctx.not_reached(RESUME, f"the requests that open the streams were not answered ({exc})")
+        return
+    last = ids[0]
+    r = await transport.open_get_stream(last_event_id=last)
+    entries = _note_seq(peer, f"GET {r.url} -> {r.status}")
+    if not (_ok(r.status) and r.is_sse):
+        ctx.skip(f"GET with Last-Event-ID {last!r} was answered {describe(r)}: the server does not replay (MAY)")
+    await wait_until(lambda: r.done.is_set(), min(ctx.timeout, 1.0))
+    await transport.close_stream(r.stream)
+    a_requests = {id_key(a_id)}
+    foreign = [
+        e
+        for e in peer.transcript.entries
+        if e.direction == "in" and e.meta.get("stream") == r.stream and is_response(e.envelope) and id_key(e.envelope.id) not in a_requests
+    ]
+    ctx.check(
+        RESUME,
+        not foreign,
+        problem="ReplayFromOtherStream",
+        message=(
+            f"resuming {a.stream} (Last-Event-ID {last!r}) replayed {len(foreign)} response(s) to requests sent on other "
+            f"streams: " + ", ".join(f"id {id_repr(e.envelope.id)}" for e in foreign[:3])
+            if foreign
+            else f"resuming {a.stream} (Last-Event-ID {last!r}) replayed nothing from {b.stream} or any other stream"
+        ),
+        expected=f"only messages of {a.stream} (the response to id {a_id!r} and its notifications)",
+        actual=[e.envelope.summary() for e in foreign[:3]],
+        entries=[e.seq for e in foreign[:3]] or entries,
+    )
+
+
+# -- run-wide stream checks -----------------------------------------------------------------------------------
+
+
+@scenario(requirements=[PRIMING, RETRY, EID, BROADCAST, GET_NO_RESP], transports=HTTP, until=LATEST_STATEFUL, order=900)
+async def streams_run_wide(ctx: ScenarioContext) -> None:
+    """Every HTTP exchange of every connection of this version during the run: SSE answers to
+    POSTs carry a priming event (2025-11-25), a connection closed before its answer had a retry
+    field first (2025-11-25), event ids are unique per session, no message on two streams, no
+    response on a GET stream that was not resumed."""
+    await ctx.connect()
+    conns = _streams(ctx)
+    tally = _Tally(ctx)
+    for conn, streams in conns:
+        ids: dict[str, list[tuple[StreamInfo, str, int]]] = {}
+        for st in streams.values():
+            sse_post = st.method == "POST" and _ok(st.status) and st.is_sse
+            if sse_post and ctx.applies(PRIMING):
+                tally.seen(PRIMING)
+                if not st.primed:
+                    tally.fail(
+                        PRIMING,
+                        peer=conn.peer,
+                        problem="NoPrimingEvent",
+                        message=f"the SSE answer {st.name} on {conn.label} carried no event with an id and empty data",
+                        expected="an SSE event with an id and empty data, first",
+                        actual=[sid for sid, _, _ in st.sse_ids][:5],
+                        entries=[st.note] if st.note is not None else [],
+                    )
+            if sse_post and st.ended_by_server and ctx.applies(RETRY):
+                answered = {id_key(m.id) for m in st.messages() if m.kind in (Kind.RESULT, Kind.ERROR)}
+                if st.request_ids() - answered:
+                    tally.seen(RETRY)
+                    if not st.retry:
+                        tally.fail(
+                            RETRY,
+                            peer=conn.peer,
+                            problem="NoRetryBeforeClose",
+                            message=f"the server closed the SSE answer {st.name} on {conn.label} before its response, without a retry field",
+                            expected="an SSE event with a retry field before the connection closes",
+                            actual="no retry field",
+                            entries=[st.note] if st.note is not None else [],
+                        )
+            if st.method == "GET" and st.resumes is None and _ok(st.status):
+                responses = [e for e in st.inbound if is_response(e.envelope)]
+                tally.seen(GET_NO_RESP)
+                if responses:
+                    tally.fail(
+                        GET_NO_RESP,
+                        peer=conn.peer,
+                        problem="ResponseOnGetStream",
+                        message=f"the GET stream {st.name} on {conn.label} (not a resumption) carried {len(responses)} JSON-RPC response(s)",
+                        expected="requests and notifications only",
+                        actual=[e.envelope.summary() for e in responses[:3]],
+                        entries=[e.seq for e in responses[:3]],
+                    )
+            for sid, data, seq in st.sse_ids:
+                ids.setdefault(sid, []).append((st, data, seq))
+        for sid, uses in ids.items():
+            tally.seen(EID)
+            clash = _id_clash(uses)
+            if clash:
+                tally.fail(
+                    EID,
+                    peer=conn.peer,
+                    problem="DuplicateEventId",
+                    message=f"the SSE event id {sid!r} was used more than once in the session of {conn.label}: {clash}",
+                    expected="each event id once per session (a replay on a resumed stream repeats the same event)",
+                    actual=[{"stream": st.name, "data": data[:80]} for st, data, _ in uses[:4]],
+                    entries=[seq for _, _, seq in uses[:4]],
+                )
+    _judge_broadcast(ctx, conns, tally)
+    tally.finish(PRIMING, "every SSE answer to a POST carried a priming event", nothing="no POST was answered with an SSE stream during the run")
+    tally.finish(RETRY, "every SSE answer closed early had a retry field first", nothing="no SSE answer was closed by the server before its response")
+    tally.finish(EID, f"{tally.checked.get(EID, 0)} SSE event id(s) unique per session", nothing="no SSE event carried an id (ids are optional)")
+    tally.finish(GET_NO_RESP, "no response on a GET stream", nothing="no GET stream was opened during the run")
+    tally.finish(BROADCAST, "no message on more than one stream", nothing="no response, server request or progress notification arrived over HTTP")
+
+
+def _id_clash(uses: list[tuple[StreamInfo, str, int]]) -> str | None:
+    """Why these uses of one event id are not one event (None: they are, e.g. a replay)."""
+    if len(uses) < 2:
+        return None
+    first_st, first_data, _ = uses[0]
+    for st, data, _ in uses[1:]:
+        replay = (st.resumes is not None or first_st.resumes is not None) and data == first_data
+        if replay:
+            continue
+        if st is first_st:
+            return f"twice on {st.name}"
+        return f"on {first_st.name} and {st.name}" + ("" if data == first_data else " with different data")
+    return None

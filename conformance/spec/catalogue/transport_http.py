@@ -1,0 +1,363 @@
+"""basic/transports#streamable-http (2025-03-26 .. 2025-11-25) and
+basic/transports/streamable-http (2026-07-28)."""
+
+from __future__ import annotations
+
+from conformance.spec.requirements import define
+from conformance.spec.versions import LATEST, LATEST_STATEFUL, Transport, spec_url
+
+PAGE = "basic/transports"  # 2025-03-26 .. 2025-11-25
+PAGE_2026 = "basic/transports/streamable-http"
+V2026 = "2026-07-28"
+HTTP = [Transport.STREAMABLE_HTTP]
+AREA = "transport-http"
+FIRST = "2025-03-26"  # streamable HTTP was introduced in 2025-03-26
+
+
+def _url(anchor: str) -> str:
+    return spec_url(LATEST_STATEFUL, PAGE, anchor)
+
+
+# -- POST ------------------------------------------------------------------------------------------
+
+define(
+    "transport.http.post.request-content-type",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote=(
+        "the server MUST either return `Content-Type: text/event-stream`, to initiate an SSE "
+        "stream, or `Content-Type: application/json`, to return one JSON object."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every successful (2xx) answer to a POST that carried a request; an HTTP error "
+        "status is judged by the rules about that status."
+    ),
+)
+
+define(
+    "transport.http.post.request-content-type-2026",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "sending-messages"),
+    quote=(
+        "If the body is a JSON-RPC _request_, the server MUST return either `Content-Type: "
+        "application/json` (a single JSON object) or `Content-Type: text/event-stream` (an SSE "
+        "response stream)."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every successful (2xx) answer to a POST that carried a request; 2026-07-28 "
+        "assigns HTTP error statuses to JSON-RPC errors, which are judged by their own rules."
+    ),
+)
+
+define(
+    "transport.http.post.accepted-202",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote="If the server accepts the input, the server MUST return HTTP status code 202 Accepted with no body.",
+    area=AREA,
+    transports=HTTP,
+    note="An HTTP error status means the server did not accept the input, which the page allows.",
+)
+
+define(
+    "transport.http.post.accepted-202-2026",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "sending-messages"),
+    quote="If the server accepts it, the server MUST return HTTP status code `202 Accepted` with no body.",
+    area=AREA,
+    transports=HTTP,
+    note="An HTTP error status means the server did not accept the notification, which the page allows.",
+)
+
+define(
+    "transport.http.post.accept-406",
+    "SHOULD",
+    since=FIRST,
+    url=spec_url(LATEST, PAGE_2026, "sending-messages"),
+    quote="listing both `application/json` and `text/event-stream` as supported content types",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Rests on practice, not a sentence, so a warning at most.  Only the client's duty is "
+        "worded ('The client MUST include an Accept header, listing both application/json and "
+        "text/event-stream as supported content types'); how a server treats a POST whose Accept "
+        "lacks text/event-stream is not.  The official SDKs answer 406 Not Acceptable (RFC 9110 "
+        "15.5.7); any 4xx refusal is accepted, serving the request is reported."
+    ),
+)
+
+define(
+    "transport.http.post.content-type-415",
+    "SHOULD",
+    since=FIRST,
+    url=spec_url(LATEST, "basic/transports", "messages"),
+    quote="MCP uses JSON-RPC to encode messages.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Rests on practice, not a sentence, so a warning at most: no revision words the "
+        "Content-Type of a POST.  The official SDKs refuse a body not declared application/json "
+        "(415 Unsupported Media Type, RFC 9110 15.5.16), which also keeps browsers' "
+        "preflight-free text/plain cross-site POSTs away from local servers.  Any 4xx refusal is "
+        "accepted, serving the request is reported."
+    ),
+)
+
+# -- sessions --------------------------------------------------------------------------------------
+
+define(
+    "transport.http.session.id-visible-ascii",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("session-management"),
+    quote="The session ID MUST only contain visible ASCII characters (ranging from 0x21 to 0x7E).",
+    area=AREA,
+    transports=HTTP,
+    aliases=("server-session-id-visible-ascii",),
+)
+
+define(
+    "transport.http.session.missing-400",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("session-management"),
+    quote="Servers that require a session ID SHOULD respond to requests without an",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The sentence continues: '`Mcp-Session-Id` header (other than initialization) with HTTP "
+        "400 Bad Request.' (2025-11-25 spells the header MCP-Session-Id; header names are "
+        "case-insensitive).  A server that serves such a request evidently does not require a "
+        "session id and passes; one that refuses it with another status gets a warning."
+    ),
+)
+
+define(
+    "transport.http.session.unknown-404",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("session-management"),
+    quote=(
+        "The server MAY terminate the session at any time, after which it MUST respond to "
+        "requests containing that session ID with HTTP 404 Not Found."
+    ),
+    area=AREA,
+    transports=HTTP,
+    aliases=("server-session-terminated-returns-404",),
+    note=(
+        "Checked twice: after a DELETE the server answered with 2xx (it ended the session), and "
+        "with a session id the server never issued.  A server cannot tell an id it never issued "
+        "from one it terminated (by a restart, an eviction), and the client starts a new session "
+        "only on 404, so both must be answered 404."
+    ),
+)
+
+define(
+    "transport.http.protocol-version.invalid-400",
+    "MUST",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=_url("protocol-version-header"),
+    quote=(
+        "If the server receives a request with an invalid or unsupported `MCP-Protocol-Version`, "
+        "it MUST respond with `400 Bad Request`."
+    ),
+    area=AREA,
+    transports=HTTP,
+)
+
+# -- security ----------------------------------------------------------------------------------------
+
+define(
+    "transport.http.origin.validate",
+    "MUST",
+    versions=("2025-03-26", "2025-06-18"),
+    url=spec_url("2025-06-18", PAGE, "security-warning"),
+    quote=(
+        "Servers MUST validate the `Origin` header on all incoming connections to prevent DNS "
+        "rebinding attacks"
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Which origins are valid is the server's policy; for a server on a loopback address an "
+        "Origin naming another host (the reserved http://mcp-conformance.invalid) is the DNS "
+        "rebinding case the sentence names, so serving it is a failure to validate.  These "
+        "revisions do not word the status: any 4xx refusal passes.  From 2025-11-25 the same "
+        "bullet words 403 Forbidden (transport.http.origin.invalid-403), checked instead."
+    ),
+)
+
+define(
+    "transport.http.origin.invalid-403",
+    "MUST",
+    since="2025-11-25",
+    url=spec_url(V2026, PAGE_2026, "security--endpoint"),
+    quote="If the `Origin` header is present and invalid, servers MUST respond with HTTP 403 Forbidden.",
+    area=AREA,
+    transports=HTTP,
+    aliases=("dns-rebinding-protection", "localhost-host-rebinding-rejected"),
+    note=(
+        "Probed with Origin http://mcp-conformance.invalid (a reserved name) against a server on a "
+        "loopback address: the DNS rebinding case, invalid under any policy of a local server."
+    ),
+)
+
+# -- GET stream ------------------------------------------------------------------------------------
+
+define(
+    "transport.http.get.sse-or-405",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("listening-for-messages-from-the-server"),
+    quote=(
+        "The server MUST either return `Content-Type: text/event-stream` in response to this HTTP "
+        "GET, or else return HTTP 405 Method Not Allowed, indicating that the server does not "
+        "offer an SSE stream at this endpoint."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note="Probed with a valid session id and Accept: text/event-stream.",
+)
+
+define(
+    "transport.http.get.no-response",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("listening-for-messages-from-the-server"),
+    quote=(
+        "The server MUST NOT send a JSON-RPC _response_ on the stream unless resuming a stream "
+        "associated with a previous client request."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note="Every GET stream of the run without Last-Event-ID is checked.",
+)
+
+define(
+    "transport.http.get-delete-405-2026",
+    "SHOULD",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "earlier-streamable-http-revisions"),
+    quote=(
+        "A server that supports only this revision and receives such traffic from an older client "
+        "SHOULD respond as follows: - HTTP GET or DELETE to the MCP endpoint: respond with `405 "
+        "Method Not Allowed`."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Probed with MCP-Protocol-Version: 2026-07-28 on the GET and the DELETE, so a server that "
+        "also speaks earlier revisions knows the request is not a legacy client's."
+    ),
+)
+
+# -- SSE streams: priming, retry, resumption, several streams --------------------------------------
+
+define(
+    "transport.http.sse.priming-event",
+    "SHOULD",
+    since="2025-11-25",
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote=(
+        "The server SHOULD immediately send an SSE event consisting of an event ID and an empty "
+        "`data` field in order to prime the client to reconnect (using that event ID as "
+        "`Last-Event-ID`)."
+    ),
+    area=AREA,
+    transports=HTTP,
+    aliases=("server-sse-priming-event",),
+    note="'Immediately' is read as 'first on the stream'; every SSE answer to a POST in the run is checked.",
+)
+
+define(
+    "transport.http.sse.retry-before-close",
+    "SHOULD",
+    since="2025-11-25",
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote=(
+        "If the server does close the _connection_ prior to terminating the _SSE stream_, it "
+        "SHOULD send an SSE event with a standard `retry` field before closing the connection."
+    ),
+    area=AREA,
+    transports=HTTP,
+    aliases=("server-sse-retry-field",),
+    note=(
+        "A POST stream that the server ends before the response to its request is read as a "
+        "connection closed before the stream terminated.  The official fixture tool "
+        "test_reconnection, when the server lists it, provokes one."
+    ),
+)
+
+define(
+    "transport.http.sse.event-id-unique",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("resumability-and-redelivery"),
+    quote=(
+        "If present, the ID MUST be globally unique across all streams within that session—or all "
+        "streams with that specific client, if session management is not in use."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Every SSE event id of the run, per session.  An event replayed with its id and data on a "
+        "stream resumed with Last-Event-ID is the same event, not a second use of the id (which "
+        "stream it may be replayed on is transport.http.resume.same-stream)."
+    ),
+)
+
+define(
+    "transport.http.resume.same-stream",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("resumability-and-redelivery"),
+    quote="The server MUST NOT replay messages that would have been delivered on a different stream.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Resumption is optional (servers MAY attach event ids, MAY replay): without event ids, or "
+        "when the GET with Last-Event-ID is refused, the rule is skipped with the reason.  A "
+        "response on the resumed stream to a request that was sent on another stream is a "
+        "message of that other stream."
+    ),
+)
+
+define(
+    "transport.http.streams.no-broadcast",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("multiple-connections"),
+    quote=(
+        "The server MUST send each of its JSON-RPC messages on only one of the connected streams; "
+        "that is, it MUST NOT broadcast the same message across multiple streams."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on messages that are recognisably the same message: responses (one per request "
+        "id), server requests (one per id) and progress notifications for a token we chose.  "
+        "Streams resumed with Last-Event-ID replay legitimately and are left to "
+        "transport.http.resume.same-stream."
+    ),
+)
