@@ -127,23 +127,10 @@ async def meta_log_level(ctx: ScenarioContext) -> None:
     fixture `test_logging_tool` logs nothing for a request without a log level, and with one
     its messages travel on that request's response stream."""
     peer = await ctx.connect()
-    method, params = _probe_request(ctx)
-    rid = await peer.request(method, params, meta={LOG_LEVEL_KEY: BAD_LEVEL})
-    env = await peer.expect_response(rid)
-    ok = env.kind is Kind.ERROR and env.error_code == errors.INVALID_PARAMS
-    ctx.check(
-        "logging.meta.invalid-level",
-        ok,
-        problem="InvalidLogLevelAccepted" if env.kind is Kind.RESULT else "WrongErrorCode",
-        message=(
-            f"{method} with _meta {LOG_LEVEL_KEY} = {BAD_LEVEL!r} (not a log level) was answered with "
-            + (F.describe_error(env) if env.kind is Kind.ERROR else "a result")
-            + ("" if ok else "; the page names -32602 (Invalid params)")
-        ),
-        expected={"error": {"code": errors.INVALID_PARAMS}},
-        actual=env.error if env.kind is Kind.ERROR else env.result,
-        entries=[env],
-    )
+    if F.declared(ctx.server_capabilities, "logging"):
+        await _invalid_meta_level(ctx, peer)
+    else:
+        ctx.not_reached("logging.meta.invalid-level", "the server does not declare `logging` (a server without logging may ignore the level)")
     if MODERN_FIXTURE not in await _tool_names(ctx, peer):
         why = f"the server offers no tool that logs (the official runner's fixture {MODERN_FIXTURE!r})"
         ctx.not_reached("logging.meta.absent-no-messages", why + "; the whole run is checked by logging.no_unrequested_messages")
@@ -191,6 +178,26 @@ async def meta_log_level(ctx: ScenarioContext) -> None:
         expected=stream,
         actual=sorted({str(e.meta.get('stream')) for e in elsewhere}),
         entries=[e.seq for e in logs],
+    )
+
+
+async def _invalid_meta_level(ctx: ScenarioContext, peer) -> None:
+    method, params = _probe_request(ctx)
+    rid = await peer.request(method, params, meta={LOG_LEVEL_KEY: BAD_LEVEL})
+    env = await peer.expect_response(rid)
+    ok = env.kind is Kind.ERROR and env.error_code == errors.INVALID_PARAMS
+    ctx.check(
+        "logging.meta.invalid-level",
+        ok,
+        problem="InvalidLogLevelAccepted" if env.kind is Kind.RESULT else "WrongErrorCode",
+        message=(
+            f"{method} with _meta {LOG_LEVEL_KEY} = {BAD_LEVEL!r} (not a log level) was answered with "
+            + (F.describe_error(env) if env.kind is Kind.ERROR else "a result")
+            + ("" if ok else "; the page names -32602 (Invalid params)")
+        ),
+        expected={"error": {"code": errors.INVALID_PARAMS}},
+        actual=env.error if env.kind is Kind.ERROR else env.result,
+        entries=[env],
     )
 
 

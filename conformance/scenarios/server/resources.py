@@ -82,6 +82,8 @@ async def read_resources(ctx: ScenarioContext) -> None:
         chosen.append("test://template/123/data")
     if not chosen:
         ctx.skip("the server lists no resource to read")
+    ctx.not_reached("resources.fixtures.content", "the server offers none of the runner's fixture resources (test://static-text, ...)")
+    ctx.not_reached("resources.contents.binary-encoded", "no resource we read has a blob")
     read = 0
     for uri in chosen:
         rid = await peer.request("resources/read", {"uri": uri})

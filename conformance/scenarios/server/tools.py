@@ -187,6 +187,7 @@ def _check_json_schema_fixture(ctx: ScenarioContext, tools: list[dict], entries:
     """The runner's json-schema-2020-12 scenario (2025-11-25 and later): keywords preserved."""
     tool = next((t for t in tools if t.get("name") == JSON_SCHEMA_FIXTURE), None)
     if tool is None or VERSIONS.index(ctx.version) < VERSIONS.index("2025-11-25"):
+        ctx.not_reached("tools.fixtures.content", f"the server does not list the runner's fixture {JSON_SCHEMA_FIXTURE!r}")
         return
     schema = tool.get("inputSchema")
     problems: list[str] = []
