@@ -89,6 +89,14 @@ class Baseline:
     format: str  # "official-yaml" | "requirements"
     source: str = "baseline"
 
+    def entry_for(self, result: Mapping[str, Any], *, role: str = "server") -> BaselineEntry | None:
+        """The first entry that lists ``result`` (a dict with ``requirement``, ``aliases``,
+        ``version``, ``transport``), or None."""
+        for e in self.entries:
+            if (e.role is None or e.role == role) and _matches(e, result):
+                return e
+        return None
+
 
 def parse_baseline(text: str, *, source: str = "baseline") -> Baseline:
     """Parse a baseline (official YAML, YAML list or plain text); raise :class:`BaselineError`."""
