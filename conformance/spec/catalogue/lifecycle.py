@@ -122,9 +122,9 @@ define(
 _CAPS_NOTE = (
     "Checked on every connection of the run: a server request needs the client capability that "
     "gates it (sampling/createMessage: sampling, roots/list: roots, elicitation/create: "
-    "elicitation) and a server notification that announces a feature needs the server's own "
-    "capability (notifications/tools/list_changed: tools.listChanged, notifications/message: "
-    "logging, notifications/resources/updated: resources.subscribe, ...)."
+    "elicitation, ...), as the client declared it in its initialize request. The server's own "
+    "side (a feature notification without the capability declared) is checked by the feature "
+    "pages' requirements (logging.capability.declared, ...)."
 )
 
 define(
