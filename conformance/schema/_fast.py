@@ -57,6 +57,9 @@ _TYPE_TESTS = {
 }
 
 
+_INLINE_LINES = 12  # definitions whose checks take at most this many lines are inlined
+
+
 class Unsupported(Exception):
     """A schema construct this compiler does not implement (the definition goes to jsonschema)."""
 
@@ -87,6 +90,7 @@ class FastChecks:
         self._names: dict[str, str] = {}  # definition -> function name (compiled, or being compiled)
         self._unsupported: dict[str, str] = {}  # definition -> why it (or something it references) is not compiled
         self._n = 0
+        self._inlining: list[str] = []  # definitions whose bodies are being inlined (no cycles)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -203,10 +207,12 @@ class FastChecks:
                 raise Unsupported(f"keyword {k!r}")
         out: list[str] = []
         if "$ref" in keys:
-            out.append(f"{pad}if not {names[self._ref_name(schema['$ref'])]}({v}): return False")
+            target = self._ref_name(schema["$ref"])
+            inline = self._inline(target, v, ind, helpers, names)
+            out.extend(inline if inline is not None else [f"{pad}if not {names[target]}({v}): return False"])
 
-        # type
-        object_known = False
+        # type (checked first: the keywords below rely on it, as their guards would)
+        known = None  # the one type the value is known to have from here on
         if "type" in keys:
             types = schema["type"]
             types = [types] if isinstance(types, str) else types
@@ -214,7 +220,8 @@ class FastChecks:
                 raise Unsupported(f"type {schema['type']!r}")
             test = " or ".join(_TYPE_TESTS[t].format(v=v) for t in types)
             out.append(f"{pad}if not ({test}): return False")
-            object_known = types == ["object"]
+            known = types[0] if len(types) == 1 else None
+        object_known = known == "object"
 
         # object keywords
         obj: list[str] = []
@@ -226,11 +233,19 @@ class FastChecks:
                 raise Unsupported("required must be a list of strings")
             if required:
                 obj.append(f"{opad}if " + " or ".join(f"{r!r} not in {v}" for r in required) + ": return False")
+        else:
+            required = []
         props = schema.get("properties", {}) if "properties" in keys else {}
         if not isinstance(props, dict):
             raise Unsupported("properties must be an object")
         for prop, sub in props.items():
             pv = self._fresh("v")
+            if prop in required:  # known to be there
+                body = self._node(sub, pv, oind, helpers, names)
+                if body:
+                    obj.append(f"{opad}{pv} = {v}[{prop!r}]")
+                    obj.extend(body)
+                continue
             body = self._node(sub, pv, oind + 1, helpers, names)
             if body:
                 obj.append(f"{opad}if {prop!r} in {v}:")
@@ -238,15 +253,15 @@ class FastChecks:
                 obj.extend(body)
         if "additionalProperties" in keys:
             extra = schema["additionalProperties"]
-            known = self._const(frozenset(props))
+            declared = self._const(frozenset(props))
             if extra is False:
-                obj.append(f"{opad}if not {v}.keys() <= {known}: return False")
+                obj.append(f"{opad}if not {v}.keys() <= {declared}: return False")
             elif extra is not True:
                 kv, ev = self._fresh("k"), self._fresh("v")
                 body = self._node(extra, ev, oind + 2, helpers, names)
                 if body:
                     obj.append(f"{opad}for {kv}, {ev} in {v}.items():")
-                    obj.append(f"{opad}    if {kv} not in {known}:")
+                    obj.append(f"{opad}    if {kv} not in {declared}:")
                     obj.extend(body)
         if obj:
             if not object_known:
@@ -258,20 +273,28 @@ class FastChecks:
             items = schema["items"]
             if not isinstance(items, (dict, bool)):
                 raise Unsupported("items must be a schema (not an array of schemas)")
+            is_list = "" if known == "array" else f"isinstance({v}, list) and "
             if items is False:
-                out.append(f"{pad}if isinstance({v}, list) and {v}: return False")
+                out.append(f"{pad}if {is_list}{v}: return False")
             else:
                 iv = self._fresh("v")
-                body = self._node(items, iv, ind + 2, helpers, names)
-                if body:
-                    out.append(f"{pad}if isinstance({v}, list):")
-                    out.append(f"{pad}    for {iv} in {v}:")
-                    out.extend(body)
+                if known == "array":
+                    body = self._node(items, iv, ind + 1, helpers, names)
+                    if body:
+                        out.append(f"{pad}for {iv} in {v}:")
+                        out.extend(body)
+                else:
+                    body = self._node(items, iv, ind + 2, helpers, names)
+                    if body:
+                        out.append(f"{pad}if isinstance({v}, list):")
+                        out.append(f"{pad}    for {iv} in {v}:")
+                        out.extend(body)
         if "maxItems" in keys:
             limit = schema["maxItems"]
             if isinstance(limit, bool) or not isinstance(limit, int):
                 raise Unsupported("maxItems must be an integer")
-            out.append(f"{pad}if isinstance({v}, list) and len({v}) > {limit!r}: return False")
+            is_list = "" if known == "array" else f"isinstance({v}, list) and "
+            out.append(f"{pad}if {is_list}len({v}) > {limit!r}: return False")
 
         # numbers
         for k, op in (("minimum", "<"), ("maximum", ">")):
@@ -279,7 +302,8 @@ class FastChecks:
                 limit = schema[k]
                 if isinstance(limit, bool) or not isinstance(limit, (int, float)):
                     raise Unsupported(f"{k} must be a number")
-                out.append(f"{pad}if {_TYPE_TESTS['number'].format(v=v)} and {v} {op} {limit!r}: return False")
+                is_number = "" if known in ("number", "integer") else _TYPE_TESTS["number"].format(v=v) + " and "
+                out.append(f"{pad}if {is_number}{v} {op} {limit!r}: return False")
 
         # values
         if "const" in keys:
@@ -288,7 +312,8 @@ class FastChecks:
             values = schema["enum"]
             if not isinstance(values, list) or not values or not all(type(e) is str for e in values):
                 raise Unsupported("only enums of strings are compiled")
-            out.append(f"{pad}if not (isinstance({v}, str) and {v} in {self._const(frozenset(values))}): return False")
+            is_str = "" if known == "string" else f"isinstance({v}, str) and "
+            out.append(f"{pad}if not ({is_str}{v} in {self._const(frozenset(values))}): return False")
         if "format" in keys:
             fmt = schema["format"]
             if not isinstance(fmt, str):
@@ -310,6 +335,22 @@ class FastChecks:
             if "True" not in calls:
                 out.append(f"{pad}if not (" + " or ".join(f"{c}({v})" for c in calls) + "): return False")
         return out
+
+    def _inline(self, name: str, v: str, ind: int, helpers: list[str], names: dict[str, str]) -> list[str] | None:
+        """The body of a small definition in place of a call to it (a call costs more than the
+        few checks of RequestId or Result); None for a large or recursive one."""
+        if name in self._inlining:
+            return None
+        mark = len(helpers)
+        self._inlining.append(name)
+        try:
+            body = self._node(self._defs[name], v, ind, helpers, names)
+        finally:
+            self._inlining.pop()
+        if len(body) > _INLINE_LINES:
+            del helpers[mark:]
+            return None
+        return body
 
     def _branch(self, schema: Any, helpers: list[str], names: dict[str, str]) -> str:
         """A function name that checks ``schema`` (``"True"`` for a schema that accepts anything)."""

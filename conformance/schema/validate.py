@@ -145,6 +145,7 @@ class _Version:
     task_result: bool  # has CreateTaskResult (2025-11-25)
     fast: FastChecks  # compiled "is it valid?" checks (see _fast.py)
     fast_checks: dict[str, Any]  # definition -> compiled check, or None (jsonschema only)
+    methods: dict[tuple[str, str], Any]  # (name, direction) -> lookup(name, direction, version)
 
 
 _VERSIONS: dict[str, _Version] = {}
@@ -203,6 +204,7 @@ def _version(version: str) -> _Version:
                 conforms=FORMAT_CHECKER.conforms,
             ),
             fast_checks={},
+            methods={},
         )
         _VERSIONS[version] = info
         return info
@@ -484,7 +486,9 @@ def _check(
     A compiled check that says "valid" settles it (it is never more lenient than jsonschema);
     otherwise jsonschema finds out why."""
     if _FAST_PATH:
-        check = _fast_check(info, definition)
+        check = info.fast_checks.get(definition, _UNSET)
+        if check is _UNSET:
+            check = _fast_check(info, definition)
         if check is not None and check(value):
             return
     validator = _validator(info, definition)
@@ -527,9 +531,19 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
+def _lookup(info: _Version, name: str, direction: str) -> Any:
+    """``lookup(name, direction, info.version)``, remembered per version (it sits on the hot path)."""
+    key = (name, direction)
+    method = info.methods.get(key)
+    if method is None:
+        method = lookup(name, direction, info.version)
+        if method is not None:  # unknown names (any string a peer sends) are not remembered
+            info.methods[key] = method
+    return method
+
+
 def _result_definition(info: _Version, direction: str, answering: str, result: Any) -> str | None:
-    request_direction = C2S if direction == S2C else S2C
-    method = lookup(answering, request_direction, info.version)
+    method = _lookup(info, answering, C2S if direction == S2C else S2C)
     if method is None or method.kind != REQUEST or not method.result_def:
         return None
     definition = method.result_def
@@ -558,7 +572,7 @@ def _validate_one(
         is_request = "id" in message
         null_id = is_request and message["id"] is None
         name = message["method"]
-        method = lookup(name, direction, info.version) if isinstance(name, str) else None
+        method = _lookup(info, name, direction) if isinstance(name, str) else None
         if method is not None:
             if method.kind == REQUEST and not is_request:
                 _rule(out, prefix, "request-without-id", f"{name!r} is a request but the message has no 'id' (a notification cannot be answered)", method.request_def)
