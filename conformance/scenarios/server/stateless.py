@@ -1,0 +1,388 @@
+"""basic/index (2026-07-28): per-request ``_meta``, client capabilities, statelessness, and the
+rules every result and error of the run must follow (resultType, serverInfo, error codes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.context import ScenarioContext
+from conformance.peer import PeerError
+from conformance.registry import scenario
+from conformance.spec import errors
+from conformance.spec.versions import Transport
+from conformance.transcript import Direction
+from conformance.wire.envelope import MISSING, Kind, id_repr
+
+from ._helpers import barrier
+from ._stateless import (
+    CAPS_KEY,
+    FULL_CAPS,
+    INFO_KEY,
+    INPUT_CAPABILITY,
+    PV_KEY,
+    SERVER_INFO_KEY,
+    Answer,
+    ask,
+    describe,
+    input_candidates,
+    input_requests_of,
+    is_input_required,
+    key,
+    list_tools,
+    modern_requests,
+    verdict,
+)
+
+V = "2026-07-28"
+LEGACY = "2026-07-28 only: earlier revisions establish this context once, with initialize"
+MAX_REPORTED = 10
+
+_CLIENT_INFO = {"name": "mcp-conformance", "version": "0"}
+
+
+# -- per-request _meta --------------------------------------------------------------------------
+
+
+@scenario(
+    requirements=[
+        "stateless.meta.required-fields",
+        "stateless.meta.required-fields.http-400",
+        "stateless.meta.client-info-optional",
+    ],
+    since=V,
+    skip_reason=LEGACY,
+)
+async def meta_required_fields(ctx: ScenarioContext) -> None:
+    """server/discover without _meta, without protocolVersion, without clientCapabilities: each
+    rejected with -32602 (HTTP 400); without clientInfo (not a required field): served."""
+    peer = await ctx.connect()
+    http = ctx.transport is Transport.STREAMABLE_HTTP
+    full = {PV_KEY: ctx.version, CAPS_KEY: {}, INFO_KEY: _CLIENT_INFO}
+    probes = [
+        ("no _meta", {}, False),
+        (f"_meta without {PV_KEY}", {"_meta": {k: v for k, v in full.items() if k != PV_KEY}}, False),
+        (f"_meta without {CAPS_KEY}", {"_meta": {k: v for k, v in full.items() if k != CAPS_KEY}}, True),
+    ]
+    req, req400 = "stateless.meta.required-fields", "stateless.meta.required-fields.http-400"
+    for what, params, has_version in probes:
+        ans = await ask(peer, "server/discover", params, meta=None)
+        if ans.env is None:
+            ctx.check(req, False, problem="NoResponse", message=f"server/discover with {what} got no answer within {ctx.timeout:g} s",
+                      expected={"error": {"code": errors.INVALID_PARAMS}}, actual="no answer")
+            continue
+        allowed = {errors.INVALID_PARAMS}
+        if http and not has_version:
+            allowed.add(errors.HEADER_MISMATCH)  # the MCP-Protocol-Version header no longer matches the body
+        if ans.is_error and ans.code not in allowed and not has_version:
+            # a request without protocolVersion does not carry modern _meta: a dual-era server may read
+            # it as a legacy client's request (before initialize, or without a session on HTTP)
+            ctx.check(req, True, message=(
+                f"server/discover with {what} was answered with {describe(ans)}: accepted, a request without "
+                f"{PV_KEY} does not carry modern _meta, and a dual-era server may treat it as a legacy client's "
+                "request ('A request carrying modern per-request _meta is served statelessly')"), entries=ans.entries())
+        else:
+            verdict(
+                ctx,
+                req,
+                ans.is_error and ans.code in allowed,
+                problem="MalformedMetaAccepted" if ans.is_result else "WrongErrorCode",
+                passed=f"server/discover with {what}: rejected with {describe(ans)}",
+                failed=f"server/discover with {what} must be rejected with -32602 (Invalid params); got {describe(ans)}",
+                expected={"error": {"code": errors.INVALID_PARAMS}},
+                actual=ans.error if ans.is_error else ans.env.value,
+                json_path="$.error.code" if ans.is_error else "$",
+                entries=ans.entries(),
+            )
+        if http and ans.is_error and ans.code in allowed:
+            verdict(ctx, req400, ans.status == 400, problem="WrongHttpStatus",
+                      passed=f"server/discover with {what}: rejected with HTTP 400",
+                      failed=f"the rejection of server/discover with {what} must have HTTP status 400, got {ans.status}",
+                      expected=400, actual=ans.status, entries=ans.entries())
+    ans = await ask(peer, "server/discover", {"_meta": {PV_KEY: ctx.version, CAPS_KEY: {}}}, meta=None)
+    verdict(
+        ctx,
+        "stateless.meta.client-info-optional",
+        ans.is_result,
+        problem="ClientInfoRequired",
+        passed=f"server/discover whose _meta omits {INFO_KEY}: served ({describe(ans)})",
+        failed=f"server/discover whose _meta omits {INFO_KEY} (not a required field) should be served; got {describe(ans)}",
+        expected="a DiscoverResult",
+        actual=ans.error if ans.is_error else (ans.env.value if ans.env else "no answer"),
+        entries=ans.entries(),
+    )
+
+
+# -- client capabilities and prior context --------------------------------------------------------
+
+
+def _needed(result: Any) -> dict[str, str]:
+    """input request key -> the client capability it needs."""
+    out = {}
+    for k, req in input_requests_of(result).items():
+        method = req.get("method") if isinstance(req, dict) else None
+        if method in INPUT_CAPABILITY:
+            out[k] = INPUT_CAPABILITY[method]
+    return out
+
+
+def _call_params(tool: dict[str, Any]) -> dict[str, Any]:
+    return {"name": tool["name"], "arguments": {}}
+
+
+@scenario(
+    requirements=[
+        "stateless.missing-client-capability",
+        "stateless.missing-client-capability.http-400",
+        "mrtr.input-requests.declared-capability",
+        "stateless.no-prior-context",
+    ],
+    since=V,
+    skip_reason=LEGACY,
+    capability="tools",
+    fresh=True,
+)
+async def client_capabilities(ctx: ScenarioContext) -> None:
+    """On a fresh connection, tools that ask for client input are called with empty
+    clientCapabilities (-32021 naming what is missing, or no input request for it), then with
+    every capability declared, then without again (no context carried over)."""
+    peer = await ctx.connect(fresh=True)
+    tools, failed = await list_tools(peer)
+    candidates = input_candidates(tools)
+    if not candidates:
+        why = "tools/list failed: " + describe(failed) if failed is not None else "no tool of the server looks like it asks for client input"
+        ctx.skip(f"{why} (official fixtures such as test_missing_capability, or tools whose name or description mentions input, elicitation, sampling or roots)")
+    # 1. empty capabilities first: nothing declared earlier on this connection
+    bare: dict[str, Answer] = {}
+    for tool in candidates:
+        bare[tool["name"]] = await ask(peer, "tools/call", _call_params(tool))
+    # 2. everything declared: which tools need which capability
+    full: dict[str, Answer] = {}
+    for tool in candidates:
+        full[tool["name"]] = await ask(peer, "tools/call", _call_params(tool), meta={CAPS_KEY: FULL_CAPS})
+    # 3. empty again, after a request that declared them: nothing may be carried over
+    again: dict[str, Answer] = {}
+    for tool in candidates:
+        if is_input_required(full[tool["name"]]) or bare[tool["name"]].code == errors.MISSING_REQUIRED_CLIENT_CAPABILITY:
+            again[tool["name"]] = await ask(peer, "tools/call", _call_params(tool))
+
+    cap_req, cap400 = "stateless.missing-client-capability", "stateless.missing-client-capability.http-400"
+    declared_req = "mrtr.input-requests.declared-capability"
+    needing = 0
+    for tool in candidates:
+        name = tool["name"]
+        b, f = bare[name], full[name]
+        asked = _needed(b.result) if is_input_required(b) else {}
+        verdict(
+            ctx,
+            declared_req,
+            not asked,
+            problem="UndeclaredInputRequest",
+            passed=f"tools/call {name!r} with empty clientCapabilities: {describe(b)}, no input request for an undeclared capability",
+            failed=(
+                f"tools/call {name!r} with empty clientCapabilities was answered with input requests needing "
+                f"{', '.join(sorted(set(asked.values())))}, which the client did not declare"
+            ),
+            expected="no elicitation/create, sampling/createMessage or roots/list in inputRequests",
+            actual={k: input_requests_of(b.result)[k] for k in list(asked)[:3]},
+            json_path="$.result.inputRequests",
+            entries=b.entries(),
+        )
+        needs = _needed(f.result) if is_input_required(f) else {}
+        if b.code == errors.MISSING_REQUIRED_CLIENT_CAPABILITY:
+            needing += 1
+            data = b.data()
+            caps = data.get("requiredCapabilities", MISSING) if isinstance(data, dict) else MISSING
+            verdict(
+                ctx,
+                cap_req,
+                isinstance(caps, dict) and bool(caps) and all(isinstance(v, dict) for v in caps.values()),
+                problem="RequiredCapabilitiesMissing",
+                passed=f"tools/call {name!r} with empty clientCapabilities: -32021, data.requiredCapabilities {caps}",
+                failed=(
+                    f"tools/call {name!r}: MissingRequiredClientCapabilityError must list the missing capabilities in "
+                    "data.requiredCapabilities (a ClientCapabilities object, e.g. {\"sampling\": {}})"
+                ),
+                expected={"requiredCapabilities": {"<capability>": {}}},
+                actual=data,
+                json_path="$.error.data.requiredCapabilities",
+                entries=b.entries(),
+            )
+            if ctx.transport is Transport.STREAMABLE_HTTP:
+                verdict(ctx, cap400, b.status == 400, problem="WrongHttpStatus",
+                        passed=f"tools/call {name!r}: -32021 with HTTP 400",
+                        failed=f"tools/call {name!r}: MissingRequiredClientCapabilityError must have HTTP status 400, got {b.status}",
+                          expected=400, actual=b.status, entries=b.entries())
+        elif needs and b.is_error:
+            needing += 1
+            ctx.check(
+                cap_req,
+                False,
+                problem="WrongErrorCode",
+                message=(
+                    f"tools/call {name!r} needs {', '.join(sorted(set(needs.values())))} (with it declared the server asked "
+                    f"for input through it); without it the server answered {describe(b)} instead of "
+                    "MissingRequiredClientCapabilityError (-32021)"
+                ),
+                expected={"error": {"code": errors.MISSING_REQUIRED_CLIENT_CAPABILITY, "data": {"requiredCapabilities": {c: {} for c in sorted(set(needs.values()))}}}},
+                actual=b.error,
+                json_path="$.error.code",
+                entries=[*b.entries(), *f.entries()],
+            )
+        elif needs:
+            needing += 1
+            ctx.check(cap_req, True, message=(
+                f"tools/call {name!r} asks for input through {', '.join(sorted(set(needs.values())))} when it is declared and "
+                f"was answered with {describe(b)} without it (processed without the capability)"), entries=b.entries())
+        a = again.get(name)
+        if a is not None:
+            carried = _needed(a.result) if is_input_required(a) else {}
+            verdict(
+                ctx,
+                "stateless.no-prior-context",
+                not carried,
+                problem="CapabilitiesCarriedOver",
+                passed=f"tools/call {name!r} with empty clientCapabilities after a call that declared them: {describe(a)}, nothing carried over",
+                failed=(
+                    f"tools/call {name!r} with empty clientCapabilities, sent after a call on the same connection that "
+                    f"declared {', '.join(sorted(FULL_CAPS))}, was answered with input requests needing "
+                    f"{', '.join(sorted(set(carried.values())))}: the server took the capabilities from the earlier request"
+                ),
+                expected="the same answer as without the earlier request (-32021, or no input request for an undeclared capability)",
+                actual={k: input_requests_of(a.result)[k] for k in list(carried)[:3]},
+                json_path="$.result.inputRequests",
+                entries=[*a.entries(), *f.entries()],
+            )
+    if not needing:
+        why = (
+            f"none of the tools tried ({', '.join(t['name'] for t in candidates)}) asked for client input "
+            "through elicitation, sampling or roots"
+        )
+        ctx.not_reached(cap_req, why)
+        ctx.not_reached(cap400, why)
+    if not again:
+        ctx.not_reached("stateless.no-prior-context", "no tool asked for client input, so there is no capability to carry over")
+
+
+# -- every result and error of the run -------------------------------------------------------------
+
+
+_CORE_RESULT_TYPES = ("complete", "input_required")
+_INPUT_REQUIRED_METHODS = ("tools/call", "prompts/get", "resources/read")
+_RESERVED = errors.MCP_RESERVED_RANGE  # -32099 .. -32020
+_DEFINED = (errors.HEADER_MISMATCH, errors.MISSING_REQUIRED_CLIENT_CAPABILITY, errors.UNSUPPORTED_PROTOCOL_VERSION)
+_RETIRED = {errors.RESOURCE_NOT_FOUND_LEGACY: "resource not found (2025-11-25 and earlier)", errors.URL_ELICITATION_REQUIRED: "URL elicitation required (2025-11-25 only)"}
+
+
+@scenario(
+    requirements=[
+        "stateless.result-type",
+        "stateless.result-meta.server-info",
+        "stateless.error-codes.reserved-range",
+        "stateless.error-codes.retired",
+        "mrtr.supported-requests",
+        "subscriptions.server-cancelled-only-for-listen",
+    ],
+    since=V,
+    skip_reason=LEGACY,
+    order=990,
+)
+async def results_and_errors(ctx: ScenarioContext) -> None:
+    """Every answer the server gave to a 2026-07-28 request during the run, on every connection:
+    results carry a known resultType and serverInfo, input_required only where MRTR is allowed,
+    error codes within the allocation policy; notifications/cancelled only for subscriptions."""
+    peer = await ctx.connect()
+    try:
+        await barrier(peer, ctx.version)  # at least one result, whatever ran before
+    except PeerError as exc:
+        ctx.note(f"the closing round trip failed ({exc}); the messages received so far are checked")
+    info = await ctx.session_info()
+    caps = info.capabilities if isinstance(info.capabilities, dict) else {}
+    extensions = caps.get("extensions") if isinstance(caps.get("extensions"), dict) else {}
+    counts = {r: 0 for r in ctx.requirements}
+    bad = {r: 0 for r in ctx.requirements}
+    seen_results = seen_errors = 0
+
+    def flag(rid: str, **kw: Any) -> None:
+        bad[rid] = bad.get(rid, 0) + 1
+        if bad[rid] <= MAX_REPORTED:
+            ctx.check(rid, False, **kw)
+
+    for conn in ctx.connections():
+        if conn.info is not None and conn.info.unsupported:
+            continue
+        cpeer = conn.peer
+        sent = modern_requests(cpeer, ctx.version)
+        listens = {k for k, m in sent.items() if m == "subscriptions/listen"}
+        for entry in cpeer.transcript.entries:
+            env = entry.envelope
+            if entry.direction != Direction.IN or env is None:
+                continue
+            if env.kind is Kind.NOTIFICATION and env.method == "notifications/cancelled" and sent:
+                params = env.params if isinstance(env.params, dict) else {}
+                rid = params.get("requestId", MISSING)
+                counts["subscriptions.server-cancelled-only-for-listen"] = 1
+                if rid is MISSING or key(rid) not in listens:
+                    flag("subscriptions.server-cancelled-only-for-listen", problem="CancelledForOtherPurpose",
+                         message=(f"the server sent notifications/cancelled for request {id_repr(rid)} on {conn.label}, which is not "
+                                  "a subscriptions/listen request; servers send it only when they tear down a subscription"),
+                         expected="requestId of a subscriptions/listen request", actual=params, json_path="$.params.requestId",
+                         entries=[entry.seq], peer=cpeer)
+                continue
+            if env.kind not in (Kind.RESULT, Kind.ERROR) or env.id is MISSING or env.id is None:
+                continue
+            method = sent.get(key(env.id))
+            if method is None or method == "initialize":
+                continue  # not an answer to a 2026-07-28 request (initialize: a dual-era server's legacy handshake)
+            where = f"the {env.kind.value} to {method} (id {id_repr(env.id)}) on {conn.label}"
+            if env.kind is Kind.RESULT:
+                seen_results += 1
+                result = env.result if isinstance(env.result, dict) else {}
+                rt = result.get("resultType", MISSING)
+                known = rt in _CORE_RESULT_TYPES or (isinstance(rt, str) and bool(extensions))
+                if not known:
+                    flag("stateless.result-type", problem="MissingResultType" if rt is MISSING else "UnknownResultType",
+                         message=(f"{where} has no resultType" if rt is MISSING else
+                                  f"{where} has resultType {rt!r}, not one of {', '.join(_CORE_RESULT_TYPES)} "
+                                  "(and the server advertises no extension that could define it)"),
+                         expected={"resultType": "complete | input_required"}, actual=rt, json_path="$.result.resultType",
+                         entries=[entry.seq], peer=cpeer)
+                if rt == "input_required" and method not in _INPUT_REQUIRED_METHODS:
+                    flag("mrtr.supported-requests", problem="InputRequiredOnUnsupportedMethod",
+                         message=f"{where} is an InputRequiredResult; only {', '.join(_INPUT_REQUIRED_METHODS)} may answer with one",
+                         expected=f"a final result for {method}", actual=result, json_path="$.result.resultType",
+                         entries=[entry.seq], peer=cpeer)
+                meta = result.get("_meta")
+                sinfo = meta.get(SERVER_INFO_KEY, MISSING) if isinstance(meta, dict) else MISSING
+                if method != "server/discover" and not (isinstance(sinfo, dict) and isinstance(sinfo.get("name"), str) and isinstance(sinfo.get("version"), str)):
+                    flag("stateless.result-meta.server-info", problem="MissingServerInfo",
+                         message=f"{where} does not carry _meta[{SERVER_INFO_KEY!r}] with a name and a version",
+                         expected={"name": "<string>", "version": "<string>"}, actual=sinfo,
+                         json_path=f"$.result._meta['{SERVER_INFO_KEY}']", entries=[entry.seq], peer=cpeer)
+            else:
+                seen_errors += 1
+                code = env.error_code
+                if isinstance(code, int) and code in _RESERVED and code not in _DEFINED:
+                    flag("stateless.error-codes.reserved-range", problem="UndefinedReservedCode",
+                         message=(f"{where} uses code {code}, in the range -32020..-32099 that only the MCP specification "
+                                  "allocates; 2026-07-28 defines -32020, -32021 and -32022 there"),
+                         expected="a code defined by the specification, or one outside -32768..-32000", actual=env.error,
+                         json_path="$.error.code", entries=[entry.seq], peer=cpeer)
+                if code in _RETIRED and not (code == errors.RESOURCE_NOT_FOUND_LEGACY and method == "resources/read"):
+                    flag("stateless.error-codes.retired", problem="RetiredErrorCode",
+                         message=f"{where} uses code {code} ({_RETIRED[code]}), which implementations of 2026-07-28 must not emit",
+                         expected=f"not {code}", actual=env.error, json_path="$.error.code", entries=[entry.seq], peer=cpeer)
+    n_conn = len([c for c in ctx.connections() if not (c.info and c.info.unsupported)])
+    summary = f"{seen_results} result(s) and {seen_errors} error(s) answering 2026-07-28 requests on {n_conn} connection(s)"
+    for rid in ctx.requirements:
+        if bad.get(rid):
+            if bad[rid] > MAX_REPORTED:
+                ctx.note(f"{bad[rid]} violations in all; the first {MAX_REPORTED} are reported", requirement=rid)
+            continue
+        if rid == "subscriptions.server-cancelled-only-for-listen" and not counts.get(rid):
+            ctx.check(rid, True, message="the server sent no notifications/cancelled during the run")
+        elif rid in ("stateless.error-codes.reserved-range", "stateless.error-codes.retired"):
+            ctx.check(rid, True, message=summary)
+        elif seen_results:
+            ctx.check(rid, True, message=summary)
+        else:
+            ctx.not_reached(rid, "no result answered a 2026-07-28 request during the run")

@@ -1,0 +1,191 @@
+"""basic/transports/streamable-http (2026-07-28), Request Metadata: MCP-Protocol-Version,
+Mcp-Method / Mcp-Name, Mcp-Param-* (x-mcp-header) and the server's validation of them."""
+
+from __future__ import annotations
+
+from conformance.spec.requirements import define
+from conformance.spec.versions import Transport, spec_url
+
+V = "2026-07-28"
+PAGE = "basic/transports/streamable-http"
+HTTP = (Transport.STREAMABLE_HTTP,)
+
+define(
+    "headers.protocol-version.mismatch",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "protocol-version-header"),
+    quote=(
+        "The header value MUST match the `io.modelcontextprotocol/protocolVersion` field carried "
+        "in the request body's `_meta`. If the values do not match, the server MUST reject the "
+        "request with `400 Bad Request` and a `HeaderMismatch` JSON-RPC error (see Server "
+        "Validation)."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2575-http-server-header-mismatch-400",),
+    note=(
+        "Probes: MCP-Protocol-Version 2026-07-28 with _meta naming 1900-01-01, and "
+        "MCP-Protocol-Version 1900-01-01 with _meta naming 2026-07-28. Expected: HTTP 400 with "
+        "-32020; -32022 (UnsupportedProtocolVersion, also with 400) is accepted too, since one of "
+        "the two versions is one the server does not implement and that rule is a MUST of the "
+        "same weight. Flagged: the request served, or another status or code."
+    ),
+)
+
+define(
+    "headers.protocol-version.unsupported-400",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "protocol-version-header"),
+    quote=(
+        "If the server does not implement the requested protocol version (whether the version is "
+        "unknown to the server, or is a known version the server has chosen not to support), it "
+        "MUST respond with `400 Bad Request` and an `UnsupportedProtocolVersionError` listing its "
+        "supported versions."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2575-http-server-unsupported-version-400",),
+    note="The error itself (-32022 with data.supported) is versioning.unsupported-version; this is its HTTP status.",
+)
+
+define(
+    "headers.unknown-method-404",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "protocol-version-header"),
+    quote=(
+        "If the server does not implement the requested RPC method, it MUST respond with `404 Not "
+        "Found` and a JSON-RPC error with code `-32601` (`Method not found`)."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2575-http-server-method-not-found-404",),
+    note=(
+        "Probe: a method no revision defines, with the 2026-07-28 _meta and headers. Also checked "
+        "on the answers to the methods 2026-07-28 removed (versioning.removed-methods): a -32601 "
+        "answer says the server does not implement the method, so its status must be 404."
+    ),
+)
+
+define(
+    "headers.validation.mismatch-rejected",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-validation"),
+    quote=(
+        "Servers that process the request body MUST reject requests where the values specified in "
+        "the headers do not match the corresponding values in the request body."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2243-server-reject-invalid-headers",),
+    note=(
+        "Probes: Mcp-Method naming another method; Mcp-Method differing only in case (header "
+        "values are case-sensitive); Mcp-Name naming another tool (tools/call of a listed tool). "
+        "Flagged: the request served (any 2xx answer). The status and code of the rejection are "
+        "headers.validation.status-and-code."
+    ),
+)
+
+define(
+    "headers.validation.missing-rejected",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-validation"),
+    quote=(
+        "Validation failure conditions include: - A required standard header "
+        "(`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) is missing."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2243-server-reject-invalid-headers",),
+    note=(
+        "The list names the failures for which 'servers MUST return HTTP status 400 Bad Request' "
+        "with HeaderMismatch. Probes: a request without Mcp-Method; a tools/call without Mcp-Name; "
+        "a request without MCP-Protocol-Version. For the last one the same page lets a server that "
+        "supports clients older than 2025-06-18 'treat a request that omits the header as protocol "
+        "version 2025-03-26': an answer under legacy rules (an HTTP 4xx, or a result without "
+        "resultType) is accepted; a request served as 2026-07-28 is flagged."
+    ),
+)
+
+define(
+    "headers.validation.status-and-code",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-validation"),
+    quote=(
+        "When rejecting a request due to header validation failure, servers MUST return HTTP "
+        "status `400 Bad Request` and MUST include a JSON-RPC error response using the following "
+        "error code:"
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2243-server-reject-error-code", "sep-2243-server-reject-param-mismatch"),
+    note=(
+        "The code is -32020 (HeaderMismatch). Checked on every rejection of the header probes "
+        "(mismatched or missing Mcp-Method, Mcp-Name, Mcp-Param-*; invalid Mcp-Param-* values)."
+    ),
+)
+
+define(
+    "headers.name.base64-decoded",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "value-encoding"),
+    quote=(
+        "In particular, servers MUST decode an encoded `Mcp-Name` or `Mcp-Param-{Name}` value "
+        "before comparing it to the corresponding request body value during Server Validation."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2243-server-decode-base64",),
+    note=(
+        "Probes: tools/call of a listed tool whose Mcp-Name is the Base64 sentinel form "
+        "(=?base64?...?=) of its name; for a tool with an x-mcp-header string parameter, the "
+        "parameter's header in sentinel form. Also, values that only look Base64-like without "
+        "the exact markers are literal: a header 'SGVsbG8=' matches the body value 'SGVsbG8='. "
+        "Flagged: such a request rejected."
+    ),
+)
+
+define(
+    "headers.param.validated",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-behavior-for-custom-headers"),
+    quote=(
+        "Any server that processes the message body MUST validate that encoded header values, "
+        "after decoding if Base64-encoded, match the corresponding values in the request body."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2243-server-validate-param-match",),
+    note=(
+        "For a tool whose inputSchema marks a parameter with x-mcp-header (skipped when the server "
+        "lists none). Probes: the Mcp-Param-{Name} header with another value than the body's; the "
+        "header omitted while the body carries the value ('Client omits header but value is in "
+        "body: Server MUST reject the request'). Flagged: the request served."
+    ),
+)
+
+define(
+    "headers.param.invalid-characters",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-behavior-for-custom-headers"),
+    quote=(
+        "Servers MUST reject requests with a recognized `Mcp-Param-{Name}` header that contains "
+        "invalid characters (see Value Encoding)."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2243-server-reject-invalid-param-chars",),
+    note=(
+        "Probe: the Base64 sentinel with characters outside the Base64 alphabet "
+        "(=?base64?SGVs!!!bG8=?=) for a string parameter marked with x-mcp-header. Flagged: the "
+        "request served."
+    ),
+)
