@@ -3,8 +3,9 @@ pagination, caching).  No scenarios here.
 
 * :func:`list_all` follows ``nextCursor`` to the end of a list method and keeps every page.
 * :func:`safe_tools` picks the tools we may call: the official runner's fixtures (known
-  behaviour) and tools the server marks ``readOnlyHint: true`` whose arguments we can build from
-  their ``inputSchema`` (:func:`synth_args`).  We never call a tool that may change anything.
+  behaviour) and tools the server marks ``readOnlyHint: true`` that have an ``outputSchema`` and
+  whose arguments we can build from their ``inputSchema`` (:func:`synth_args`).  We never call a
+  tool that may change anything.
 * JSON Schema helpers: the validator class of a schema's dialect, meta-schema errors.
 * Content checks shared by tool results and prompt messages (base64, MIME types).
 """
@@ -414,10 +415,11 @@ def safe_tools(tools: list[Any]) -> tuple[list[CallPlan], str]:
     """The tools we call and their arguments, and a sentence saying how they were chosen.
 
     The official runner's content fixtures (and its error fixture) are called with ``{}``; other
-    tools only when marked ``readOnlyHint: true`` (not destructive, not task-only) and their
-    required arguments can be built from the schema.  When the fixtures are there, they cover
-    every content type, so only read-only tools with an ``outputSchema`` are added; otherwise at
-    most a few read-only tools, those with an ``outputSchema`` first."""
+    tools only when marked ``readOnlyHint: true`` (not destructive, not task-only), when they
+    declare an ``outputSchema`` (there is something to check beyond the schema: structured
+    content) and their required arguments can be built from the schema.  A read-only tool may
+    still reveal things (server-everything's get-env returns its environment, which would end up
+    in our report), so nothing else is called."""
     by_name = {t.get("name"): t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
     plans: list[CallPlan] = []
     fixtures = [n for n in (*CONTENT_FIXTURES, ERROR_FIXTURE) if n in by_name]
@@ -425,26 +427,20 @@ def safe_tools(tools: list[Any]) -> tuple[list[CallPlan], str]:
         plans.append(CallPlan(by_name[name], {}, True))
     generic: list[CallPlan] = []
     for tool in by_name.values():
-        if tool.get("name") in fixtures or not _read_only(tool):
+        if tool.get("name") in fixtures or not _read_only(tool) or not isinstance(tool.get("outputSchema"), dict):
             continue
         args = synth_args(tool.get("inputSchema"))
         if args is None:
             continue
         generic.append(CallPlan(tool, args, False))
-    generic.sort(key=lambda p: 0 if isinstance(p.tool.get("outputSchema"), dict) else 1)
+    generic = generic[:MAX_GENERIC_CALLS]
+    parts = []
     if fixtures:
-        generic = [p for p in generic if isinstance(p.tool.get("outputSchema"), dict)]
-        how = (
-            f"the official runner's fixture tools ({', '.join(fixtures)})"
-            + (f" and the read-only tools with an outputSchema ({', '.join(p.name for p in generic[:MAX_GENERIC_CALLS])})" if generic else "")
-        )
-    else:
-        how = (
-            f"read-only tools (annotations.readOnlyHint) whose arguments could be built from their inputSchema: "
-            f"{', '.join(p.name for p in generic[:MAX_GENERIC_CALLS]) or 'none'}"
-        )
-    plans.extend(generic[:MAX_GENERIC_CALLS])
-    return plans, how
+        parts.append(f"the official runner's fixture tools ({', '.join(fixtures)})")
+    if generic:
+        parts.append(f"read-only tools with an outputSchema whose arguments could be built ({', '.join(p.name for p in generic)})")
+    plans.extend(generic)
+    return plans, " and ".join(parts) or "none"
 
 
 # ---------------------------------------------------------------------------------------------

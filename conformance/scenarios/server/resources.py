@@ -18,7 +18,7 @@ from . import _features as F
 from .tools import list_changed_check
 
 LIST_REQS = ("resources.list.respond", "resources.list.answered")
-MAX_READS = 8
+MAX_READS = 4
 STATIC_TEXT = "test://static-text"
 STATIC_BINARY = "test://static-binary"
 FIXTURE_TEMPLATE = "test://template/{id}/data"

@@ -2,7 +2,8 @@
 content, errors), list_changed.
 
 Tools we call are chosen by :func:`._features.safe_tools`: the official runner's fixtures and
-tools the server marks read-only; a conformance run never calls a tool that may change anything.
+read-only tools with an output schema; a conformance run never calls a tool that may change
+anything.  tools/call with invalid arguments goes to a read-only tool (it must not run).
 """
 
 from __future__ import annotations
@@ -242,8 +243,8 @@ CALL_REQS = (
 
 @scenario(requirements=list(CALL_REQS), capability="tools")
 async def call_results(ctx: ScenarioContext) -> None:
-    """Call the tools that are safe to call (the runner's fixtures, read-only tools whose
-    arguments can be built): structured content conforms to the output schema and is mirrored
+    """Call the tools that are safe to call (the runner's fixtures, read-only tools with an output
+    schema whose arguments can be built): structured content conforms to the output schema and is mirrored
     in a text block, embedded resources are backed by the capability and properly encoded, the
     fixtures return the content their runner scenario describes, and the error fixture reports
     `isError: true`."""
@@ -253,8 +254,9 @@ async def call_results(ctx: ScenarioContext) -> None:
     plans, how = F.safe_tools(tools)
     if not plans:
         ctx.skip(
-            "no tool is safe to call: none is an official runner fixture, and none is marked readOnlyHint "
-            "with arguments we can build from its inputSchema (a conformance run never calls a tool that may change anything)"
+            "no tool is safe to call: none is an official runner fixture, and none is marked readOnlyHint with an "
+            "outputSchema and arguments we can build from its inputSchema (a conformance run never calls a tool that "
+            "may change anything)"
         )
     ctx.note(f"tools called: {how}")
     for rid, why in (

@@ -70,41 +70,44 @@ def _tool(name: str, *, read_only: bool | None = None, schema: dict | None = Non
     return tool
 
 
-def test_safe_tools_without_fixtures_calls_only_read_only_tools_output_schema_first() -> None:
+def test_safe_tools_without_fixtures_calls_only_read_only_tools_with_an_output_schema() -> None:
     tools = [
-        _tool("write", read_only=False),
-        _tool("plain"),  # no annotations: may change anything
-        _tool("read"),
-        _tool("reader", read_only=True),
+        _tool("write", read_only=False, output=True),
+        _tool("plain", output=True),  # no annotations: may change anything
+        _tool("reader", read_only=True),  # nothing to check beyond the schema (and it may reveal things)
         _tool("structured", read_only=True, output=True),
-        _tool("boom", read_only=True, annotations={"destructiveHint": True}),
-        _tool("task", read_only=True, execution={"taskSupport": "required"}),
-        _tool("pattern", read_only=True, schema={"type": "object", "properties": {"p": {"type": "string", "pattern": "^x$"}}, "required": ["p"]}),
+        _tool("boom", read_only=True, output=True, annotations={"destructiveHint": True}),
+        _tool("task", read_only=True, output=True, execution={"taskSupport": "required"}),
+        _tool("pattern", read_only=True, output=True,
+              schema={"type": "object", "properties": {"p": {"type": "string", "pattern": "^x$"}}, "required": ["p"]}),
+        _tool("args", read_only=True, output=True, schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}),
     ]
     plans, how = F.safe_tools(tools)
-    assert [p.name for p in plans] == ["structured", "reader"]
+    assert [(p.name, p.args) for p in plans] == [("structured", {}), ("args", {"n": 1})]
     assert not any(p.fixture for p in plans)
-    assert "structured" in how and "reader" in how
+    assert "structured" in how and "reader" not in how
 
 
-def test_safe_tools_with_fixtures_adds_only_read_only_tools_with_an_output_schema() -> None:
+def test_safe_tools_puts_the_fixtures_first() -> None:
     tools = [
-        _tool("test_simple_text"),
+        _tool("structured", read_only=True, output=True),
         _tool("test_error_handling"),
         _tool("reader", read_only=True),
-        _tool("structured", read_only=True, output=True),
+        _tool("test_simple_text"),
     ]
-    plans, _ = F.safe_tools(tools)
+    plans, how = F.safe_tools(tools)
     assert [(p.name, p.fixture, p.args) for p in plans] == [
         ("test_simple_text", True, {}),
         ("test_error_handling", True, {}),
         ("structured", False, {}),
     ]
+    assert "test_simple_text" in how
 
 
 def test_safe_tools_caps_the_generic_calls() -> None:
-    plans, _ = F.safe_tools([_tool(f"r{i}", read_only=True) for i in range(20)])
+    plans, _ = F.safe_tools([_tool(f"r{i}", read_only=True, output=True) for i in range(20)])
     assert len(plans) == F.MAX_GENERIC_CALLS
+    assert F.safe_tools([_tool("w", read_only=False)]) == ([], "none")
 
 
 # -- schemas, content ---------------------------------------------------------------------------
