@@ -242,29 +242,29 @@ class _Waiter:
         its own."""
         if self._woken:
             return
+        if deadlines is not None:  # asyncio, the loop the peer runs in
+            future = self._future = deadlines.loop.create_future()
+            if timeout != math.inf:
+                deadlines.add(self, deadlines.loop.time() + timeout)
+            try:
+                await future
+            finally:
+                deadlines.discard(self)
+            return
         loop = _asyncio_loop()
         if loop is None:
             self._event = anyio.Event()
             with anyio.move_on_after(timeout):
                 await self._event.wait()
             return
-        # On asyncio a future and a deadline cost a fraction of an Event plus a cancel scope,
-        # and this wait is on the hot path of every round trip.
+        # On asyncio a future and a timer cost a fraction of an Event plus a cancel scope.
         future = self._future = loop.create_future()
-        if deadlines is None or deadlines.loop is not loop:
-            handle = loop.call_later(timeout, _resolve, future) if timeout != math.inf else None
-            try:
-                await future
-            finally:
-                if handle is not None:
-                    handle.cancel()
-            return
-        if timeout != math.inf:
-            deadlines.add(self, loop.time() + timeout)
+        handle = loop.call_later(timeout, _resolve, future) if timeout != math.inf else None
         try:
             await future
         finally:
-            deadlines.discard(self)
+            if handle is not None:
+                handle.cancel()
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -537,12 +537,13 @@ class RawPeer:
         Keys already in ``params["_meta"]`` always win."""
         if id is AUTO:
             id = self._fresh_id()
-        params = self._with_meta(params, meta)
+        if meta is not None and (meta is not AUTO or (self._stateless and self.auto_meta)):
+            params = self._with_meta(params, meta)
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
         if params is not MISSING:
             msg["params"] = params
         body = dumps(msg)
-        env = Envelope(raw=body, kind=Kind.REQUEST, value=msg, id=id, method=method, params=params)
+        env = Envelope(body, Kind.REQUEST, msg, id, method, params)
         self._sent[_key(id)] = method
         await self._send(body, env, opts)
         return id
@@ -714,7 +715,8 @@ class RawPeer:
         if env is None:
             self.transcript.inbound(item.raw, None, meta)
             return None
-        response = _is_response(env)
+        kind = env.kind
+        response = kind is Kind.RESULT or kind is Kind.ERROR or (kind is Kind.INVALID and _is_response(env))
         answering: str | None = None
         key = None
         if response:
@@ -722,7 +724,16 @@ class RawPeer:
             answering = self._sent.get(key)
             if answering is not None:
                 meta["answering"] = answering
-        findings = self._validate(env, answering) if self._validator is not None else []
+        validator = self._validator
+        if validator is None:
+            findings: list[Finding] = []
+        elif kind is not Kind.BATCH and env.value is not MISSING:
+            try:
+                findings = validator(env.value, self.version, self._direction, answering=answering)
+            except Exception as exc:
+                findings = self._validation_failed(exc)
+        else:
+            findings = self._validate(env, answering)
         entry = self.transcript.inbound(item.raw, env, meta, findings)
         rec = self._add(env, entry, response, top=True, key=key)
         if env.kind is Kind.BATCH:
@@ -747,11 +758,15 @@ class RawPeer:
                             methods[mid] = method
                 return validator(value, self.version, self._direction, answering=methods or None)
             return validator(value, self.version, self._direction, answering=answering)
-        except Exception as exc:  # the oracle is unavailable (no schema...): say so once, go on
-            self._validator = None
-            self.validation_problem = f"schema validation unavailable: {exc}"
-            self.transcript.note(self.validation_problem)
-            return []
+        except Exception as exc:
+            return self._validation_failed(exc)
+
+    def _validation_failed(self, exc: Exception) -> list[Finding]:
+        """The oracle is unavailable (no schema...): say so once, go on without it."""
+        self._validator = None
+        self.validation_problem = f"schema validation unavailable: {exc}"
+        self.transcript.note(self.validation_problem)
+        return []
 
     def _add(self, env: Envelope, entry: TranscriptEntry, response: bool, *, top: bool, key: Any = None) -> _Rec:
         if response and key is None:
@@ -878,11 +893,12 @@ class RawPeer:
         *,
         hint: Callable[[], str] | None = None,
     ) -> Envelope:
-        rec = self._find(candidates, match)
-        if rec is not None:
-            self._consume(rec, "expect")
-            return rec.env
-        self._check_reader()
+        for rec in candidates:
+            if match(rec):
+                self._consume(rec, "expect")
+                return rec.env
+        if self._reader_error is not None:
+            self._check_reader()
         if self._closed is not None:
             raise ConnectionLost(self._closed, what=what if isinstance(what, str) else what())
         if timeout is None:
@@ -943,6 +959,10 @@ class RawPeer:
 
     async def expect_response(self, id: Any, *, timeout: float | None = None) -> Envelope:
         """The next unconsumed response (result or error) whose id is exactly ``id`` (same JSON type)."""
+        return await self._response(id, timeout)
+
+    def _response(self, id: Any, timeout: float | None) -> Any:
+        """The coroutine behind expect_response (expect_result and call await it directly)."""
         key = _key(id)
 
         def match(rec: _Rec) -> bool:
@@ -959,11 +979,13 @@ class RawPeer:
                 return "a response with id " + ", ".join(id_repr(e.id) for e in near[:3]) + f" arrived, which is not the id {id_repr(id)} we sent"
             return ""
 
-        return await self._expect(lambda: self._request_label(id), match, self._responses.get(key, ()), timeout, hint=hint)
+        return self._expect(lambda: self._request_label(id), match, self._responses.get(key, ()), timeout, hint=hint)
 
     async def expect_result(self, id: Any, *, timeout: float | None = None) -> Any:
         """The ``result`` of the response to ``id``; raises ErrorResponse for an error response."""
-        env = await self.expect_response(id, timeout=timeout)
+        return self._result_of(await self._response(id, timeout), id)
+
+    def _result_of(self, env: Envelope, id: Any) -> Any:
         if env.kind is Kind.RESULT:
             return env.result
         if env.kind is Kind.ERROR:
@@ -1060,7 +1082,7 @@ class RawPeer:
     async def call(self, method: str, params: Any = MISSING, *, timeout: float | None = None, **opts: Any) -> Any:
         """``request`` + ``expect_result``: the result, or ErrorResponse."""
         rid = await self.request(method, params, **opts)
-        return await self.expect_result(rid, timeout=timeout)
+        return self._result_of(await self._response(rid, timeout), rid)
 
     async def initialize(
         self,
