@@ -62,8 +62,8 @@ def stdout_noise(entry: TranscriptEntry) -> bool:
         return True  # a blank line (truncated lines were excluded above)
     if env.kind is Kind.PARSE_ERROR:
         return True
-    if env.kind is Kind.INVALID:
-        return not _jsonrpc_shaped(env.value)
+    if env.kind in (Kind.INVALID, Kind.BATCH):
+        return not _jsonrpc_shaped(env.value)  # e.g. a JSON log record, a bare number or array
     return False
 
 

@@ -12,6 +12,7 @@ from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec.versions import Transport
 from conformance.transcript import Direction
+from conformance.transports.base import TransportError, TransportTimeout
 from conformance.transports.http import SSE_TYPE, HttpExchange
 from conformance.wire.envelope import Kind, dumps
 
@@ -28,6 +29,16 @@ MAX_REPORTED = 10
 
 def _ok(status: int | None) -> bool:
     return status is not None and 200 <= status < 300
+
+
+async def _attempt(request: Any) -> HttpExchange | TransportError:
+    """The exchange, or the connection error (not a timeout) that ended it."""
+    try:
+        return await request
+    except TransportTimeout:
+        raise
+    except TransportError as exc:
+        return exc
 
 
 def _note_seq(peer: Any, text: str) -> list[int]:
@@ -199,13 +210,20 @@ async def foreign_origin(ctx: ScenarioContext) -> None:
     if not is_loopback(url):
         ctx.skip(f"{url} is not a loopback address: which origins are valid depends on the deployment")
     headers = {"Origin": FOREIGN_ORIGIN}
+    # one probe (one HTTP connection) per request: a refused connection is not reused
     async with Probe(peer, timeout=ctx.timeout, url=url, session=False) as probe:
-        g = await probe.request("GET", headers={**headers, "Accept": SSE_TYPE})
-        if g.is_sse:
+        g = await _attempt(probe.request("GET", headers={**headers, "Accept": SSE_TYPE}))
+        if isinstance(g, HttpExchange) and g.is_sse:
             await probe.close_stream(g)
+        g_entries = probe.entries(g) if isinstance(g, HttpExchange) else []
+    async with Probe(peer, timeout=ctx.timeout, url=url, session=False) as probe:
         body = dumps(request_message(ctx.version, "mcp-conformance-origin-probe"))
-        p = await probe.request("POST", body=body, headers={**headers, "Content-Type": "application/json"}, url=endpoint)
-    for ex, what in ((g, f"the SSE connection (GET {url})"), (p, f"a POST to the endpoint {endpoint}")):
+        p = await _attempt(probe.request("POST", body=body, headers={**headers, "Content-Type": "application/json"}, url=endpoint))
+        p_entries = probe.entries(p) if isinstance(p, HttpExchange) else []
+    for ex, what, entries in ((g, f"the SSE connection (GET {url})", g_entries), (p, f"a POST to the endpoint {endpoint}", p_entries)):
+        if not isinstance(ex, HttpExchange):
+            ctx.check(ORIGIN, True, message=f"{what} from Origin {FOREIGN_ORIGIN} was refused by closing the connection ({ex})")
+            continue
         refused = 400 <= ex.status < 500
         ctx.check(
             ORIGIN,
@@ -217,5 +235,5 @@ async def foreign_origin(ctx: ScenarioContext) -> None:
             ),
             expected="a 4xx refusal (403 Forbidden is usual)",
             actual=describe(ex),
-            entries=probe.entries(ex),
+            entries=entries,
         )

@@ -262,8 +262,9 @@ define(
     area=AREA,
     transports=HTTP,
     note=(
-        "Probed with MCP-Protocol-Version: 2026-07-28 on the GET and the DELETE, so a server that "
-        "also speaks earlier revisions knows the request is not a legacy client's."
+        "Judged only on a server that supports only this revision: one that answers a legacy "
+        "client's initialize (no 2026-07-28 headers) is skipped, since it serves GET and DELETE "
+        "for those clients.  Probed with MCP-Protocol-Version: 2026-07-28 and no session id."
     ),
 )
 
