@@ -155,7 +155,7 @@ def describe(answer: Answer) -> str:
     if env.kind is Kind.ERROR:
         err = env.error if isinstance(env.error, dict) else {}
         msg = err.get("message")
-        text = f" {msg!r:.120}" if isinstance(msg, str) else ""
+        text = f" {(msg if len(msg) <= 120 else msg[:117] + '...')!r}" if isinstance(msg, str) else ""
         return f"error {id_repr(env.error_code)}{text}{where}"
     if env.kind is Kind.RESULT:
         rt = env.result.get("resultType") if isinstance(env.result, dict) else None

@@ -23,7 +23,7 @@ async def discover_result(ctx: ScenarioContext) -> None:
     """server/discover: a result listing the supported versions (ours among them) and the
     capabilities, with serverInfo in _meta."""
     peer = await ctx.connect()
-    rid = await peer.request("server/discover")
+    rid = await peer.request("server/discover", id="discover-1")  # a string id, as in the page's example
     env = await peer.expect_response(rid)
     if env.kind is not Kind.RESULT or not isinstance(env.result, dict):
         ctx.check(

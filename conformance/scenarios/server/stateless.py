@@ -98,14 +98,16 @@ async def meta_required_fields(ctx: ScenarioContext) -> None:
                       passed=f"server/discover with {what}: rejected with HTTP 400",
                       failed=f"the rejection of server/discover with {what} must have HTTP status 400, got {ans.status}",
                       expected=400, actual=ans.status, entries=ans.entries())
-    ans = await ask(peer, "server/discover", {"_meta": {PV_KEY: ctx.version, CAPS_KEY: {}}}, meta=None)
+    caps = ctx.server_capabilities
+    method = next((m for m, c in (("tools/list", "tools"), ("prompts/list", "prompts"), ("resources/list", "resources")) if isinstance(caps.get(c), dict)), "server/discover")
+    ans = await ask(peer, method, {"_meta": {PV_KEY: ctx.version, CAPS_KEY: {}}}, meta=None)
     verdict(
         ctx,
         "stateless.meta.client-info-optional",
         ans.is_result,
         problem="ClientInfoRequired",
-        passed=f"server/discover whose _meta omits {INFO_KEY}: served ({describe(ans)})",
-        failed=f"server/discover whose _meta omits {INFO_KEY} (not a required field) should be served; got {describe(ans)}",
+        passed=f"{method} whose _meta omits {INFO_KEY}: served ({describe(ans)})",
+        failed=f"{method} whose _meta omits {INFO_KEY} (not a required field) should be served; got {describe(ans)}",
         expected="a DiscoverResult",
         actual=ans.error if ans.is_error else (ans.env.value if ans.env else "no answer"),
         entries=ans.entries(),
@@ -235,7 +237,9 @@ async def client_capabilities(ctx: ScenarioContext) -> None:
                 f"was answered with {describe(b)} without it (processed without the capability)"), entries=b.entries())
         a = again.get(name)
         if a is not None:
-            carried = _needed(a.result) if is_input_required(a) else {}
+            # what the repeated bare call asks for beyond what the first bare call asked for
+            first = set(asked.values())
+            carried = {k: c for k, c in (_needed(a.result) if is_input_required(a) else {}).items() if c not in first}
             verdict(
                 ctx,
                 "stateless.no-prior-context",

@@ -72,8 +72,9 @@ define(
     note=(
         "The per-request table marks clientInfo 'Required: No' and clients may be configured not "
         "to send it, so a server that rejects a request only because clientInfo is absent refuses "
-        "conforming clients. No sentence words the server's duty: graded SHOULD. Probe: "
-        "server/discover whose _meta has protocolVersion and clientCapabilities only."
+        "conforming clients. No sentence words the server's duty: graded SHOULD. Probe: a list "
+        "request of a declared feature (else server/discover) whose _meta has protocolVersion and "
+        "clientCapabilities only."
     ),
 )
 
