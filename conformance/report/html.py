@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 import jinja2
+from markupsafe import Markup
 
 from conformance.report import summary as S
 
@@ -31,7 +32,11 @@ __all__ = ["render_html", "render_transcript", "render_extra", "Budget"]
 MAX_RAW_CHARS = 2000  # per transcript entry shown
 MAX_ENTRIES = 16  # transcript entries shown per finding
 MAX_VALUE_CHARS = 4000  # expected / actual as pretty JSON
-PAGE_BUDGET = 3_000_000  # characters of wire exchange on one page; beyond it, report.json has them
+PAGE_BUDGET = 1_800_000  # characters of findings shown in full; then findings are compact (first
+COMPACT_BUDGET = 500_000  # violation, short values, no wire exchange) for this many more characters;
+#                           beyond both, a finding is only a cell of the requirements table (and in report.json)
+MAX_ROW_NOTES = 3  # notes from passing checks shown per requirement
+ROW_DETAIL_BUDGET = 800_000  # characters of requirement details (sentence, reasons, notes) in the table
 
 OUTCOME_LABELS = {
     "pass": "pass",
@@ -49,10 +54,28 @@ DIRECTIONS = {"out": ("→", "suite → server"), "in": ("←", "server → suit
 
 @dataclass
 class Budget:
-    """How many characters of wire exchange the page may still hold."""
+    """How many characters of findings the page may still hold."""
 
     left: int = PAGE_BUDGET
-    omitted: int = 0  # findings whose exchange was left out
+    compact_left: int = COMPACT_BUDGET
+    omitted: int = 0  # findings shown compact (no exchange, short values)
+    unlisted: int = 0  # findings not shown as an article at all
+
+    def charge(self, text: str | None) -> None:
+        if not text:
+            return
+        if self.left > 0:
+            self.left -= len(text)
+        else:
+            self.compact_left -= len(text)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.left <= 0
+
+    @property
+    def spent(self) -> bool:
+        return self.left <= 0 and self.compact_left <= 0
 
 
 # -------------------------------------------------------------------------------------------
@@ -174,7 +197,6 @@ def render_transcript(
     entries: Sequence[Mapping[str, Any]],
     *,
     cited: Iterable[tuple[str | None, int]] = (),
-    budget: Budget | None = None,
     anchor: str = "",
 ) -> list[dict[str, Any]]:
     """View rows for transcript entries (grouped by connection, in order, with the time since the
@@ -206,8 +228,6 @@ def render_transcript(
         delta = t - last_t[conn] if conn in last_t else None
         last_t[conn] = t
         raw, raw_note = _raw_text(e.get("raw"))
-        if raw is not None and budget is not None:
-            budget.left -= len(raw)
         direction = str(e.get("direction", "note"))
         arrow, words = DIRECTIONS.get(direction, ("?", direction))
         seq = e.get("seq")
@@ -219,6 +239,7 @@ def render_transcript(
             "t": _fmt_seconds(e.get("t")),
             "delta": _fmt_delta(delta),
             "direction": direction if direction in DIRECTIONS else "note",
+            "short": direction if direction in ("in", "out") else "",
             "arrow": arrow,
             "words": words,
             "summary": _summary_of(e),
@@ -247,6 +268,7 @@ def hidden_entries(entries: Sequence[Mapping[str, Any]]) -> int:
 class _View:
     report: Mapping[str, Any]
     budget: Budget = field(default_factory=Budget)
+    anchors: set[str] = field(default_factory=set)  # findings rendered as articles
 
     def build(self) -> dict[str, Any]:
         rep = self.report
@@ -257,7 +279,7 @@ class _View:
         scores = S.scores(results)
         mx = S.matrix(results, versions=versions, transports=transports)
         areas = sorted({r.get("area") or "other" for r in results})
-        findings = self._findings(results)
+        finding_html = self._render_findings(results)
         return {
             "title": self._title(),
             "verdict": S.verdict(rep),
@@ -271,8 +293,10 @@ class _View:
             "matrix": self._matrix(mx),
             "areas": areas,
             "outcomes": [(o, OUTCOME_LABELS.get(o, o)) for o in S.OUTCOMES],
-            "findings": findings,
-            "findings_total": len(findings),
+            "finding_html": finding_html,
+            "findings_total": len(finding_html) + self.budget.unlisted,
+            "findings_shown": len(finding_html),
+            "unlisted": self.budget.unlisted,
             "omitted": self.budget.omitted,
             "errors": self._errors(),
             "notes": [str(w) for w in rep.get("warnings") or []],
@@ -376,36 +400,50 @@ class _View:
                 g["where"].append(where)
         return list(grouped.values())
 
-    def _findings(self, results: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def _render_findings(self, results: list[Mapping[str, Any]]) -> list[Markup]:
+        """Every fail, stale, error, warning and xfail result as an ``<article>``, most severe
+        first; identical violations on several versions point at the first; once the page's
+        budget is spent, findings are compact (first violation, short values, no exchange)."""
         order = {o: i for i, o in enumerate(FINDING_OUTCOMES)}
         chosen = [r for r in results if r["outcome"] in order]
         chosen.sort(key=lambda r: (order[r["outcome"]], r.get("area") or "", r["requirement"]))
-        out = []
+        tpl = _env().get_template("finding.html.j2")
+        out: list[Markup] = []
         first_of: dict[tuple[str, str, str], dict[str, Any]] = {}
         for r in chosen:
-            f = self._finding(r)
+            if self.budget.spent:
+                self.budget.unlisted += 1
+                continue
+            compact = self.budget.exhausted
+            f = self._finding(r, compact=compact)
             key = (r["requirement"], r["outcome"], f["signature"])
             same = first_of.get(key)
             if same is not None and f["signature"]:
                 f["same_as"] = {"anchor": same["anchor"], "where": f"{same['version']} {same['transport']}"}
             else:
                 first_of[key] = f
-            out.append(f)
+            if compact:
+                self.budget.omitted += 1
+            html = tpl.render(f=f)
+            self.budget.charge(html)
+            out.append(Markup(html))
+            self.anchors.add(f["anchor"])
         return out
 
-    def _finding(self, r: Mapping[str, Any]) -> dict[str, Any]:
+    def _finding(self, r: Mapping[str, Any], *, compact: bool = False) -> dict[str, Any]:
         anchor = _slug("f", r["requirement"], r["version"], r["transport"])
         violations = []
         cited: list[tuple[str | None, int]] = []
-        for v in r.get("violations") or []:
+        limit = 300 if compact else MAX_VALUE_CHARS
+        for v in (r.get("violations") or [])[: 1 if compact else None]:
             seqs = list(dict.fromkeys(s for s in v.get("transcript") or [] if isinstance(s, int)))
             cited += [(v.get("connection"), s) for s in seqs]
             violations.append({
                 "problem": v.get("problem"),
                 "message": v.get("message"),
                 "outcome": v.get("outcome"),
-                "expected": None if v.get("expected") is None else _pretty(v.get("expected")),
-                "actual": None if v.get("actual") is None else _pretty(v.get("actual")),
+                "expected": None if v.get("expected") is None else _pretty(v.get("expected"), limit),
+                "actual": None if v.get("actual") is None else _pretty(v.get("actual"), limit),
                 "json_path": v.get("json_path"),
                 "scenario": v.get("scenario"),
                 "connection": v.get("connection"),
@@ -414,15 +452,13 @@ class _View:
             })
         transcript = list(r.get("transcript") or [])
         wire: list[dict[str, Any]] = []
-        omitted = False
         hidden = 0
-        if transcript:
-            if self.budget.left > 0:
-                wire = render_transcript(transcript, cited=cited, budget=self.budget, anchor=anchor)
-                hidden = hidden_entries(transcript)
-            else:
-                omitted = True
-                self.budget.omitted += 1
+        if transcript and not compact:
+            wire = render_transcript(transcript, cited=cited, anchor=anchor)
+            hidden = hidden_entries(transcript)
+        shown_rows = {w["id"] for w in wire}
+        for x in violations:  # link only to entries on the page
+            x["links"] = [(seq, a) for seq, a in x["links"] if a in shown_rows]
         base = r.get("baseline") or None
         if r["outcome"] == "stale":  # a pass: nothing to show but the entry
             violations = []
@@ -452,14 +488,13 @@ class _View:
             "dropped": r.get("violations_dropped") or 0,
             "messages": list(r.get("messages") or []),
             "wire": wire,
-            "wire_omitted": omitted,
+            "compact": compact,
             "wire_hidden": hidden,
             "baseline": base,
         }
 
     def _rows(self, results: list[Mapping[str, Any]], columns: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
         by_req: dict[str, dict[str, Any]] = {}
-        finding_outcomes = set(FINDING_OUTCOMES)
         for r in results:
             row = by_req.get(r["requirement"])
             if row is None:
@@ -482,26 +517,36 @@ class _View:
                 title += f": {reason}"
             if base:
                 title += f" (baseline entry {base.get('entry')}, was {base.get('original')})"
+            anchor = _slug("f", r["requirement"], r["version"], r["transport"])
             row["cells"][(r["version"], r["transport"])] = {
                 "outcome": r["outcome"],
                 "label": OUTCOME_LABELS.get(r["outcome"], r["outcome"]),
                 "mark": OUTCOME_MARKS.get(r["outcome"], ""),
                 "title": title,
-                "link": _slug("f", r["requirement"], r["version"], r["transport"]) if r["outcome"] in finding_outcomes else None,
+                "link": anchor if anchor in self.anchors else None,
             }
             if reason:
                 row["reasons"].append((f"{r['version']} {r['transport']}", reason))
             for m in r.get("messages") or []:
-                if m not in row["messages"]:
+                if m not in row["messages"] and len(row["messages"]) < MAX_ROW_NOTES:
                     row["messages"].append(m)
         rows = sorted(by_req.values(), key=lambda x: (x["area"], x["id"]))
+        detail_left = ROW_DETAIL_BUDGET
         for row in rows:
             row["outcomes"] = " ".join(sorted({c["outcome"] for c in row["cells"].values()}))
             row["cell_list"] = [row["cells"].get(col) for col in columns]
-            # the same reason on every version: say it once
-            texts = {t for _, t in row["reasons"]}
-            if len(texts) == 1 and len(row["reasons"]) > 1:
-                row["reasons"] = [("all", texts.pop())]
+            # one line per distinct reason, naming where it applies
+            grouped: dict[str, list[str]] = {}
+            for where, text in row["reasons"]:
+                grouped.setdefault(text, []).append(where)
+            if len(grouped) == 1 and len(row["reasons"]) == len(columns) > 1:
+                row["reasons"] = [("everywhere", next(iter(grouped)))]
+            else:
+                row["reasons"] = [(", ".join(w), t) for t, w in grouped.items()]
+            size = len(row["quote"] or "") + len(row["note"] or "") + sum(len(w) + len(t) for w, t in row["reasons"]) \
+                + sum(len(m) for m in row["messages"]) + 200
+            row["bare"] = detail_left <= 0  # the page's budget for details is spent: id, level and cells only
+            detail_left -= 0 if row["bare"] else size
         return rows
 
 
@@ -566,8 +611,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     view = _View(report).build()
     csp = (f"default-src 'none'; style-src '{css_hash}'; script-src '{js_hash}'; img-src data:; "
            "base-uri 'none'; form-action 'none'")
-    return _env().get_template("report.html.j2").render(v=view, css=jinja2.utils.markupsafe.Markup(css),
-                                                         js=jinja2.utils.markupsafe.Markup(js), csp=csp)
+    return _env().get_template("report.html.j2").render(v=view, css=Markup(css), js=Markup(js), csp=csp)
 
 
 # -------------------------------------------------------------------------------------------

@@ -31,16 +31,16 @@ from conformance.report import summary as S
 __all__ = ["render_junit"]
 
 _INVALID_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-MAX_TEXT = 20_000  # characters per failure body / system-out
+MAX_TEXT = 10_000  # characters per failure body / system-out
 MAX_ATTR = 1_000
 
 
 def _clean(text: Any, limit: int | None = None) -> str:
     s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False) if text is not None else ""
-    s = _INVALID_XML.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), s)
+    more = ""
     if limit is not None and len(s) > limit:
-        s = s[:limit] + f"… ({len(s) - limit} more characters in report.json)"
-    return s
+        s, more = s[:limit], f"… ({len(s) - limit} more characters in report.json)"
+    return _INVALID_XML.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 0x100 else "\\u%04x" % ord(m.group()), s) + more
 
 
 def _time(seconds: Any) -> str:

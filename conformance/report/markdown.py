@@ -29,12 +29,18 @@ _VERDICT = {
     "empty": "⏭️ nothing checked",
 }
 _SPECIAL = re.compile(r"([\\`*_\[\]{}<>|#~!])")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _visible(s: str) -> str:
+    """Control characters (a peer may send them) as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: "\\x%02x" % ord(m.group()), s)
 
 
 def _text(value: Any, limit: int = 400) -> str:
     """Inline Markdown text: one line, special characters escaped, HTML neutralised."""
     s = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    s = " ".join(s.split())
+    s = _visible(" ".join(s.split()))
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     s = s.replace("&", "&amp;")
@@ -44,7 +50,7 @@ def _text(value: Any, limit: int = 400) -> str:
 def _code(value: Any, limit: int = MAX_CODE, *, in_table: bool = False) -> str:
     """A code span holding ``value`` verbatim (fenced by more backticks than it contains)."""
     s = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    s = " ".join(s.split())
+    s = _visible(" ".join(s.split()))
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     if in_table:
