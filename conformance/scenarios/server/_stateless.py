@@ -12,6 +12,7 @@ subscriptions, headers.  No scenarios here.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -243,11 +244,14 @@ def _value(schema: Any) -> Any:
             text = text[:hi]
         return text
     if kind in ("number", "integer"):
+        # an integer either way: ElicitResult content values are strings, integers, booleans or string arrays
         lo, hi = schema.get("minimum"), schema.get("maximum")
-        value = lo if isinstance(lo, (int, float)) and not isinstance(lo, bool) else 1
-        if isinstance(hi, (int, float)) and not isinstance(hi, bool) and value > hi:
-            value = hi
-        return int(value) if kind == "integer" else value
+        lo = lo if isinstance(lo, (int, float)) and not isinstance(lo, bool) else None
+        hi = hi if isinstance(hi, (int, float)) and not isinstance(hi, bool) else None
+        value = math.ceil(lo) if lo is not None else 1
+        if hi is not None and value > hi:
+            value = math.floor(hi)
+        return value if lo is None or value >= lo else MISSING
     if kind == "boolean":
         return True
     if kind == "array":

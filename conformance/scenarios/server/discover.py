@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from conformance.context import META_PROTOCOL_VERSION, META_SERVER_INFO, UNSUPPORTED_VERSION_PROBE, ScenarioContext
 from conformance.registry import scenario
@@ -208,6 +209,15 @@ async def removed_methods(ctx: ScenarioContext) -> None:
         _removed_check(ctx, method, await ask(peer, method, params))
 
 
+async def _end_session(peer: Any) -> None:
+    """HTTP: a legacy session the probe may have opened is ended (DELETE), as a courtesy."""
+    if getattr(peer.transport, "session_id", None):
+        try:
+            await peer.transport.delete_session()
+        except Exception:  # noqa: BLE001 - courtesy only
+            pass
+
+
 @scenario(
     requirements=["versioning.removed-methods", "headers.unknown-method-404", "versioning.modern-only.initialize-names-versions"],
     since=V,
@@ -215,34 +225,29 @@ async def removed_methods(ctx: ScenarioContext) -> None:
     fresh=True,
 )
 async def initialize_probes(ctx: ScenarioContext) -> None:
-    """On a fresh connection: initialize carrying the 2026-07-28 _meta (refused, or served as the
-    legacy handshake by a dual-era server); then a legacy client's initialize, whose error from
-    a modern-only server names the versions it supports."""
+    """On a fresh connection, initialize carrying the 2026-07-28 _meta (refused, or served as the
+    legacy handshake by a dual-era server); on another, a legacy client's initialize as its first
+    message, whose error from a modern-only server names the versions it supports."""
     info = await ctx.session_info()
     supported = info.result.get("supportedVersions") if isinstance(info.result, dict) else None
     supported = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else [ctx.version]
-    peer = await ctx.connect(fresh=True, validate=False)  # answers may follow a legacy schema
     http = ctx.transport is Transport.STREAMABLE_HTTP
     params = {"protocolVersion": LEGACY_PROBE, "capabilities": {}, "clientInfo": {"name": "mcp-conformance", "version": "0"}}
+    peer = await ctx.connect(fresh=True, validate=False)  # answers may follow a legacy schema
     modern = await ask(peer, "initialize", params)
     _removed_check(ctx, "initialize", modern, result_ok="served as a legacy initialize (a dual-era server: 'An initialize request selects legacy semantics')")
+    await _end_session(peer)
+    # a legacy client opens with initialize: the first message of its connection
     names = "versioning.modern-only.initialize-names-versions"
-    if modern.is_result and not http:
-        ctx.not_reached(names, "the connection was initialized by the first probe (a dual-era server)")
-        return
+    peer = await ctx.connect(fresh=True, initialize=False, validate=False)
     headers = {"MCP-Protocol-Version": None, "Mcp-Method": None} if http else None
     legacy = await ask(peer, "initialize", params, meta=None, headers=headers)
-    if http:
-        sid = getattr(peer.transport, "session_id", None)
-        if sid:
-            try:
-                await peer.transport.delete_session()
-            except Exception:  # noqa: BLE001 - courtesy only
-                pass
-    if legacy.is_result or legacy.env is None:
+    await _end_session(peer)
+    refused_bare = legacy.env is None and legacy.status is not None and legacy.status >= 400
+    if legacy.is_result or (legacy.env is None and not refused_bare):
         ctx.not_reached(names, f"a legacy client's initialize was answered with {describe(legacy)}: the server is not modern-only")
         return
-    text = json.dumps(legacy.error, ensure_ascii=False)
+    text = json.dumps(legacy.error, ensure_ascii=False) if legacy.is_error else ""
     named = [v for v in supported if v in text]
     verdict(
         ctx,
@@ -255,6 +260,6 @@ async def initialize_probes(ctx: ScenarioContext) -> None:
             f"it supports ({', '.join(supported)}) in that error, the only diagnostic a legacy client can show"
         ),
         expected=f"an error whose message or data names {', '.join(supported)}",
-        actual=legacy.error,
+        actual=legacy.error if legacy.is_error else f"HTTP {legacy.status} without a JSON-RPC error",
         entries=legacy.entries(),
     )
