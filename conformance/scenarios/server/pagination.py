@@ -60,8 +60,10 @@ async def follow_cursors(ctx: ScenarioContext) -> None:
     paged = 0
     for method in methods:
         listing = await F.list_all(peer, method, timeout=ctx.timeout)
-        if not listing.pages:
-            ctx.note(f"{method}: the first page was not a list ({listing.problem or F.describe_error(listing.error) if listing.error else listing.problem}); not judged", requirement=req)
+        first_broken = listing.error_cursor is None and (listing.error is not None or listing.problem_kind == "not-a-list")
+        if not listing.pages or first_broken:
+            why = F.describe_error(listing.error) if listing.error is not None else listing.problem
+            ctx.note(f"{method}: the first page is not a list ({why}); its cursors are not judged", requirement=req)
             continue
         if len(listing.pages) == 1 and listing.complete:
             continue
