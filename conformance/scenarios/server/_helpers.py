@@ -11,7 +11,7 @@ from typing import Any
 from conformance.peer import RawPeer
 from conformance.spec.versions import spec
 from conformance.transcript import Direction
-from conformance.wire.envelope import MISSING, Envelope, Kind
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 
 __all__ = [
     "barrier",
@@ -30,6 +30,8 @@ __all__ = [
     "CallProbe",
     "answers",
     "observe",
+    "expect_answer",
+    "refusal_status",
 ]
 
 
@@ -97,6 +99,45 @@ def probe_message(peer: RawPeer, version: str, **fields: Any) -> dict[str, Any]:
 def inbound_entries(peer: RawPeer, start: int = 0) -> list[Any]:
     """Inbound transcript entries of ``peer`` from transcript position ``start`` on."""
     return [e for e in peer.transcript.entries[start:] if e.direction == Direction.IN]
+
+
+def _post_stream(peer: RawPeer, rid: Any) -> str | None:
+    """The HTTP POST stream (``post:N``) that carried our request ``rid``, if any."""
+    for entry in reversed(peer.transcript.entries):
+        env = entry.envelope
+        if entry.direction == Direction.OUT and env is not None and env.kind is Kind.REQUEST and same_id(env.id, rid):
+            stream = entry.meta.get("stream")
+            return stream if isinstance(stream, str) and stream.startswith("post:") else None
+    return None
+
+
+def refusal_status(peer: RawPeer, rid: Any) -> int | None:
+    """The HTTP error status (4xx/5xx) the POST of our request ``rid`` was answered with, if any."""
+    for entry in reversed(peer.transcript.entries):
+        env = entry.envelope
+        if entry.direction == Direction.OUT and env is not None and env.kind is Kind.REQUEST and same_id(env.id, rid):
+            status = entry.meta.get("http_status")
+            return status if isinstance(status, int) and status >= 400 else None
+    return None
+
+
+async def expect_answer(peer: RawPeer, rid: Any, *, timeout: float | None = None) -> Envelope:
+    """The response to our request ``rid``: one with exactly its id or, over streamable HTTP, an
+    error without a usable id (absent or null) that came back as the body of that request's POST
+    (an HTTP-level refusal: 'a JSON-RPC error response that has no id')."""
+    stream = _post_stream(peer, rid)
+
+    def match(env: Envelope) -> bool:
+        if not is_response(env):
+            return False
+        if env.id is not MISSING and env.id is not None:
+            return same_id(env.id, rid)
+        if stream is None or env.kind is not Kind.ERROR:
+            return False
+        entry = peer.entry_of(env)
+        return entry is not None and entry.meta.get("stream") == stream
+
+    return await peer.expect_message(match, what=f"the response to request {id_repr(rid)}", timeout=timeout)
 
 
 # -- the shape of responses (result xor error, error objects) -------------------------------------------

@@ -262,11 +262,15 @@ def _invalid_requests(peer, version: str) -> list[tuple[str, dict[str, Any], Any
     ]
 
 
+_GRACE = 0.5  # how long after the barrier's answer an earlier message may still be answered
+
+
 @scenario(requirements=["jsonrpc.error.invalid-request"], fresh=True)
 async def invalid_request(ctx: ScenarioContext) -> None:
     """Messages that are JSON but not valid Request objects ("method" a number or missing,
-    "jsonrpc" not "2.0", an id of the wrong type): each answered with error -32600, id null or
-    the id echoed where it could be read."""
+    "jsonrpc" not "2.0", an id of the wrong type), each followed by a ping (server/discover in
+    2026-07-28): each answered with error -32600, id null or the id echoed where it could be
+    read."""
     peer = await ctx.connect(fresh=True)
     req = "jsonrpc.error.invalid-request"
     for what, msg, echo in _invalid_requests(peer, ctx.version):
@@ -277,11 +281,24 @@ async def invalid_request(ctx: ScenarioContext) -> None:
             return is_response(env) and (env.id is None or env.id is MISSING or (env.id == echo and type(env.id) is type(echo)))
 
         try:
-            env = await peer.expect_message(matches, what=f"a response to a request whose {what}")
+            # the answer to the request sent after it proves the probe was read
+            try:
+                await barrier(peer, ctx.version)
+            except ExpectTimeout as exc:
+                if not any(matches(e.envelope) for e in inbound_entries(peer, mark)):
+                    ctx.check(
+                        req, False, problem="NoInvalidRequestResponse",
+                        message=(f"after a request whose {what}, the server answered nothing within {exc.waited:.3g} s (not even "
+                                 f"the {barrier_method(ctx.version)} sent after it); JSON-RPC 2.0 requires error -32600 (Invalid Request)"),
+                        expected={"error": {"code": errors.INVALID_REQUEST}}, actual="no response", entries=[mark],
+                    )
+                    continue
+            env = await peer.expect_message(matches, what=f"a response to a request whose {what}", timeout=_GRACE)
         except ExpectTimeout as exc:
             ctx.check(
                 req, False, problem="NoInvalidRequestResponse",
-                message=f"no response within {exc.waited:.3g} s to a request whose {what}; JSON-RPC 2.0 requires error -32600 (Invalid Request)",
+                message=(f"no response to a request whose {what} (waited {exc.waited:.3g} s after the answer to the "
+                         f"{barrier_method(ctx.version)} sent after it); JSON-RPC 2.0 requires error -32600 (Invalid Request)"),
                 expected={"error": {"code": errors.INVALID_REQUEST}}, actual="no response", entries=[mark],
             )
             continue
