@@ -158,6 +158,84 @@ def pytest_args(ns: argparse.Namespace, workdir: str) -> list[str]:
     return args
 
 
+class _Progress:
+    """The run's progress: one line redrawn in place on a terminal (stderr), nothing otherwise.
+
+    pytest's per-item letters (``..sF``) are left out at the default verbosity either way: on a
+    terminal the line replaces them, and in CI logs (not a TTY, or ``CI`` set) they are noise.
+    ``-v`` keeps pytest's one line per scenario."""
+
+    _MARKS = (("passed", "✓"), ("warned", "!"), ("failed", "✗"), ("xfailed", "x"), ("skipped", "–"), ("error", "⚠"))
+
+    def __init__(self, *, live: bool, stream: Any = None) -> None:
+        self.live = live
+        self.stream = stream if stream is not None else sys.stderr
+        self.total = 0
+        self.done = 0
+        self.counts: dict[str, int] = {}
+        self.shown = False
+
+    @staticmethod
+    def wanted(ns: argparse.Namespace) -> bool:
+        """A live line: stdout and stderr are a terminal, not CI, default verbosity."""
+        if ns.verbose or ns.quiet or os.environ.get("CI") or os.environ.get("TERM") == "dumb":
+            return False
+        try:
+            return sys.stdout.isatty() and sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None and session.config.get_verbosity() == 0:
+            tr.showfspath = False  # no "mcp-conformance " line waiting for letters
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.total = len(session.items)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        res = yield
+        if res is None or config.get_verbosity() != 0:
+            return res
+        category, letter, word = res
+        if letter and category:
+            self.counts[category] = self.counts.get(category, 0) + 1
+        return category, "", ""
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self._draw(location[2] if location and len(location) > 2 else nodeid)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        self.done += 1
+        self._draw(location[2] if location and len(location) > 2 else nodeid)
+
+    def _draw(self, name: str) -> None:
+        if not self.live:
+            return
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns
+        counts = " ".join(f"{m}{self.counts[c]}" for c, m in self._MARKS if self.counts.get(c))
+        pct = 100 * self.done // max(self.total, 1)
+        line = f"[{self.done:>{len(str(self.total))}}/{self.total}] {pct:3d}%  {counts}  {name}"
+        if len(line) > width - 1:
+            line = line[: max(width - 2, 10)] + "…"
+        self.stream.write("\r\x1b[K" + line)
+        self.stream.flush()
+        self.shown = True
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        try:
+            return (yield)
+        finally:
+            if self.shown:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+
+
 class _CliPlugin:
     """Keeps pytest away from user tests and hands the report back to the CLI."""
 
@@ -192,12 +270,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(os.path.join(workdir, "pytest.ini"), "w", encoding="utf-8") as f:
             f.write("[pytest]\n")
         plugin = _CliPlugin()
+        plugins: list[Any] = [plugin]
+        if ns.command == "server":
+            plugins.append(_Progress(live=_Progress.wanted(ns)))
         # Only our plugin: other installed pytest plugins have nothing to do with a conformance
         # run and cost start-up time (hypothesis alone ~1 s).
         saved = os.environ.get(_AUTOLOAD)
         os.environ[_AUTOLOAD] = "1"
         try:
-            rc = pytest.main(pytest_args(ns, workdir), plugins=[plugin])
+            rc = pytest.main(pytest_args(ns, workdir), plugins=plugins)
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
         finally:
