@@ -285,6 +285,7 @@ _RETIRED = {errors.RESOURCE_NOT_FOUND_LEGACY: "resource not found (2025-11-25 an
         "stateless.error-codes.retired",
         "mrtr.supported-requests",
         "subscriptions.server-cancelled-only-for-listen",
+        "stateless.no-server-requests",
     ],
     since=V,
     skip_reason=LEGACY,
@@ -317,9 +318,18 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
         cpeer = conn.peer
         sent = modern_requests(cpeer, ctx.version)
         listens = {k for k, m in sent.items() if m == "subscriptions/listen"}
+        legacy = any(e.direction == Direction.OUT and e.envelope is not None and e.envelope.method == "initialize"
+                     for e in cpeer.transcript.entries)  # a dual-era server may have turned it legacy
         for entry in cpeer.transcript.entries:
             env = entry.envelope
             if entry.direction != Direction.IN or env is None:
+                continue
+            if env.kind is Kind.REQUEST and sent and not legacy:
+                counts["stateless.no-server-requests"] = 1
+                flag("stateless.no-server-requests", problem="ServerInitiatedRequest",
+                     message=(f"the server sent a {env.method} request (id {id_repr(env.id)}) on {conn.label}; in 2026-07-28 "
+                              "servers ask for client input with an InputRequiredResult, never with a request of their own"),
+                     expected="no JSON-RPC request from the server", actual=env.summary(), entries=[entry.seq], peer=cpeer)
                 continue
             if env.kind is Kind.NOTIFICATION and env.method == "notifications/cancelled" and sent:
                 params = env.params if isinstance(env.params, dict) else {}
@@ -384,6 +394,8 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
             continue
         if rid == "subscriptions.server-cancelled-only-for-listen" and not counts.get(rid):
             ctx.check(rid, True, message="the server sent no notifications/cancelled during the run")
+        elif rid == "stateless.no-server-requests":
+            ctx.check(rid, True, message=f"the server sent no request on {n_conn} connection(s)")
         elif rid in ("stateless.error-codes.reserved-range", "stateless.error-codes.retired"):
             ctx.check(rid, True, message=summary)
         elif seen_results:

@@ -177,6 +177,23 @@ define(
     ),
 )
 
+define(
+    "stateless.no-server-requests",
+    "MUST",
+    since=V,
+    url=spec_url(V, "basic/patterns"),
+    quote="Servers MUST NOT initiate JSON-RPC requests, and clients do not send JSON-RPC responses.",
+    area="stateless",
+    aliases=("sep-2575-http-server-no-independent-requests-on-stream",),
+    note=(
+        "Server-to-client interactions are input requests inside an InputRequiredResult (MRTR); the "
+        "transport pages repeat it ('The server MUST NOT send independent JSON-RPC requests on this "
+        "stream', 'The server MUST NOT write JSON-RPC requests to stdout'). Checked on every "
+        "message the server sent during the run on connections that spoke 2026-07-28 only (not on "
+        "one a dual-era server turned legacy with initialize)."
+    ),
+)
+
 # -- statelessness --------------------------------------------------------------------------------
 
 define(
