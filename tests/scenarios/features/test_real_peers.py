@@ -8,7 +8,7 @@ expect, each backed by a sentence (see the requirement's quote).
 * the official Python SDK: the same for unknown tools, cursors and missing resources, and error
   code 0 / -32603 where prompts/get of an unknown prompt or without a required argument should be
   -32602 (prompts.get.unknown-name, prompts.get.missing-arguments).
-* the tiny server: invalid cursors accepted.
+* the tiny server: none.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ CASES: dict[tuple[str, str], dict[tuple[str, str], str]] = {
     ("sdk", "streamable-http"): {
         (r, v): o for r, o in SDK.items() for v in VERSIONS[1:] if r != "resources.read.not-found-code" or v in NO_2024
     },
-    ("tiny", "stdio"): {("pagination.invalid-cursor", v): W for v in VERSIONS},
-    ("tiny", "streamable-http"): {("pagination.invalid-cursor", v): W for v in VERSIONS[1:]},
+    ("tiny", "stdio"): {},
+    ("tiny", "streamable-http"): {},
 }
 
 
