@@ -366,16 +366,24 @@ class _View:
             "band": _band(passed, checked),
         }
 
-    @staticmethod
-    def _matrix(mx: S.Matrix) -> dict[str, Any]:
+    def _matrix(self, mx: S.Matrix) -> dict[str, Any]:
         transports: list[tuple[str, int]] = []
         for _, t in mx.columns:
             if transports and transports[-1][0] == t:
                 transports[-1] = (t, transports[-1][1] + 1)
             else:
                 transports.append((t, 1))
+        by_version = (self.report.get("implementation") or {}).get("by_version") or {}
+        headers = []
+        for v, t in mx.columns:
+            why = (by_version.get(v) or {}).get("unsupported")
+            headers.append({"version": v, "transport": t, "unsupported": why})
         rows = []
+        idle = []  # areas with nothing checked anywhere: one line under the table
         for area in mx.areas:
+            if not any(mx.cell(area, v, t).checked or mx.cell(area, v, t).outcome == "error" for v, t in mx.columns):
+                idle.append(area)
+                continue
             cells = []
             for v, t in mx.columns:
                 c = mx.cell(area, v, t)
@@ -387,7 +395,7 @@ class _View:
                 cells.append({"outcome": c.outcome, "text": text, "mark": OUTCOME_MARKS.get(c.outcome, ""),
                               "title": f"{area} on {v} ({t}): {detail}", "area": area})
             rows.append({"area": area, "cells": cells})
-        return {"transports": transports, "columns": mx.columns, "rows": rows}
+        return {"transports": transports, "columns": mx.columns, "headers": headers, "rows": rows, "idle": idle}
 
     def _errors(self) -> list[dict[str, Any]]:
         grouped: dict[tuple[Any, Any, Any], dict[str, Any]] = {}

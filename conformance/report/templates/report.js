@@ -85,13 +85,6 @@
     if (window.location.hash.indexOf("=") >= 0) { fromHash(); }
   });
 
-  // printing shows every wire exchange and requirement detail
-  var opened = [];
-  window.addEventListener("beforeprint", function () {
-    opened = Array.prototype.filter.call(document.querySelectorAll("details:not([open])"), function (d) { d.open = true; return true; });
-  });
-  window.addEventListener("afterprint", function () { opened.forEach(function (d) { d.open = false; }); opened = []; });
-
   // counts read back from the rendered page (what the browser test compares with report.json)
   var dom = {};
   Array.prototype.forEach.call(document.querySelectorAll("table.results td[data-outcome]"), function (c) {
