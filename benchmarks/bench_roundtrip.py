@@ -18,12 +18,14 @@ Bare loops do not parse: they compare each answer with the exact bytes the serve
 echoed text and the request id), so a wrong answer stops the benchmark.  The peer loops check the
 returned result and, after every timed slice, that every answer was validated without findings.
 
-Rounds are interleaved (A B C ... then reversed), so drift in machine load hits every client
-alike; a rate is the median over rounds, with min and max.  The headline is the overhead ratio
+Each round gives every client ``--seconds`` per method, cut into ``--chunks`` slices run
+interleaved (A B C D E, E D C B A, ...), so drift in machine load hits every client alike; a
+rate is the median over rounds, with min and max, and the client process's CPU time per round
+trip is reported beside it (steadier than wall time on a loaded machine).  The headline is the overhead ratio
 ``bare-async rate / peer+validate rate`` (time per round trip of our stack over the bare loop),
 per transport and method, given as the ratio of medians and as the median of per-round ratios.
 
-    .venv/bin/python benchmarks/bench_roundtrip.py [--seconds 0.5] [--rounds 5] [--warmup 0.3]
+    .venv/bin/python benchmarks/bench_roundtrip.py [--seconds 0.5] [--rounds 5] [--chunks 5] [--warmup 0.3]
         [--transports stdio,streamable-http] [--methods tools/call,ping] [--json reports/bench_roundtrip.json]
 
 Not a test: nothing here asserts a speed (timed assertions flake on shared machines).
@@ -112,7 +114,7 @@ def _check_result(method: str, result: Any, what: str) -> None:
 
 # -- clients ----------------------------------------------------------------------------------------
 # Each client runs its own tight loop for ``seconds`` and returns (round trips, elapsed seconds).
-# The deadline is looked at every 16 round trips; the rate divides by the elapsed time measured.
+# The deadline is looked at every 4 round trips; the rate divides by the elapsed time measured.
 
 
 class Client:
@@ -159,7 +161,7 @@ class StdioBareSync(Client):
                 raise WrongAnswer(f"{self.name}: wrong answer to request {i}")
             i += 1
             n += 1
-            if not n & 15 and time.perf_counter() >= deadline:
+            if not n & 3 and time.perf_counter() >= deadline:
                 break
         elapsed = time.perf_counter() - t0
         self.next_id = i
@@ -203,7 +205,7 @@ class StdioBareAsync(Client):
                 raise WrongAnswer(f"{self.name}: wrong answer to request {i}")
             i += 1
             n += 1
-            if not n & 15 and time.perf_counter() >= deadline:
+            if not n & 3 and time.perf_counter() >= deadline:
                 break
         elapsed = time.perf_counter() - t0
         self.next_id = i
@@ -262,7 +264,7 @@ class HttpBareSync(Client):
                 raise WrongAnswer(f"{self.name}: wrong answer to request {i} (HTTP {resp.status})")
             i += 1
             n += 1
-            if not n & 15 and time.perf_counter() >= deadline:
+            if not n & 3 and time.perf_counter() >= deadline:
                 break
         elapsed = time.perf_counter() - t0
         self.next_id = i
@@ -311,7 +313,7 @@ class HttpBareAsync(Client):
                 raise WrongAnswer(f"{self.name}: wrong answer to request {i} (HTTP {resp.status_code})")
             i += 1
             n += 1
-            if not n & 15 and time.perf_counter() >= deadline:
+            if not n & 3 and time.perf_counter() >= deadline:
                 break
         elapsed = time.perf_counter() - t0
         self.next_id = i
@@ -355,7 +357,7 @@ class TransportOnly(Client):
                 raise WrongAnswer(f"{self.name}: wrong answer to request {i}: {item.raw[:300]!r} {item.problem or ''}")
             i += 1
             n += 1
-            if not n & 15 and time.perf_counter() >= deadline:
+            if not n & 3 and time.perf_counter() >= deadline:
                 break
         elapsed = time.perf_counter() - t0
         self.next_id = i
@@ -398,7 +400,7 @@ class PeerClient(Client):
                 if result != expected:
                     _check_result(method, result, self.name)
                 n += 1
-                if not n & 15 and time.perf_counter() >= deadline:
+                if not n & 3 and time.perf_counter() >= deadline:
                     break
         else:
             while True:
@@ -406,7 +408,7 @@ class PeerClient(Client):
                 if result != expected:
                     _check_result(method, result, self.name)
                 n += 1
-                if not n & 15 and time.perf_counter() >= deadline:
+                if not n & 3 and time.perf_counter() >= deadline:
                     break
         elapsed = time.perf_counter() - t0
         self.answers += n
@@ -481,14 +483,22 @@ async def run(opts: argparse.Namespace) -> dict[str, Any]:
                 for r in range(opts.rounds):
                     for t, by_name in clients.items():
                         for m in opts.methods:
+                            # a round gives each client `seconds`, in `chunks` slices interleaved
+                            # A B C D E, E D C B A, ... so load drift within the round hits all alike
                             order = list(by_name.values())
                             if r % 2:
                                 order.reverse()
-                            for c in order:
-                                cpu0 = time.process_time()
-                                n, elapsed = await c.run(wires[m], opts.seconds)
-                                cpu = time.process_time() - cpu0
-                                key = (t, m, c.name)
+                            acc = {c.name: [0, 0.0, 0.0] for c in order}  # round trips, seconds, cpu
+                            for k in range(opts.chunks):
+                                for c in order if k % 2 == 0 else order[::-1]:
+                                    cpu0 = time.process_time()
+                                    n, elapsed = await c.run(wires[m], opts.seconds / opts.chunks)
+                                    a = acc[c.name]
+                                    a[0] += n
+                                    a[1] += elapsed
+                                    a[2] += time.process_time() - cpu0
+                            for name, (n, elapsed, cpu) in acc.items():
+                                key = (t, m, name)
                                 samples.setdefault(key, []).append(n / elapsed)
                                 cpu_samples.setdefault(key, []).append(cpu / n * 1e6)
                                 counts[key] = counts.get(key, 0) + n
@@ -533,14 +543,17 @@ async def run(opts: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "request/response round trips per second, one in flight, tiny_server echo, protocol " + VERSION,
         "clients": list(CLIENTS),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(), "loadavg": list(os.getloadavg())},
-        "config": {"rounds": opts.rounds, "seconds": opts.seconds, "warmup": opts.warmup, "transports": list(opts.transports), "methods": list(opts.methods)},
+        "config": {"rounds": opts.rounds, "seconds": opts.seconds, "chunks": opts.chunks, "warmup": opts.warmup, "transports": list(opts.transports), "methods": list(opts.methods)},
         "results": results,
     }
 
 
 def print_table(report: dict[str, Any]) -> None:
     cfg = report["config"]
-    print(f"\nround trips per second: median of {cfg['rounds']} interleaved rounds of {cfg['seconds']:g} s (min..max)")
+    print(
+        f"\nround trips per second: median of {cfg['rounds']} rounds of {cfg['seconds']:g} s per client, "
+        f"each in {cfg['chunks']} interleaved slices (min..max over rounds)"
+    )
     for res in report["results"]:
         print(f"\n{res['transport']} {res['method']}")
         base = res["rows"][HEADLINE[0]]["median"]
@@ -559,6 +572,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=0.5, help="length of one timed slice (default 0.5)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     ap.add_argument("--warmup", type=float, default=0.3, help="untimed slice per client and method first (default 0.3)")
+    ap.add_argument("--chunks", type=int, default=5, help="interleaved slices per client and round (default 5)")
     ap.add_argument("--transports", default=",".join(TRANSPORTS))
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--json", default=str(ROOT / "reports" / "bench_roundtrip.json"))
@@ -572,8 +586,8 @@ def main(argv: list[str] | None = None) -> int:
     for m in opts.methods:
         if m not in METHODS:
             ap.error(f"unknown method {m!r}; known: {', '.join(METHODS)}")
-    if opts.rounds < 1 or opts.seconds <= 0:
-        ap.error("--rounds must be >= 1 and --seconds > 0")
+    if opts.rounds < 1 or opts.seconds <= 0 or opts.chunks < 1:
+        ap.error("--rounds and --chunks must be >= 1 and --seconds > 0")
     report = anyio.run(run, opts, backend="asyncio")
     print_table(report)
     path = Path(opts.json)
