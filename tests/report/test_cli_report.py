@@ -80,6 +80,10 @@ def test_report_usage_errors_exit_2(tmp_path: Path, capsys) -> None:
     assert "Remove the space after the colon" in capsys.readouterr().err
     assert _main("report", str(tmp_path / "r.json"), "--baseline", str(tmp_path / "nope.yml")) == 2
     assert "nope.yml" in capsys.readouterr().err
+    rep = small(stored("report-reference-stdio.json.gz"), per_outcome=60)
+    del rep["results"][55]["outcome"]  # outside the schema-checked sample: the per-result check finds it
+    (tmp_path / "late.json").write_text(json.dumps(rep))
+    assert _main("report", str(tmp_path / "late.json")) == 2 and "results/55: missing outcome" in capsys.readouterr().err
     assert not (tmp_path / "report.html").exists()
 
 
