@@ -17,6 +17,13 @@ define(
         "capabilities, and identity before sending any other requests. Servers MUST implement it."
     ),
     area="discover",
+    aliases=("sep-2575-server-implements-discover",),
+    note=(
+        "Probe: server/discover (with a string id, as in the page's example) answered with a "
+        "result whose supportedVersions lists the version asked for and whose capabilities is an "
+        "object. A target that answers the suite's first server/discover with a non-modern error "
+        "or not at all is a legacy server: the version is skipped as not supported."
+    ),
 )
 
 define(
@@ -29,4 +36,5 @@ define(
         "software. Servers SHOULD include this field."
     ),
     area="discover",
+    aliases=("sep-2575-server-identifies-in-result-meta",),
 )
