@@ -32,6 +32,10 @@ __all__ = [
     "observe",
     "expect_answer",
     "refusal_status",
+    "sent_status",
+    "sync",
+    "Synced",
+    "GRACE",
 ]
 
 
@@ -109,6 +113,57 @@ def _post_stream(peer: RawPeer, rid: Any) -> str | None:
             stream = entry.meta.get("stream")
             return stream if isinstance(stream, str) and stream.startswith("post:") else None
     return None
+
+
+GRACE = 0.5  # how long after a barrier's answer an earlier message may still be answered
+
+
+def sent_status(peer: RawPeer, mark: int) -> int | None:
+    """The HTTP error status (4xx/5xx) the first message we sent at or after transcript position
+    ``mark`` was answered with, if any (a refusal at the HTTP level)."""
+    for entry in peer.transcript.entries[mark:]:
+        if entry.direction == Direction.OUT:
+            status = entry.meta.get("http_status")
+            return status if isinstance(status, int) and status >= 400 else None
+    return None
+
+
+@dataclass(frozen=True)
+class Synced:
+    """The outcome of :func:`sync`: whether the barrier was answered, and what identifies its
+    answer (so it is not mistaken for the answer to what came before it)."""
+
+    answered: bool
+    id: Any
+    stream: str | None
+
+    def __bool__(self) -> bool:
+        return self.answered
+
+    def owns(self, peer: RawPeer, env: Envelope) -> bool:
+        """``env`` answers the barrier request."""
+        if env.id is not MISSING and env.id is not None:
+            return same_id(env.id, self.id)
+        if self.stream is None:
+            return False
+        entry = peer.entry_of(env)
+        return entry is not None and entry.meta.get("stream") == self.stream
+
+
+async def sync(peer: RawPeer, version: str, *, timeout: float | None = None) -> Synced:
+    """A barrier request (ping / server/discover) and its answer -- a result, an error, or an
+    HTTP refusal of its POST: answered once the server has read everything sent before it, not
+    answered if nothing came within ``timeout``."""
+    from conformance.peer import ExpectTimeout
+
+    rid = await peer.request(barrier_method(version))
+    status = refusal_status(peer, rid)
+    stream = _post_stream(peer, rid)
+    try:
+        await expect_answer(peer, rid, timeout=min(GRACE, timeout or GRACE) if status else timeout)
+    except ExpectTimeout:
+        return Synced(status is not None, rid, stream)
+    return Synced(True, rid, stream)
 
 
 def refusal_status(peer: RawPeer, rid: Any) -> int | None:

@@ -10,7 +10,7 @@ from conformance.peer import ConnectionLost, RawPeer
 from conformance.registry import scenario
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 
-from ._helpers import barrier_method, inbound_entries, is_response, observe, probe_message
+from ._helpers import GRACE, Synced, barrier_method, inbound_entries, is_response, observe, probe_message, sync
 
 V2503 = "2025-03-26"
 NOT_2503 = "batches are part of 2025-03-26 only"
@@ -24,32 +24,37 @@ def _batch(peer: RawPeer, version: str, ids: tuple[Any, Any]) -> list[dict[str, 
     ]
 
 
-def _responses(peer: RawPeer, mark: int) -> list[tuple[Envelope, int]]:
-    """Every response (also inside arrays) received since transcript position ``mark``."""
+def _responses(peer: RawPeer, mark: int, barriers: list[Synced]) -> list[tuple[Envelope, int]]:
+    """Every response (also inside arrays) received since transcript position ``mark``, but the
+    answers to our ``barriers``."""
     out: list[tuple[Envelope, int]] = []
     for entry in inbound_entries(peer, mark):
         env = entry.envelope
         if env is None:
             continue
         for member in env.items if env.kind is Kind.BATCH else [env]:
-            if is_response(member):
+            if is_response(member) and not any(b.owns(peer, member) for b in barriers):
                 out.append((member, entry.seq))
     return out
 
 
-async def _settle(peer: RawPeer, mark: int, ids: tuple[Any, ...], timeout: float) -> None:
-    """Wait (up to ``timeout``) until a response for each of ``ids`` arrived, or an error that
-    answers the whole batch (id null / absent)."""
-    mark_ids = list(ids)
+async def _settle(peer: RawPeer, version: str, mark: int, ids: tuple[Any, ...], timeout: float) -> list[tuple[Envelope, int]]:
+    """The responses to the batch sent at ``mark``: waits until one arrived for each of ``ids``
+    (or an error that answers the whole batch: id null / absent), at most until shortly after
+    the answer to a ping sent after the batch."""
+    barriers: list[Synced] = []
 
-    def complete(_env: Envelope) -> bool:
-        got = _responses(peer, mark)
+    def complete(_env: Envelope | None) -> bool:
+        got = _responses(peer, mark, barriers)
         if any(e.kind is Kind.ERROR and (e.id is None or e.id is MISSING) for e, _ in got):
             return True
-        return all(any(same_id(e.id, i) for e, _ in got) for i in mark_ids)
+        return all(any(same_id(e.id, i) for e, _ in got) for i in ids)
 
-    if not complete(None):  # type: ignore[arg-type]
-        await observe(peer, complete, timeout)
+    if not complete(None):
+        barriers.append(await sync(peer, version, timeout=timeout))
+        if not complete(None):
+            await observe(peer, complete, GRACE if barriers[0] else 0.0)
+    return _responses(peer, mark, barriers)
 
 
 @scenario(requirements=["batching.receive"], versions=[V2503], skip_reason=NOT_2503)
@@ -60,8 +65,7 @@ async def batch_accepted(ctx: ScenarioContext) -> None:
     ids = ("mcp-conformance-batch-1", "mcp-conformance-batch-2")
     mark = len(peer.transcript)
     exchange = await peer.send_json(_batch(peer, ctx.version, ids))
-    await _settle(peer, mark, ids, ctx.timeout)
-    got = _responses(peer, mark)
+    got = await _settle(peer, ctx.version, mark, ids, ctx.timeout)
     req = "batching.receive"
     refused = [e for e, _ in got if e.kind is Kind.ERROR and (e.id is None or e.id is MISSING)]
     status = getattr(exchange, "status", None)
@@ -100,15 +104,14 @@ async def initialize_in_batch(ctx: ScenarioContext) -> None:
     mark = len(peer.transcript)
     exchange = await peer.send_json([msg])
     req = "batching.initialize-not-batched"
-    await _settle(peer, mark, (rid,), ctx.timeout)
-    got = _responses(peer, mark)
+    got = await _settle(peer, ctx.version, mark, (rid,), ctx.timeout)
     status = getattr(exchange, "status", None)
     if not got:
         if isinstance(status, int) and 400 <= status < 500:
             ctx.check(req, True, message=f"accepted: the batched initialize was refused with HTTP {status}")
             return
         ctx.check(req, False, problem="BatchedInitializeUnanswered",
-                  message=f"a batch holding only initialize was not answered within {ctx.timeout:g} s; an error is expected",
+                  message="a batch holding only initialize was not answered (nor by the time a ping sent after it was); an error is expected",
                   expected="an error response", actual="no response", entries=[mark])
         return
     env, seq = got[0]
@@ -135,8 +138,7 @@ async def batch_refused(ctx: ScenarioContext) -> None:
             ctx.check(req, False, problem="ConnectionLostOnBatch", message=f"the connection ended on a batch: {exc}",
                       expected="an error response", actual=str(exc.cause))
         return
-    await _settle(peer, mark, ids, ctx.timeout)
-    got = _responses(peer, mark)
+    got = await _settle(peer, ctx.version, mark, ids, ctx.timeout)
     status = getattr(exchange, "status", None)
     served = [e for e, _ in got if e.kind is Kind.RESULT and any(same_id(e.id, i) for i in ids)]
     refused = [e for e, _ in got if e.kind is Kind.ERROR]
@@ -153,5 +155,5 @@ async def batch_refused(ctx: ScenarioContext) -> None:
             ctx.check(req, True, message=f"the batch was refused ({how})", entries=[s for _, s in got[:1]] or [mark])
         else:
             ctx.check(req, False, problem="BatchUnanswered",
-                      message=f"a JSON-RPC batch got no answer within {ctx.timeout:g} s; an error response is expected",
+                      message="a JSON-RPC batch got no answer (nor by the time a ping sent after it was answered); an error response is expected",
                       expected="an error response (any code) or an HTTP 4xx", actual="no response", entries=[mark])

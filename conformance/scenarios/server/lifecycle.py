@@ -255,6 +255,9 @@ async def before_initialize(ctx: ScenarioContext) -> None:
         served = "served it" if env.kind is Kind.RESULT else f"answered error {id_repr(env.error_code)}"
         ctx.check(early_req, True, message=f"accepted: a {method} request sent before initialize was answered (the server {served})",
                   entries=[env])
+    if getattr(peer.transport, "session_id", None) is not None:
+        # a session id can only come from the initialize response; one on a refusal is not ours to keep
+        peer.transport.session_id = None  # type: ignore[attr-defined]
     try:
         init = await peer.initialize(protocol_version=ctx.version)
     except ConnectionLost as exc:
