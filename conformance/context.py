@@ -20,6 +20,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Awaitable, Callable, Iterable, NoReturn
 
 import anyio
@@ -230,6 +231,12 @@ class ScenarioContext:
         self._fresh: list[Connection] = []
         self._last: Connection | None = None
         self._info: SessionInfo | None = None
+        # What this run found, applied to the runner's results when the item is committed (in
+        # run order, also when items ran concurrently): see Runner.run_item.
+        self._ops: list[Callable[[], None]] = []
+
+    def _record(self, requirement: str, outcome: Outcome, **kwargs: Any) -> None:
+        self._ops.append(partial(self._runner.result(requirement, self.version).record, outcome, **kwargs))
 
     # -- session facts ------------------------------------------------------------------------
 
@@ -330,7 +337,7 @@ class ScenarioContext:
         targets = [requirement] if requirement else list(self._active)
         for rid in targets:
             if rid in self._active:
-                self._runner.result(rid, self.version).record(Outcome.SKIP, message=message, checked=False)
+                self._record(rid, Outcome.SKIP, message=message, checked=False)
 
     def check(
         self,
@@ -366,9 +373,7 @@ class ScenarioContext:
                 self._messages.append(message)
             if requirement not in self._excerpts:
                 self._excerpts[requirement] = excerpt[-4:]
-            self._runner.result(requirement, self.version).record(
-                outcome, transcript=excerpt[-4:], message=message or None
-            )
+            self._record(requirement, outcome, transcript=excerpt[-4:], message=message or None)
             return True
         text = message or _default_message(problem, expected, actual)
         violation = Violation(
@@ -385,7 +390,7 @@ class ScenarioContext:
         violation["connection"] = conn.label if conn else None
         violation["scenario"] = self.scenario.id
         self._violations.append(violation)
-        self._runner.result(requirement, self.version).record(outcome, violation=violation, transcript=excerpt)
+        self._record(requirement, outcome, violation=violation, transcript=excerpt)
         return False
 
     # -- helpers ------------------------------------------------------------------------------
@@ -470,6 +475,7 @@ class Runner:
         selected: Iterable[str] | None = None,
         prespawn: bool = True,
         item_deadline: float | None = None,
+        detach: bool = True,
     ) -> None:
         self.target = target
         self.versions = tuple(v for v in VERSIONS if v in set(versions))
@@ -499,6 +505,15 @@ class Runner:
         self._current: str | None = None
         self._counter = 0
         self.started = False
+        # overlapping items (stdio): see schedule() and _detacher()
+        self.detach = detach and target.transport is Transport.STDIO
+        self._schedule: dict[str, list[Scenario]] = {}  # version -> its items, in run order
+        self._detached: dict[tuple[str, str], _Detached] = {}  # (scenario id, version) -> state
+        self._unfinished: dict[str, dict[int, int]] = {}  # version -> scenario order -> items not finished
+        self._progress: Any = None  # anyio.Event, set (and replaced) whenever an item finishes
+        self._slots: Any = None  # anyio.Semaphore: detached items running at once
+        self._done_keys: set[tuple[str, str]] = set()
+        self._scheduled_keys: set[tuple[str, str]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -507,6 +522,8 @@ class Runner:
         self._stop = anyio.Event()
         self._stopped = anyio.Event()
         self._server_lock = anyio.Lock()
+        self._progress = anyio.Event()
+        self._slots = anyio.Semaphore(self._DETACH_LIMIT)
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -845,6 +862,10 @@ class Runner:
         self._top_up(version)
         if version in self._shared_needed:
             self._tg.start_soon(self._shared_quietly, version)
+        if self.detach:
+            todo = self._queue(version)
+            if todo:
+                self._tg.start_soon(self._detacher, version, todo)
 
     async def _shared_quietly(self, version: str) -> None:
         try:
@@ -874,21 +895,137 @@ class Runner:
         if previous is not None and self._tg is not None:
             self._tg.start_soon(self._retire, previous)
 
+    # -- overlapping items: scenarios on connections of their own run alongside the others -------
+
+    _DETACH_LIMIT = 3  # detached items running at once (each mostly waits for its own process)
+
+    def schedule(self, items: Iterable[tuple[Scenario, str]]) -> None:
+        """The (scenario, version) items the run will execute, in run order (after deselection).
+
+        On stdio every fresh connection is a process of its own, so a ``fresh`` scenario cannot
+        disturb -- or be disturbed by -- anything else: with a schedule, such items start ahead of
+        time, a few at once, while the others run in order.  Scenario ``order`` stays a phase
+        boundary: an item starts only when every scheduled item of lower order (same version) has
+        finished, so the transcript-wide checks that run last still see every connection.  Results
+        are applied in run order when :meth:`run_item` reaches an item.  Without a schedule (or
+        with ``detach=False``) items run strictly one after the other."""
+        self._schedule = {}
+        self._unfinished = {}
+        self._scheduled_keys = set()
+        for sc, version in items:
+            if (sc.id, version) in self._scheduled_keys:
+                continue
+            self._scheduled_keys.add((sc.id, version))
+            self._schedule.setdefault(version, []).append(sc)
+            counts = self._unfinished.setdefault(version, {})
+            counts[sc.order] = counts.get(sc.order, 0) + 1
+
+    def _detachable(self, sc: Scenario, version: str) -> bool:
+        return (
+            self.detach
+            and sc.fresh
+            and sc.inapplicable(version, self.target.transport) is None
+            and any(self.is_selected(r) for r in sc.requirements)
+        )
+
+    def _queue(self, version: str) -> list[Scenario]:
+        """Mark the detachable items of ``version`` as queued for the detacher."""
+        todo = []
+        for sc in self._schedule.get(version, ()):
+            key = (sc.id, version)
+            if self._detachable(sc, version) and key not in self._detached:
+                self._detached[key] = _Detached()
+                todo.append(sc)
+        return todo
+
+    async def _detacher(self, version: str, todo: list[Scenario]) -> None:
+        """Start the queued items of ``version`` in run order, as their phase allows."""
+        if version in self._shared_needed:
+            # settle the shared session first (a failed handshake is cached and reported by every
+            # item of the version, as when items run in order)
+            await self._shared_quietly(version)
+        for sc in todo:
+            det = self._detached[(sc.id, version)]
+            await self._lower_orders_done(version, sc.order)
+            if det.state != "queued":
+                continue
+            await self._slots.acquire()
+            if det.state != "queued":  # run_item reached it meanwhile
+                self._slots.release()
+                continue
+            det.state = "running"
+            self._tg.start_soon(self._run_detached, sc, version, det)
+
+    async def _run_detached(self, sc: Scenario, version: str, det: "_Detached") -> None:
+        try:
+            det.item = await self._execute(sc, version, det.ops)
+        except anyio.get_cancelled_exc_class():
+            det.raised = RuntimeError(f"scenario {sc.id} [{version}] was cancelled")
+            raise
+        except BaseException as exc:  # for run_item to raise, as if it had run the item itself
+            det.raised = exc
+        finally:
+            det.state = "done"
+            self._slots.release()
+            det.done.set()
+            self._finished((sc.id, version), version, sc.order)
+
+    async def _lower_orders_done(self, version: str, order: int) -> None:
+        """Wait until every scheduled item of ``version`` with a lower order has finished."""
+        while True:
+            counts = self._unfinished.get(version)
+            if not counts or not any(n for o, n in counts.items() if o < order):
+                return
+            await self._progress.wait()
+
+    def _finished(self, key: tuple[str, str], version: str, order: int) -> None:
+        counts = self._unfinished.get(version)
+        if counts and key in self._scheduled_keys and key not in self._done_keys:
+            self._done_keys.add(key)
+            counts[order] -= 1
+            progress, self._progress = self._progress, anyio.Event()
+            progress.set()
+
     # -- running one scenario -------------------------------------------------------------------
 
     async def run_item(self, sc: Scenario, version: str) -> ItemResult:
-        """Run one scenario for one version on the target's transport; record and grade."""
+        """Run one scenario for one version on the target's transport; record and grade.
+
+        With a :meth:`schedule`, a scenario that runs only on connections of its own may have been
+        started ahead of time (see :meth:`_detacher`): its result is awaited here.  Either way its
+        findings reach :attr:`results` now, so the report does not depend on what overlapped."""
+        await self._enter_version(version)
+        key = (sc.id, version)
+        det = self._detached.get(key)
+        if det is not None and det.state != "queued":
+            await det.done.wait()
+            if det.raised is not None:
+                raise det.raised
+            assert det.item is not None
+            _apply(det.ops)
+            return det.item
+        if det is not None:
+            det.state = "inline"  # reached before the detacher started it: run it here
+        await self._lower_orders_done(version, sc.order)
+        ops: list[Callable[[], None]] = []
+        try:
+            return await self._execute(sc, version, ops)
+        finally:
+            _apply(ops)
+            self._finished(key, version, sc.order)
+
+    async def _execute(self, sc: Scenario, version: str, ops: list[Callable[[], None]]) -> ItemResult:
+        """Run one item; what it found for the run's results is appended to ``ops``."""
         transport = self.target.transport
         item = ItemResult(sc.id, version, transport.value)
         started = time.monotonic()
-        await self._enter_version(version)
         cited = [rid for rid in sc.requirements if self.is_selected(rid)]
         reason = sc.inapplicable(version, transport)
         if reason is not None:
             for rid in cited:
                 req = self.requirement(rid)
                 why = reason if (sc.skip_reason or req.applies_to(version, transport)) else _not_applicable(req, version, transport)
-                self._skip(item, rid, version, why, sc.id, checked=False)
+                self._skip(ops, item, rid, version, why, sc.id, checked=False)
             item.skip_reason = reason
             item.outcome = Outcome.SKIP
             return item
@@ -898,8 +1035,9 @@ class Runner:
             if req.applies_to(version, transport):
                 active.append(rid)
             else:
-                self._skip(item, rid, version, _not_applicable(req, version, transport), sc.id, checked=False)
+                self._skip(ops, item, rid, version, _not_applicable(req, version, transport), sc.id, checked=False)
         ctx = ScenarioContext(self, sc, version, active)
+        ctx._ops = ops
         error: tuple[str, str, str | None] | None = None  # (kind, message, hint)
         skipped: str | None = None
         peer_exc: PeerError | None = None
@@ -959,7 +1097,7 @@ class Runner:
                     ctx.check(rid, False, problem=problem, message=message, expected=expected, actual=actual)
         for rid in active:
             res = self.result(rid, version)
-            res.add_scenario(sc.id, item.duration)
+            ops.append(partial(res.add_scenario, sc.id, item.duration))
             outs = ctx._checks.get(rid)
             if outs:
                 item.requirements[rid] = worst(outs)
@@ -967,17 +1105,17 @@ class Runner:
             if error is not None:
                 item.requirements[rid] = Outcome.ERROR
                 item.reasons[rid] = error[1]
-                res.record(Outcome.ERROR, reason=error[1], checked=False)
+                ops.append(partial(res.record, Outcome.ERROR, reason=error[1], checked=False))
             else:
                 why = skipped or f"not reached: {ctx._notes.get(rid) or 'the scenario ended without checking it'}"
-                self._skip(item, rid, version, why, sc.id, checked=False, add=False)
+                self._skip(ops, item, rid, version, why, sc.id, checked=False, add=False)
         item.violations = list(ctx._violations)
         item.messages = list(ctx._messages)
         if error is not None:
             item.error_kind, item.error, item.hint = error
-            self.errors.append(
-                {"scenario": sc.id, "version": version, "transport": transport.value, "kind": error[0], "message": error[1], "hint": error[2]}
-            )
+            ops.append(partial(self.errors.append, {
+                "scenario": sc.id, "version": version, "transport": transport.value, "kind": error[0], "message": error[1], "hint": error[2],
+            }))
             item.outcome = Outcome.ERROR
         else:
             item.outcome = worst(list(item.requirements.values()))
@@ -985,13 +1123,18 @@ class Runner:
                 item.skip_reason = skipped or next(iter(item.reasons.values()), "nothing was checked")
         return item
 
-    def _skip(self, item: ItemResult, rid: str, version: str, reason: str, sid: str, *, checked: bool, add: bool = True) -> None:
+    def _skip(self, ops: list[Callable[[], None]], item: ItemResult, rid: str, version: str, reason: str, sid: str, *,
+              checked: bool, add: bool = True) -> None:
         item.requirements[rid] = Outcome.SKIP
         item.reasons[rid] = reason
         res = self.result(rid, version)
-        if add and sid not in res.scenarios:
-            res.scenarios.append(sid)
-        res.record(Outcome.SKIP, reason=reason, checked=checked)
+
+        def apply() -> None:
+            if add and sid not in res.scenarios:
+                res.scenarios.append(sid)
+            res.record(Outcome.SKIP, reason=reason, checked=checked)
+
+        ops.append(apply)
 
     # -- report inputs ----------------------------------------------------------------------------
 
@@ -1087,6 +1230,23 @@ async def _host_task(
         if isinstance(pid, int):
             unregister_child(pid)
         handle.done.set()
+
+
+def _apply(ops: list[Callable[[], None]]) -> None:
+    for op in ops:
+        op()
+    ops.clear()
+
+
+class _Detached:
+    """An item the detacher started ahead of time (or queued for it)."""
+
+    def __init__(self) -> None:
+        self.state = "queued"  # queued -> running -> done; or inline (run_item ran it itself)
+        self.done = anyio.Event()
+        self.item: ItemResult | None = None
+        self.raised: BaseException | None = None
+        self.ops: list[Callable[[], None]] = []
 
 
 class _Spare:

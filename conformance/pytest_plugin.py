@@ -371,6 +371,7 @@ class _Run:
         self.started = time.time()
         self.finished: float | None = None
         self.scenarios: list[Scenario] = []
+        self.items: list[tuple[Scenario, str]] = []  # what will run, in order (after deselection)
         self._portal_cm: Any = None
         self.portal: Any = None
         self.runner: Any = None
@@ -395,8 +396,11 @@ class _Run:
             timeout=self.settings.timeout,
             strict=self.settings.strict,
             selected=self.settings.selected,
+            # MCP_CONFORMANCE_SEQUENTIAL=1: no item starts before the previous one finished
+            detach=os.environ.get("MCP_CONFORMANCE_SEQUENTIAL", "") in ("", "0"),
         )
         runner.plan(self.scenarios)
+        runner.schedule(self.items)
         self.portal.start_task(runner.start)
         self.runner = runner
 
@@ -564,6 +568,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items[:0] = new
     # let the terminal (and other reporters) count the items as collected
     config.hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, list(new)))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    run = session.config.stash.get(RUN_KEY, None)
+    if run is not None:
+        run.items = [(i.scenario, i.version) for i in session.items if isinstance(i, McpItem)]
 
 
 class McpSuite(pytest.Collector):

@@ -1,0 +1,132 @@
+"""Overlapping items on stdio: fresh scenarios start ahead of time, results land in run order."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import anyio
+import pytest
+
+from conformance.connect import Target
+from conformance.context import Runner, ScenarioContext
+from conformance.outcomes import Outcome
+from conformance.registry import Scenario
+from conformance.spec.versions import VERSIONS, Transport
+
+from .conftest import PY, TINY
+
+pytestmark = pytest.mark.anyio
+
+V = "2025-11-25"
+DEADLINE = 10  # seconds: only reached when the runner is broken
+
+
+def make(func: Any, requirement: str, *, fresh: bool, order: int = 0, sid: str | None = None) -> Scenario:
+    return Scenario(
+        id=sid or f"test.{func.__name__}", func=func, requirements=(requirement,), role="server",
+        versions=frozenset(VERSIONS), transports=frozenset(Transport), capability=None, fresh=fresh,
+        doc="", order=order,
+    )
+
+
+@asynccontextmanager
+async def running(items: list[tuple[Scenario, str]] | None, **kw: Any) -> AsyncIterator[Runner]:
+    runner = Runner(Target(command=(PY, str(TINY))), versions=(V,), timeout=5, **kw)
+    if items is not None:
+        runner.plan([sc for sc, _ in items])
+        runner.schedule(items)
+    async with anyio.create_task_group() as tg:
+        await tg.start(runner.start)
+        try:
+            yield runner
+        finally:
+            await runner.aclose()
+
+
+async def test_fresh_items_run_at_the_same_time_and_their_results_land_in_run_order() -> None:
+    started = {name: anyio.Event() for name in ("a", "b", "c")}
+
+    def fresh_item(name: str, requirement: str) -> Scenario:
+        async def scenario(ctx: ScenarioContext) -> None:
+            peer = await ctx.connect(fresh=True)
+            started[name].set()
+            with anyio.fail_after(DEADLINE):  # only possible when all three are under way together
+                for event in started.values():
+                    await event.wait()
+            env = await peer.expect_response(await peer.request("ping"))
+            ctx.check(requirement, True, entries=[env])
+
+        return make(scenario, requirement, fresh=True, sid=f"test.fresh_{name}")
+
+    a = fresh_item("a", "ping.response")
+    b = fresh_item("b", "jsonrpc.error.method-not-found")
+    c = fresh_item("c", "lifecycle.initialize.result")
+    items = [(a, V), (b, V), (c, V)]
+    async with running(items) as runner:
+        first = await runner.run_item(a, V)
+        assert first.outcome is Outcome.PASS
+        # b and c finished too (a waited for them), but their findings wait for their turn
+        assert started["b"].is_set() and started["c"].is_set()
+        assert runner.result("jsonrpc.error.method-not-found", V).checks == 0
+        assert (await runner.run_item(b, V)).outcome is Outcome.PASS
+        assert runner.result("jsonrpc.error.method-not-found", V).checks == 1
+        assert runner.result("lifecycle.initialize.result", V).checks == 0
+        assert (await runner.run_item(c, V)).outcome is Outcome.PASS
+        assert runner.result("lifecycle.initialize.result", V).outcome is Outcome.PASS
+
+
+async def test_an_item_of_a_later_phase_starts_only_after_the_earlier_phase_finished() -> None:
+    log: list[str] = []
+
+    async def early(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect()
+        log.append("early started")
+        # with the phase boundary broken, the fresh later-phase item would start meanwhile
+        with anyio.move_on_after(0.5):
+            while "late started" not in log:
+                await peer.expect_response(await peer.request("ping"))
+        log.append("early finished")
+        ctx.check("ping.response", True)
+
+    async def late(ctx: ScenarioContext) -> None:
+        log.append("late started")
+        peer = await ctx.connect(fresh=True)
+        env = await peer.expect_response(await peer.request("ping"))
+        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
+
+    first = make(early, "ping.response", fresh=False, order=0)
+    second = make(late, "jsonrpc.error.method-not-found", fresh=True, order=900)
+    async with running([(first, V), (second, V)]) as runner:
+        await runner.run_item(first, V)
+        item = await runner.run_item(second, V)
+    assert item.outcome is Outcome.PASS
+    assert log == ["early started", "early finished", "late started"]
+
+
+async def test_items_outside_the_schedule_never_run() -> None:
+    ran: list[str] = []
+
+    async def scheduled(ctx: ScenarioContext) -> None:
+        ran.append("scheduled")
+        await ctx.connect(fresh=True)
+        ctx.check("ping.response", True)
+
+    async def deselected(ctx: ScenarioContext) -> None:
+        ran.append("deselected")
+        ctx.check("jsonrpc.error.method-not-found", True)
+
+    kept = make(scheduled, "ping.response", fresh=True)
+    dropped = make(deselected, "jsonrpc.error.method-not-found", fresh=True)
+    async with running([(kept, V)]) as runner:
+        runner.plan([dropped])
+        await runner.run_item(kept, V)
+    assert ran == ["scheduled"]
+    assert runner.result("jsonrpc.error.method-not-found", V).checks == 0
+
+
+async def test_only_stdio_runs_items_alongside_each_other() -> None:
+    http = Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,))
+    stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
+    assert (http.detach, stdio.detach) == (False, True)
+    assert Runner(Target(command=(PY, str(TINY))), versions=(V,), detach=False).detach is False
