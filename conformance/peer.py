@@ -892,12 +892,6 @@ class RawPeer:
 
     # ---------------------------------------------------------------- expectations
 
-    def _find(self, candidates: Any, match: Callable[[_Rec], bool]) -> _Rec | None:
-        for rec in candidates:
-            if match(rec):
-                return rec
-        return None
-
     async def _expect(
         self,
         what: str | Callable[[], str],
