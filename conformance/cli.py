@@ -352,6 +352,7 @@ def _report_problems(report: Any) -> list[str]:
     import json
     from importlib import resources
 
+    import conformance.schema.validate  # noqa: F401 -- first: imports jsonschema without the IRI grammar (~1 s)
     import jsonschema
 
     if not isinstance(report, dict) or not isinstance(report.get("results"), list):

@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# First, before any test module or conftest imports jsonschema: through the oracle, jsonschema is
+# imported without building rfc3987_syntax's IRI grammar (1-3 s here; no MCP schema uses iri formats).
+import conformance.schema.validate  # noqa: F401,E402
+
 # pytester drives the mcp-conformance pytest plugin in tests/runtime (it must be requested from
 # the top-level test conftest).
 pytest_plugins = ["pytester"]
