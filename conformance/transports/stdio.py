@@ -70,6 +70,16 @@ def _exit_text(returncode: int | None) -> str:
     return f"exited with code {returncode}"
 
 
+def _environ_snapshot() -> dict[str, str]:
+    """``dict(os.environ)``, retried if another thread changes it while we copy."""
+    for _ in range(10):
+        try:
+            return dict(os.environ)
+        except (KeyError, RuntimeError):  # a variable removed (or added) while we copied
+            continue
+    return dict(os.environ)
+
+
 class StdioTransport(Transport):
     """A server spawned as a child process, spoken to over its standard streams."""
 
@@ -156,9 +166,10 @@ class StdioTransport(Transport):
             raise TransportError("StdioTransport.start() called twice")
         if not self.command:
             raise StartError("cannot start the server: empty command", command=[])
-        env = None
-        if self.env is not None:
-            env = {**os.environ, **self.env}
+        # Always an explicit environment: a child that inherits it reads the C ``environ`` array
+        # after vfork, and another thread setting a variable meanwhile (pytest sets
+        # PYTEST_CURRENT_TEST for every test phase) makes execve fail with EFAULT ("Bad address").
+        env = {**_environ_snapshot(), **(self.env or {})}
         cmd_text = shlex.join(self.command)
         try:
             self._proc = await anyio.open_process(
