@@ -113,10 +113,14 @@ class Target:
         env = {**(self.env or {}), "PORT": sub}
         return replace(self, command=command, url=url, env=env, port=port)
 
-    def process_env(self) -> dict[str, str] | None:
-        if not self.env:
-            return None
-        return {**os.environ, **self.env}
+    def process_env(self) -> dict[str, str]:
+        """The environment to start the command with: ours plus :attr:`env`.
+
+        Always a complete dict, never ``None`` ("inherit"): a child started with the inherited
+        environment reads the C ``environ`` array after ``vfork``, while the pytest thread keeps
+        setting ``PYTEST_CURRENT_TEST``; an array reallocated meanwhile makes ``execve`` fail
+        with EFAULT ("Bad address") -- 1 spawn in 3 when provoked, now and then in real runs."""
+        return {**_environ_snapshot(), **(self.env or {})}
 
     def describe(self) -> str:
         """One line for messages and the report: ``stdio: python -m server`` / ``streamable-http: http://...``."""
@@ -142,6 +146,16 @@ class Target:
         }
 
 
+def _environ_snapshot() -> dict[str, str]:
+    """``dict(os.environ)``, retried if another thread changes it while we copy."""
+    for _ in range(10):
+        try:
+            return dict(os.environ)
+        except (KeyError, RuntimeError):  # a variable removed (or added) while we copied
+            continue
+    return dict(os.environ)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -154,7 +168,7 @@ def check_command(target: Target) -> None:
     if not target.command:
         raise TargetError("no command to start", hint="pass --command (or --url for a running HTTP server)")
     program = target.command[0]
-    env = target.process_env() or os.environ
+    env = target.process_env()
     if os.sep in program or (os.altsep and os.altsep in program):
         path = program if os.path.isabs(program) or not target.cwd else os.path.join(target.cwd, program)
         if not os.path.exists(path):
