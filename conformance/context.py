@@ -904,9 +904,9 @@ class Runner:
 
         On stdio every fresh connection is a process of its own, so a ``fresh`` scenario cannot
         disturb -- or be disturbed by -- anything else: with a schedule, such items start ahead of
-        time, a few at once, while the others run in order.  Scenario ``order`` stays a phase
-        boundary: an item starts only when every scheduled item of lower order (same version) has
-        finished, so the transcript-wide checks that run last still see every connection.  Results
+        time, a few at once, while the others run in order.  A positive scenario ``order`` is a phase
+        boundary: such an item starts only when every scheduled item of lower order (same version)
+        has finished, so the transcript-wide checks that run last see every connection.  Results
         are applied in run order when :meth:`run_item` reaches an item.  Without a schedule (or
         with ``detach=False``) items run strictly one after the other."""
         self._schedule = {}
@@ -971,7 +971,11 @@ class Runner:
             self._finished((sc.id, version), version, sc.order)
 
     async def _lower_orders_done(self, version: str, order: int) -> None:
-        """Wait until every scheduled item of ``version`` with a lower order has finished."""
+        """For an item of positive ``order`` (one that runs after the others, like the
+        transcript-wide checks): wait until every scheduled item of ``version`` with a lower order
+        has finished.  Order 0 and below only say which items start first."""
+        if order <= 0:
+            return
         while True:
             counts = self._unfinished.get(version)
             if not counts or not any(n for o, n in counts.items() if o < order):

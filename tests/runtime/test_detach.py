@@ -130,3 +130,24 @@ async def test_only_stdio_runs_items_alongside_each_other() -> None:
     stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
     assert (http.detach, stdio.detach) == (False, True)
     assert Runner(Target(command=(PY, str(TINY))), versions=(V,), detach=False).detach is False
+
+
+async def test_items_of_order_zero_do_not_wait_for_those_that_merely_start_first() -> None:
+    late_started = anyio.Event()
+
+    async def first(ctx: ScenarioContext) -> None:
+        await ctx.connect()
+        with anyio.fail_after(DEADLINE):  # the fresh item of order 0 runs meanwhile
+            await late_started.wait()
+        ctx.check("ping.response", True)
+
+    async def then(ctx: ScenarioContext) -> None:
+        late_started.set()
+        await ctx.connect(fresh=True)
+        ctx.check("jsonrpc.error.method-not-found", True)
+
+    early = make(first, "ping.response", fresh=False, order=-1)
+    late = make(then, "jsonrpc.error.method-not-found", fresh=True, order=0)
+    async with running([(early, V), (late, V)]) as runner:
+        assert (await runner.run_item(early, V)).outcome is Outcome.PASS
+        assert (await runner.run_item(late, V)).outcome is Outcome.PASS
