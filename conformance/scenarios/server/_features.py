@@ -584,3 +584,29 @@ async def open_notification_stream(ctx: Any, peer: RawPeer) -> str:
     if status != 200:
         return f"GET on the endpoint answered HTTP {status}; notifications may still arrive on a POST response stream"
     return "a GET stream was opened for notifications"
+
+
+async def check_capability_declared(ctx: Any, capability: str, method: str, key: str, label: str, noun: str) -> None:
+    """``<capability>.capability.declared``: a server that does not declare the capability must
+    not list items for it (``label`` names each listed item, e.g. ``name`` or ``uri``)."""
+    peer = await ctx.connect()
+    req = f"{capability}.capability.declared"
+    if declared(ctx.server_capabilities, capability):
+        ctx.check(req, True, message=f"the server declares the {capability} capability")
+        return
+    env = await request(peer, method, timeout=ctx.timeout)
+    items = env.result.get(key) if env is not None and env.kind is Kind.RESULT and isinstance(env.result, dict) else None
+    listed = isinstance(items, list) and len(items) > 0
+    ctx.check(
+        req,
+        not listed,
+        problem="UndeclaredCapabilityUsed",
+        message=(
+            f"the server does not declare `{capability}`, yet {method} lists {len(items) if listed else 0} {noun}(s)"
+            if listed
+            else f"the server does not declare `{capability}` and lists none"
+        ),
+        expected=f"no {key} (an error such as -32601, or an empty list)",
+        actual=[i.get(label) for i in items[:10] if isinstance(i, dict)] if listed else (env.summary() if env is not None else "no answer"),
+        entries=[env] if env is not None else [],
+    )

@@ -32,27 +32,7 @@ FIXTURE_ARGS: dict[str, dict[str, str]] = {
 @scenario(requirements=["prompts.capability.declared"])
 async def capability_declared(ctx: ScenarioContext) -> None:
     """A server that does not declare `prompts` must not list prompts."""
-    peer = await ctx.connect()
-    req = "prompts.capability.declared"
-    if F.declared(ctx.server_capabilities, "prompts"):
-        ctx.check(req, True, message="the server declares the prompts capability")
-        return
-    env = await F.request(peer, "prompts/list", timeout=ctx.timeout)
-    items = env.result.get("prompts") if env is not None and env.kind is Kind.RESULT and isinstance(env.result, dict) else None
-    listed = isinstance(items, list) and len(items) > 0
-    ctx.check(
-        req,
-        not listed,
-        problem="UndeclaredCapabilityUsed",
-        message=(
-            f"the server does not declare `prompts`, yet prompts/list lists {len(items) if listed else 0} prompt(s)"
-            if listed
-            else "the server does not declare `prompts` and lists none"
-        ),
-        expected="no prompts (an error such as -32601, or an empty list)",
-        actual=[p.get("name") for p in items[:10] if isinstance(p, dict)] if listed else (env.summary() if env is not None else "no answer"),
-        entries=[env] if env is not None else [],
-    )
+    await F.check_capability_declared(ctx, "prompts", "prompts/list", "prompts", "name", "prompt")
 
 
 @scenario(requirements=[*LIST_REQS, "prompts.name.identifier"], capability="prompts")

@@ -29,27 +29,7 @@ TOUCH = "touch_resource"
 @scenario(requirements=["resources.capability.declared"])
 async def capability_declared(ctx: ScenarioContext) -> None:
     """A server that does not declare `resources` must not list resources."""
-    peer = await ctx.connect()
-    req = "resources.capability.declared"
-    if F.declared(ctx.server_capabilities, "resources"):
-        ctx.check(req, True, message="the server declares the resources capability")
-        return
-    env = await F.request(peer, "resources/list", timeout=ctx.timeout)
-    items = env.result.get("resources") if env is not None and env.kind is Kind.RESULT and isinstance(env.result, dict) else None
-    listed = isinstance(items, list) and len(items) > 0
-    ctx.check(
-        req,
-        not listed,
-        problem="UndeclaredCapabilityUsed",
-        message=(
-            f"the server does not declare `resources`, yet resources/list lists {len(items) if listed else 0} resource(s)"
-            if listed
-            else "the server does not declare `resources` and lists none"
-        ),
-        expected="no resources (an error such as -32601, or an empty list)",
-        actual=[r.get("uri") for r in items[:10] if isinstance(r, dict)] if listed else (env.summary() if env is not None else "no answer"),
-        entries=[env] if env is not None else [],
-    )
+    await F.check_capability_declared(ctx, "resources", "resources/list", "resources", "uri", "resource")
 
 
 @scenario(requirements=[*LIST_REQS, "resources.uri.identifier"], capability="resources")

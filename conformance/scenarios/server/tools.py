@@ -31,27 +31,7 @@ GENERIC_CALL_TIMEOUT = 5.0
 @scenario(requirements=["tools.capability.declared"])
 async def capability_declared(ctx: ScenarioContext) -> None:
     """A server that does not declare `tools` must not list tools."""
-    peer = await ctx.connect()
-    req = "tools.capability.declared"
-    if F.declared(ctx.server_capabilities, "tools"):
-        ctx.check(req, True, message="the server declares the tools capability")
-        return
-    env = await F.request(peer, "tools/list", timeout=ctx.timeout)
-    tools = env.result.get("tools") if env is not None and env.kind is Kind.RESULT and isinstance(env.result, dict) else None
-    listed = isinstance(tools, list) and len(tools) > 0
-    ctx.check(
-        req,
-        not listed,
-        problem="UndeclaredCapabilityUsed",
-        message=(
-            f"the server does not declare `tools`, yet tools/list lists {len(tools) if listed else 0} tool(s)"
-            if listed
-            else "the server does not declare `tools` and lists none"
-        ),
-        expected="no tools (an error such as -32601, or an empty list)",
-        actual=[t.get("name") for t in tools[:10] if isinstance(t, dict)] if listed else (env.summary() if env is not None else "no answer"),
-        entries=[env] if env is not None else [],
-    )
+    await F.check_capability_declared(ctx, "tools", "tools/list", "tools", "name", "tool")
 
 
 @scenario(
