@@ -27,10 +27,8 @@ from __future__ import annotations
 
 
 import itertools
-import math
-import sys
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable
 
 import anyio
 

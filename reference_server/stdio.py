@@ -16,7 +16,7 @@ import json
 import os
 import stat
 import sys
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 

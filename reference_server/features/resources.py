@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from conformance.spec import errors as codes
 from conformance.spec.versions import VERSIONS, spec
 
 from reference_server.errors import RPCError

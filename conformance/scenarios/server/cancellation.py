@@ -12,7 +12,6 @@ from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
 from conformance.wire.envelope import Kind, dumps, id_repr
 
 from ._helpers import (
-    GRACE,
     answers,
     barrier,
     barrier_method,

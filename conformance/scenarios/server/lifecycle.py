@@ -275,7 +275,7 @@ async def before_initialize(ctx: ScenarioContext) -> None:
     else:
         ctx.check(
             early_req, False, problem="InitializeRefusedAfterEarlyRequests",
-            message=(f"after a request sent before initialize, initialize should still succeed, got "
+            message=("after a request sent before initialize, initialize should still succeed, got "
                      + (f"error {id_repr(init.error_code)} {error_field(init, 'message')!r}" if init.kind is Kind.ERROR else init.kind.value)),
             expected="an initialize result", actual=init.error if init.kind is Kind.ERROR else init.value, entries=[init],
         )

@@ -211,7 +211,7 @@ async def read_not_found(ctx: ScenarioContext) -> None:
             code == legacy_code,
             problem="WrongErrorCode",
             message=f"resources/read for the unknown {uri!r} was answered with {F.describe_error(env)}"
-            + ("" if code == legacy_code else f"; the page names -32002 for 'Resource not found'"),
+            + ("" if code == legacy_code else "; the page names -32002 for 'Resource not found'"),
             expected={"error": {"code": legacy_code}},
             actual=env.error,
             json_path="$.error.code",
