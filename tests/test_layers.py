@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "conformance"
 
-PURE_PACKAGES = ["spec", "schema", "wire", "checks", "report"]
+PURE_PACKAGES = ["spec", "schema", "wire", "report"]
 PURE_MODULES = ["outcomes", "transcript"]
 FORBIDDEN_IN_PURE = {"anyio", "httpx", "httpx_sse", "subprocess", "asyncio", "socket", "conformance.transports", "conformance.peer", "starlette", "uvicorn", "pytest"}
 FORBIDDEN_IN_REFERENCE = {"conformance.peer", "conformance.scenarios", "conformance.context", "conformance.pytest_plugin", "mcp"}
