@@ -30,6 +30,7 @@ import base64
 import itertools
 import json
 import os
+import ssl
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Union
 
@@ -184,6 +185,18 @@ class _End:
         self.error = error
 
 
+_TLS: ssl.SSLContext | None = None
+
+
+def _tls_context() -> ssl.SSLContext:
+    """One default (verifying) TLS context for every client: httpx builds a new one per client
+    otherwise, loading the CA bundle each time (~0.15 s of CPU per connection here)."""
+    global _TLS
+    if _TLS is None:
+        _TLS = httpx.create_ssl_context(trust_env=False)  # as the client's own: trust_env=False
+    return _TLS
+
+
 class HttpTransportBase(Transport):
     """Shared plumbing of the HTTP transports (client, exchanges, SSE readers, inbound queue)."""
 
@@ -224,6 +237,7 @@ class HttpTransportBase(Transport):
         self._client = httpx.AsyncClient(
             trust_env=False,
             follow_redirects=False,
+            verify=_tls_context(),
             # our own deadlines bound response headers and bodies; SSE streams have none
             timeout=httpx.Timeout(self.timeout, read=None),
         )
