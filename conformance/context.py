@@ -867,6 +867,12 @@ class Runner:
             if todo:
                 self._tg.start_soon(self._detacher, version, todo)
 
+    def prewarm(self, version: str) -> None:
+        """Open ``version``'s shared session in the background, before the plan is known (the
+        plugin calls it while pytest still collects); errors are kept for the items."""
+        if self._tg is not None and version in self.versions and self._target_error is None:
+            self._tg.start_soon(self._shared_quietly, version)
+
     async def _shared_quietly(self, version: str) -> None:
         try:
             await self.shared(version)

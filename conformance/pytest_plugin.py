@@ -375,15 +375,15 @@ class _Run:
         self._portal_cm: Any = None
         self.portal: Any = None
         self.runner: Any = None
+        self.planned = False
         self.item_results: list[Any] = []
         self.closed = False
         self.interrupted = False
         self.setup_error: str | None = None
 
-    # the event loop starts with the first item (collect-only starts nothing)
-    def ensure_started(self) -> None:
-        if self.runner is not None:
-            return
+    # The event loop starts when pytest_configure is done (prewarm: the target's first session
+    # comes up while pytest collects) or with the first item; collect-only starts nothing.
+    def _start_loop(self) -> None:
         from anyio.from_thread import start_blocking_portal
 
         from conformance.context import Runner
@@ -399,10 +399,25 @@ class _Run:
             # MCP_CONFORMANCE_SEQUENTIAL=1: no item starts before the previous one finished
             detach=os.environ.get("MCP_CONFORMANCE_SEQUENTIAL", "") in ("", "0"),
         )
-        runner.plan(self.scenarios)
-        runner.schedule(self.items)
         self.portal.start_task(runner.start)
         self.runner = runner
+
+    def prewarm(self) -> None:
+        """Start the run now and open the first version's shared session in the background."""
+        if self.runner is None and not self.closed:
+            self._start_loop()
+            self.portal.call(self.runner.prewarm, self.settings.versions[0])
+
+    def ensure_started(self) -> None:
+        if self.runner is None:
+            self._start_loop()
+        if not self.planned:
+            self.planned = True
+            self.portal.call(self._plan)
+
+    def _plan(self) -> None:  # in the event loop's thread
+        self.runner.plan(self.scenarios)
+        self.runner.schedule(self.items)
 
     def run(self, sc: Scenario, version: str) -> Any:
         self.ensure_started()
@@ -437,10 +452,12 @@ class _Run:
 
         reqs = catalogue()
         results: list[RequirementResult]
-        if self.runner is not None:
+        if self.runner is not None and self.planned:
             results = list(self.runner.results.values())
             errors = list(self.runner.errors)
             implementation = self.runner.implementation()
+        elif self.runner is not None:  # started early, but no item ran
+            results, errors, implementation = self._planned(), list(self.runner.errors), self.runner.implementation()
         else:
             results, errors, implementation = self._planned(), [], {}
         if self.setup_error:
@@ -502,7 +519,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.target is None:
         return
     _check_schemas(settings)
-    config.stash[RUN_KEY] = _Run(config, settings)
+    run = config.stash[RUN_KEY] = _Run(config, settings)
+    if not config.option.collectonly:
+        run.prewarm()
     if config.pluginmanager.hasplugin("html") and getattr(config.option, "htmlpath", None):
         config.pluginmanager.register(_PytestHtml(), "mcp-conformance-pytest-html")
 
