@@ -59,33 +59,48 @@ async def unknown_method(ctx: ScenarioContext) -> None:
     fresh=True,
 )
 async def invalid_json(ctx: ScenarioContext) -> None:
-    """A message that is not JSON: an error response with code -32700 and id null."""
+    """A message that is not JSON, followed by a ping (server/discover in 2026-07-28): an error
+    response with code -32700 and id null (over HTTP, a 4xx refusal without a JSON-RPC body is
+    accepted too), judged once the ping is answered -- a silent server costs one round trip."""
     peer = await ctx.connect(fresh=True)
-    await peer.send_raw(INVALID_JSON)
-    what = "an error response to a message that is not valid JSON"
+    req = "jsonrpc.error.parse-error"
+    expected = {"id": None, "error": {"code": errors.PARSE_ERROR}}
+    mark = len(peer.transcript)
     try:
-        env = await peer.expect_message(is_response, what=what)
-    except ExpectTimeout as exc:
-        ctx.check(
-            "jsonrpc.error.parse-error",
-            False,
-            problem="NoParseErrorResponse",
-            message=f"no response to invalid JSON within {exc.waited:.3g} s ({exc}); JSON-RPC 2.0 requires a Parse error response with id null",
-            expected={"id": None, "error": {"code": errors.PARSE_ERROR}},
-            actual="no response",
-        )
-        ctx.not_reached("jsonrpc.response.null-id-when-unreadable", "no response arrived")
-        return
+        await peer.send_raw(INVALID_JSON)
+        status = sent_status(peer, mark)
+        # the answer to the request sent after it proves the invalid JSON was read
+        synced = await sync(peer, ctx.version, timeout=ctx.timeout)
+        try:
+            env = await peer.expect_message(
+                lambda e: is_response(e) and not synced.owns(peer, e),
+                what="an error response to a message that is not valid JSON", timeout=GRACE,
+            )
+        except ExpectTimeout:
+            env = None
     except ConnectionLost as exc:
         ctx.check(
-            "jsonrpc.error.parse-error",
-            False,
-            problem="ServerExitedOnInvalidJson",
+            req, False, problem="ServerExitedOnInvalidJson",
             message=f"the connection ended instead of a Parse error response: {exc}",
-            expected={"id": None, "error": {"code": errors.PARSE_ERROR}},
-            actual=str(exc.cause),
+            expected=expected, actual=str(exc.cause), entries=[mark],
         )
         ctx.not_reached("jsonrpc.response.null-id-when-unreadable", "the connection ended")
+        return
+    if env is None:
+        if status is not None:
+            ctx.check(req, True, message=f"accepted: invalid JSON was refused with HTTP {status} (no JSON-RPC error body)",
+                      entries=[mark])
+            ctx.not_reached("jsonrpc.response.null-id-when-unreadable",
+                            f"the invalid JSON was refused with HTTP {status} without a JSON-RPC error body")
+            return
+        after = (f"within {GRACE:g} s after the answer to the {barrier_method(ctx.version)} sent after it" if synced else
+                 f"and nothing answered the {barrier_method(ctx.version)} sent after it within {ctx.timeout:g} s")
+        ctx.check(
+            req, False, problem="NoParseErrorResponse",
+            message=f"no response to invalid JSON ({after}); JSON-RPC 2.0 requires a Parse error response with id null",
+            expected=expected, actual="no response", entries=[mark],
+        )
+        ctx.not_reached("jsonrpc.response.null-id-when-unreadable", "no response arrived")
         return
     is_error = env.kind is Kind.ERROR
     ctx.check(
