@@ -37,8 +37,11 @@ define(
         "The list: unknown request IDs, already completed requests, malformed notifications. "
         "Probes: a cancel for an id never used, a cancel without requestId, and (up to 2025-11-25) "
         "a cancel for the initialize request in flight, which 'MUST NOT be cancelled by clients': "
-        "the server keeps serving and still answers initialize. A response to the notification "
-        "itself is jsonrpc.notification.no-reply."
+        "the server keeps serving. That cancel is none of the listed invalid kinds, and the page "
+        "lets the server honour it ('SHOULD ... Not send a response for the cancelled request') or "
+        "ignore it ('MAY ignore ... if the request cannot be cancelled'), so initialize answered or "
+        "not are both accepted; only a connection that ends or stops answering is flagged. A "
+        "response to the notification itself is jsonrpc.notification.no-reply."
     ),
 )
 
