@@ -92,8 +92,9 @@ async def batch_accepted(ctx: ScenarioContext) -> None:
 
 @scenario(requirements=["batching.initialize-not-batched"], versions=[V2503], fresh=True, skip_reason=NOT_2503)
 async def initialize_in_batch(ctx: ScenarioContext) -> None:
-    """initialize inside a batch, on a new connection: refused with an error (initialize must
-    not be part of a batch), not a session initialized from inside a batch."""
+    """initialize inside a batch, on a new connection: not a session initialized from inside a
+    batch (initialize must not be part of a batch).  Refused with an error or an HTTP 4xx, or not
+    answered at all: all accepted."""
     info = await ctx.session_info()
     if info.unsupported:
         ctx.skip(info.unsupported)
@@ -110,9 +111,11 @@ async def initialize_in_batch(ctx: ScenarioContext) -> None:
         if isinstance(status, int) and 400 <= status < 500:
             ctx.check(req, True, message=f"accepted: the batched initialize was refused with HTTP {status}")
             return
-        ctx.check(req, False, problem="BatchedInitializeUnanswered",
-                  message="a batch holding only initialize was not answered (nor by the time a ping sent after it was); an error is expected",
-                  expected="an error response", actual="no response", entries=[mark])
+        # not served, which is all the sentence's reading asks; that every request of a batch is
+        # answered is batching.receive's rule (judged on a batch of pings)
+        ctx.check(req, True, entries=[mark],
+                  message=("accepted: a batch holding only initialize was not served (no answer by the time a ping sent after "
+                           "it was answered); an error would be clearer, but no revision words the server's side"))
         return
     env, seq = got[0]
     ctx.check(

@@ -36,8 +36,9 @@ define(
     note=(
         "The whole sentence: 'The initialize request MUST NOT be part of a JSON-RPC batch, as "
         "other requests and notifications are not possible until initialization has completed.' "
-        "It binds the client; what a server does with a batched initialize is not worded. Expected, as practice: an error response (any code), not a session initialized "
-        "from inside a batch. Graded SHOULD."
+        "It binds the client; what a server does with a batched initialize is not worded. Expected, as practice: not a session initialized "
+        "from inside a batch -- an error response (any code), an HTTP 4xx or no answer at all (a "
+        "batch left unanswered is batching.receive's concern, judged on a batch of pings). Graded SHOULD."
     ),
 )
 
