@@ -4,13 +4,23 @@ Each defect in ``fixtures/broken_servers`` is the reference server with one requ
 The suite runs against it through the public CLI; the report must flag that requirement (fail for
 a MUST, warning for a SHOULD, as the catalogue grades it) and nothing else -- no other fail,
 warning or error anywhere in the report.
+
+The runs are independent processes, so they are started ahead of the tests, ``JOBS`` at a time
+(``MCP_CONFORMANCE_DEFECT_JOBS``, default 2), each test waiting for its own; only the defects
+selected for this session run.  The project's bytecode is compiled once first: each run starts a
+CLI and a dozen servers, which would otherwise compile every module from source when
+``PYTHONDONTWRITEBYTECODE`` is set.
 """
 
 from __future__ import annotations
 
+import compileall
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,6 +36,7 @@ import defects as registry  # noqa: E402
 
 DEFECTS = sorted(registry.load().values(), key=lambda d: d.name)
 FLAGGED = {"fail", "warning", "error", "stale"}
+JOBS = max(1, int(os.environ.get("MCP_CONFORMANCE_DEFECT_JOBS", "2")))
 
 
 def _target_args(d: registry.Defect) -> list[str]:
@@ -61,11 +72,35 @@ def test_defects_are_well_formed() -> None:
             assert req.applies_to(v, d.transport), f"defect {d.name}: {d.requirement} does not apply to {v}/{d.transport}"
 
 
+def _compile_bytecode() -> None:
+    if sys.dont_write_bytecode:  # otherwise the first import writes it anyway
+        for package in ("conformance", "reference_server", "fixtures"):
+            compileall.compile_dir(ROOT / package, quiet=1, workers=0)
+
+
+@pytest.fixture(scope="module")
+def suite_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
+    """Every selected defect's run, started ``JOBS`` at a time in test order."""
+    selected = [
+        item.callspec.params["d"] for item in request.session.items
+        if item.module is sys.modules[__name__] and hasattr(item, "callspec") and "d" in item.callspec.params
+    ]
+    _compile_bytecode()
+    pool = ThreadPoolExecutor(max_workers=JOBS, thread_name_prefix="defect")
+    runs = {d.name: pool.submit(_run_suite, d, tmp_path_factory.mktemp(d.name)) for d in selected}
+    try:
+        yield runs
+    finally:
+        for run in runs.values():
+            run.cancel()
+        pool.shutdown(wait=True)
+
+
 @pytest.mark.parametrize("d", DEFECTS, ids=lambda d: d.name)
-def test_suite_flags_exactly_the_broken_requirement(d: registry.Defect, tmp_path: Path) -> None:
+def test_suite_flags_exactly_the_broken_requirement(d: registry.Defect, suite_runs: dict[str, Future]) -> None:
     req = catalogue()[d.requirement]
     expected = "fail" if req.level is Level.MUST else "warning"
-    code, report = _run_suite(d, tmp_path)
+    code, report = suite_runs[d.name].result()
     flagged = sorted({(r["requirement"], r["outcome"]) for r in report["results"] if r["outcome"] in FLAGGED})
     assert flagged == [(d.requirement, expected)], (
         f"defect {d.name!r} ({d.description}) should be reported as {d.requirement}={expected} and nothing else; "
