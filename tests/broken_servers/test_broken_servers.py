@@ -51,11 +51,22 @@ def _target_args(d: registry.Defect) -> list[str]:
     ]
 
 
+def _environ() -> dict[str, str]:
+    for _ in range(10):
+        try:
+            return dict(os.environ)
+        except (KeyError, RuntimeError):  # changed by another thread while we copied
+            continue
+    return dict(os.environ)
+
+
 def _run_suite(d: registry.Defect, report_dir: Path) -> tuple[int, dict]:
     argv = [sys.executable, "-m", "conformance.cli", "server", *_target_args(d), "--report-dir", str(report_dir), "--timeout", str(d.timeout)]
     for v in d.versions:
         argv += ["--version", v]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    # an explicit environment: these runs start in threads while pytest's thread sets
+    # PYTEST_CURRENT_TEST, and an inherited one can make the spawn fail with EFAULT
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT, env=_environ())
     report_path = report_dir / "report.json"
     assert report_path.exists(), f"no report written (exit {proc.returncode})\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.returncode, json.loads(report_path.read_text())
