@@ -35,41 +35,54 @@ def _stateless_http(ctx: ScenarioContext) -> bool:
 @scenario(requirements=["cancellation.no-response"], capability="tools")
 async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
     """A slow tool call (discovered in tools/list), cancelled once under way: no response for
-    it, even after the time the tool would have taken."""
+    it, even after the time the tool would have taken.  A response that came before the answer to
+    the ping sent after the cancellation may be the race the page describes (the call finished
+    before the cancellation arrived): then once more with a call four times as long."""
     if _stateless_http(ctx):
         ctx.skip("over streamable HTTP in 2026-07-28 closing the response stream is the cancellation signal, after which nothing is observable")
     peer = await ctx.connect()
-    tools = long_running_tools(await list_tools(peer), seconds=SLOW_SECONDS)
-    if not tools:
-        ctx.skip("no tool looks long-running (name or description with slow/long/sleep/delay/wait/progress)")
-    probe = await start_slow_call(peer, tools, token_prefix="mcp-conformance-cancel", settle=SETTLE, timeout=ctx.timeout)
-    if probe is None:
-        ctx.skip(f"no tool stayed in flight for {SETTLE:g} s ({', '.join(t.name for t in tools)} answered at once)")
-    mark = len(peer.transcript)
-    await peer.notify("notifications/cancelled", {"requestId": probe.id, "reason": "mcp-conformance: cancellation probe"})
+    listed = await list_tools(peer)
     req = "cancellation.no-response"
-    try:
-        await barrier(peer, ctx.version)
-    except PeerError as exc:
-        ctx.not_reached(req, f"the {barrier_method(ctx.version)} sent after the cancellation failed: {exc}")
-        return
-    # The cancellation has been read.  Watch until well past the time the tool would have taken.
-    expected = probe.tool.seconds if probe.tool.seconds is not None else 2 * SLOW_SECONDS
-    watch = max(GRACE, expected - (time.monotonic() - probe.started) + GRACE)
-    late = await observe(peer, answers(probe.id), min(watch, ctx.timeout))
-    if late is not None:
-        entry = peer.entry_of(late)
+    for attempt, seconds in enumerate((SLOW_SECONDS, 4 * SLOW_SECONDS)):
+        tools = long_running_tools(listed, seconds=seconds)
+        if not tools:
+            ctx.skip("no tool looks long-running (name or description with slow/long/sleep/delay/wait/progress)")
+        probe = await start_slow_call(peer, tools, token_prefix=f"mcp-conformance-cancel-{attempt}", settle=SETTLE, timeout=ctx.timeout)
+        if probe is None:
+            ctx.skip(f"no tool stayed in flight for {SETTLE:g} s ({', '.join(t.name for t in tools)} answered at once)")
+        mark = len(peer.transcript)
+        await peer.notify("notifications/cancelled", {"requestId": probe.id, "reason": "mcp-conformance: cancellation probe"})
+        try:
+            synced = await barrier(peer, ctx.version)
+        except PeerError as exc:
+            ctx.not_reached(req, f"the {barrier_method(ctx.version)} sent after the cancellation failed: {exc}")
+            return
+        # The cancellation has been read.  Watch until well past the time the tool would have taken.
+        expected = probe.tool.seconds if probe.tool.seconds is not None else 2 * SLOW_SECONDS
+        watch = max(GRACE, expected - (time.monotonic() - probe.started) + GRACE)
+        late = await observe(peer, answers(probe.id), min(watch, ctx.timeout))
+        if late is None:
+            ctx.check(req, True, message=(f"no response to the cancelled call of {probe.tool.name} within "
+                                          f"{time.monotonic() - probe.started:.2g} s of sending it"), entries=[mark])
+            return
+        entry, ping = peer.entry_of(late), peer.entry_of(synced)
+        await peer.expect_response(probe.id)
+        raced = entry is not None and ping is not None and entry.seq < ping.seq
+        if raced and attempt == 0:
+            continue
+        if raced:
+            ctx.not_reached(req, f"the call of {probe.tool.name} was answered before the cancellation was read, twice "
+                                 "(the race the page allows); nothing to judge")
+            return
         ctx.check(
             req, False, problem="ResponseAfterCancel",
             message=(f"the tools/call of {probe.tool.name} (id {id_repr(probe.id)}) was cancelled while in flight, and the "
-                     f"server still answered it ({late.kind.value})"),
+                     f"server still answered it ({late.kind.value}) after answering the {barrier_method(ctx.version)} "
+                     "sent after the cancellation"),
             expected="no response for the cancelled request", actual=late.summary(),
             entries=[entry.seq] if entry is not None else [late],
         )
-        await peer.expect_response(probe.id)
         return
-    ctx.check(req, True, message=(f"no response to the cancelled call of {probe.tool.name} within "
-                                  f"{time.monotonic() - probe.started:.2g} s of sending it"), entries=[mark])
 
 
 @scenario(requirements=["cancellation.race", "cancellation.invalid-ignored"], fresh=True)
