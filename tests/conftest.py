@@ -27,3 +27,17 @@ if "MCP_CONFORMANCE_SCHEMA_DIR" not in os.environ and SHARED_SCHEMAS.is_dir():
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def real_peer_runs(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One CLI run of the whole catalogue per real peer x transport for the whole session
+    (tests/integration/peer_verdicts.py): ``real_peer_runs.get(peer, transport) -> PeerRun``.
+    tests/integration/test_real_peer_verdicts.py asserts their verdicts; other tests read them."""
+    from integration.peer_verdicts import Runs
+
+    runs = Runs(tmp_path_factory.mktemp("real-peers"))
+    try:
+        yield runs
+    finally:
+        runs.close()
