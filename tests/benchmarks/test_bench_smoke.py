@@ -44,6 +44,6 @@ def test_bench_roundtrip_smoke(tmp_path: Path) -> None:
             assert row["cpu_us_per_round_trip"] > 0, where
         assert res["rows"]["peer+validate"]["validated_without_findings"] >= res["rows"]["peer+validate"]["round_trips"]
         head = res["headline"]
-        assert head["ratio_of_medians"] > 0 and len(head["round_ratios"]) == 2
+        assert head["ratio_of_medians"] > 0 and head["cpu_ratio"] > 0 and len(head["round_ratios"]) == 2
         assert res["ratios_of_medians"]["bare-async / peer+validate"] == head["ratio_of_medians"]
     assert "headline" in proc.stdout and str(out) in proc.stdout
