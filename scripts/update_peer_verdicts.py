@@ -2,14 +2,15 @@
 
 Run through ``scripts/update-peer-verdicts`` (which sets up .venv and the schema directory)::
 
-    scripts/update-peer-verdicts [--only PEER[-TRANSPORT] ...] [--jobs N] [--keep DIR]
+    scripts/update-peer-verdicts [--only PEER[-TRANSPORT] ...] [--jobs N] [--keep DIR | --reports DIR]
 
 One CLI run per peer x transport (``--version all``), at most ``--jobs`` at a time; for each, the
 expected file ``<peer>-<transport>.json`` (every (requirement, version) that is not pass/skip with
 its outcome, level, problem names and a one-line summary; the pass/skip counts; ``unstable``
 markers of the previous file kept) and, from all of them, ``README.md`` (one line per fail and
 warning with the sentence it rests on).  A peer that cannot be provided (npm unreachable) keeps
-its previous file.  Exit status: 0 written, 1 a run failed to produce a report, 2 usage.
+its previous file.  ``--reports DIR`` regenerates from the reports of an earlier ``--keep DIR`` run without running
+anything.  Exit status: 0 written, 1 a run failed to produce a report, 2 usage.
 """
 
 from __future__ import annotations
@@ -35,19 +36,22 @@ def main(argv: list[str] | None = None) -> int:
                              "previous files")
     parser.add_argument("--jobs", type=int, default=None, help="runs at a time (default $MCP_CONFORMANCE_PEER_JOBS or 4)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the reports in this directory")
+    parser.add_argument("--reports", type=Path, default=None,
+                        help="run nothing: regenerate from the reports a --keep run left in this directory")
     args = parser.parse_args(argv)
     pairs = [p for p in pv.RUNS if not args.only or any(f"{p[0]}-{p[1]}" == o or p[0] == o for o in args.only)]
     if not pairs:
         parser.error(f"--only matches nothing; runs are {', '.join(f'{p}-{t}' for p, t in pv.RUNS)}")
-    root = args.keep or Path(tempfile.mkdtemp(prefix="mcp-peer-verdicts-"))
+    root = args.reports or args.keep or Path(tempfile.mkdtemp(prefix="mcp-peer-verdicts-"))
     runs = pv.Runs(root, jobs=args.jobs)
     started = time.monotonic()
-    runs.start(pairs)
+    if args.reports is None:
+        runs.start(pairs)
     done: dict[tuple[str, str], pv.PeerRun] = {}
     status = 0
     try:
         for pair in pairs:
-            run = runs.get(*pair)
+            run = runs.get(*pair) if args.reports is None else _saved(args.reports, *pair)
             done[pair] = run
             if run.report is None:
                 print(f"{run.key}: {'skipped: ' + run.unavailable if run.unavailable else 'FAILED: ' + str(run.problem)}",
@@ -73,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     (pv.EXPECTED_DIR / "README.md").write_text(pv.readme(docs))
     print(f"total {time.monotonic() - started:.0f} s; reports in {root}", file=sys.stderr)
     return status
+
+
+def _saved(root: Path, peer: str, transport: str) -> pv.PeerRun:
+    path = root / f"{peer}-{transport}" / "report.json"
+    if not path.exists():
+        return pv.PeerRun(peer, transport, unavailable=f"no {path}")
+    return pv.PeerRun(peer, transport, report=json.loads(path.read_text()))
 
 
 if __name__ == "__main__":

@@ -123,3 +123,16 @@ def test_expected_files_are_stable_json() -> None:
     for path in sorted(pv.EXPECTED_DIR.glob("*.json")):
         text = path.read_text()
         assert text == json.dumps(json.loads(text), indent=1) + "\n", f"{path.name} is not in the generated layout"
+
+
+def test_summaries_leave_out_what_changes_from_run_to_run() -> None:
+    a = _run(_result("a.b", "2025-11-25", "fail", message=(
+        "tools/call for 'mcp_conformance_no_such_tool_1a2b3c4d' on 2025-11-25/fresh#52: resuming post:4 "
+        "(Last-Event-ID '9e9f57ad-0b81-4086-a138-8552761aa608') at 127.0.0.1:43269 within 1.43 s, session 36ba7d1f3267448e8e932da92aef81ec")))
+    b = _run(_result("a.b", "2025-11-25", "fail", message=(
+        "tools/call for 'mcp_conformance_no_such_tool_99887766' on 2025-11-25/fresh#7: resuming post:12 "
+        "(Last-Event-ID '00000000-1111-2222-3333-444444444444') at 127.0.0.1:50001 within 0.2 s, session 0123456789abcdef0123456789abcdef")))
+    (ea,), (eb,) = pv.expected_from_report(a)["verdicts"], pv.expected_from_report(b)["verdicts"]
+    assert ea["summary"] == eb["summary"] == (
+        "tools/call for 'mcp_conformance_no_such_tool_<random>' on 2025-11-25/fresh#N: resuming post:N "
+        "(Last-Event-ID '<uuid>') at 127.0.0.1:<port> within <t> s, session <hex>")
