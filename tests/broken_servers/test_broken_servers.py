@@ -7,14 +7,11 @@ warning or error anywhere in the report.
 
 The runs are independent processes, so they are started ahead of the tests, ``JOBS`` at a time
 (``MCP_CONFORMANCE_DEFECT_JOBS``, default 2), each test waiting for its own; only the defects
-selected for this session run.  The project's bytecode is compiled once first: each run starts a
-CLI and a dozen servers, which would otherwise compile every module from source when
-``PYTHONDONTWRITEBYTECODE`` is set.
+selected for this session run.
 """
 
 from __future__ import annotations
 
-import compileall
 import json
 import os
 import subprocess
@@ -83,12 +80,6 @@ def test_defects_are_well_formed() -> None:
             assert req.applies_to(v, d.transport), f"defect {d.name}: {d.requirement} does not apply to {v}/{d.transport}"
 
 
-def _compile_bytecode() -> None:
-    if sys.dont_write_bytecode:  # otherwise the first import writes it anyway
-        for package in ("conformance", "reference_server", "fixtures"):
-            compileall.compile_dir(ROOT / package, quiet=1, workers=0)
-
-
 @pytest.fixture(scope="module")
 def suite_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
     """Every selected defect's run, started ``JOBS`` at a time in test order."""
@@ -96,7 +87,6 @@ def suite_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         item.callspec.params["d"] for item in request.session.items
         if item.module is sys.modules[__name__] and hasattr(item, "callspec") and "d" in item.callspec.params
     ]
-    _compile_bytecode()
     pool = ThreadPoolExecutor(max_workers=JOBS, thread_name_prefix="defect")
     runs = {d.name: pool.submit(_run_suite, d, tmp_path_factory.mktemp(d.name)) for d in selected}
     try:
