@@ -19,6 +19,10 @@ tester's own.  Counting, from each tool's own output:
 * official: every ``checks.json`` in its results directory -- *checks* are the entries with status
   SUCCESS, FAILURE or WARNING (SKIPPED and INFO are counted apart), *verdicts* the scenarios it ran.
 
+With ``PYTHONDONTWRITEBYTECODE`` set (as on this machine) the project's bytecode is compiled first,
+as ``tests/conftest.py`` does: otherwise every CLI and server process compiles each module from
+source, which is not what an installed package does (``--no-compile`` keeps that cost in).
+
 Checks per second = checks / wall time.  With ``--rounds N`` every contender runs N times (rounds
 interleaved) and the median wall time is reported.  The official runner's parts are skipped with a
 clear message when npm is unreachable (it cannot be installed), server-everything's likewise.
@@ -32,6 +36,7 @@ speed.
 from __future__ import annotations
 
 import argparse
+import compileall
 import glob
 import json
 import os
@@ -216,8 +221,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1, help="runs per contender, interleaved (median wall time)")
     ap.add_argument("--skip-official", action="store_true", help="leave out the official runner")
     ap.add_argument("--skip-everything", action="store_true", help="leave out server-everything")
+    ap.add_argument("--no-compile", action="store_true", help="do not compile the project's bytecode first")
     ap.add_argument("--json", default=str(ROOT / "reports" / "bench_catalogue.json"))
     ns = ap.parse_args(argv)
+    bytecode = "written by Python"
+    if sys.dont_write_bytecode:
+        bytecode = "not written (PYTHONDONTWRITEBYTECODE), compiled from source in every process"
+        if not ns.no_compile:
+            for package in ("conformance", "reference_server", "fixtures"):
+                compileall.compile_dir(ROOT / package, quiet=1, workers=0)
+            bytecode = "compiled before the runs (PYTHONDONTWRITEBYTECODE is set)"
     os.environ.setdefault("MCP_CONFORMANCE_SCHEMA_DIR", str(ROOT.parent / "shared" / "mcp-spec" / "schemas"))
     workdir = Path(tempfile.mkdtemp(prefix="bench-catalogue-"))
     try:
@@ -253,12 +266,12 @@ def main(argv: list[str] | None = None) -> int:
                 "checks_per_second_ours_over_official": round(ours["checks_per_second"] / theirs["checks_per_second"], 2)
                 if theirs["checks_per_second"] else None,
             }
-    result = {"version": ns.version, "rounds": ns.rounds, "machine": _versions(),
+    result = {"version": ns.version, "rounds": ns.rounds, "machine": _versions(), "bytecode": bytecode,
               "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rows": rows, "ratios": ratios}
     path = Path(ns.json)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"\nwhole catalogue, protocol version {ns.version} (median of {ns.rounds} round(s))\n")
+    print(f"\nwhole catalogue, protocol version {ns.version} (median of {ns.rounds} round(s)); project bytecode {bytecode}\n")
     head = f"{'server':<11} {'transport':<16} {'tester':<16} {'wall s':>7} {'checks':>7} {'checks/s':>9} {'verdicts':>9}  outcomes"
     print(head)
     print("-" * len(head))
