@@ -1,7 +1,7 @@
 """The base-protocol scenarios end to end, through the CLI: the reference server comes out clean
-on every transport, and a minimal server without long-running tools gets reasoned skips, not
-failures.  (One-requirement defects live in fixtures/broken_servers/defects_basic.py and are run
-by tests/broken_servers.)"""
+on every transport, and a minimal server without long-running tools (the tiny server, from the
+session's real-peer runs) gets reasoned skips, not failures.  (One-requirement defects live in
+fixtures/broken_servers/defects_basic.py and are run by tests/broken_servers.)"""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 from conformance.spec.requirements import catalogue
 from conformance.spec.versions import VERSIONS
+from integration import peer_verdicts as pv
 
 ROOT = Path(__file__).resolve().parents[3]
 AREAS = ("jsonrpc.*", "basic.response.*", "basic.error.*", "basic.notifications.*", "lifecycle.*", "ping.*",
@@ -55,10 +56,14 @@ def test_the_reference_server_passes_every_base_requirement_over_http(tmp_path: 
     assert any(r["outcome"] == "pass" and r["requirement"].startswith("batching.") for r in report["results"])
 
 
-def test_a_server_without_long_running_tools_gets_reasoned_skips(tmp_path: Path) -> None:
-    tiny = subprocess.list2cmdline([sys.executable, str(ROOT / "fixtures" / "peers" / "tiny_server.py")])
-    report = _run(tmp_path, ["--command", tiny, "--transport", "stdio"], ["2025-06-18"])
-    outcomes = {r["requirement"]: (r["outcome"], r["reason"] or "") for r in report["results"] if r["version"] == "2025-06-18"}
+@pytest.mark.integration
+@pytest.mark.timeout(pv.RUN_DEADLINE + 120)
+def test_a_server_without_long_running_tools_gets_reasoned_skips(real_peer_runs: pv.Runs) -> None:
+    """A view over the session's run of the tiny server on stdio (``real_peer_runs``)."""
+    run = real_peer_runs.get("tiny", "stdio")
+    assert run.report is not None, run.problem
+    outcomes = {r["requirement"]: (r["outcome"], r["reason"] or "") for r in run.report["results"]
+                if r["version"] == "2025-06-18" and r["requirement"].startswith(MINE)}
     assert [rid for rid, (o, _) in outcomes.items() if o in FLAGGED] == []
     for rid in ("cancellation.no-response", "lifecycle.timeouts.handled", "progress.token", "progress.increasing"):
         outcome, reason = outcomes[rid]
