@@ -3,6 +3,7 @@
 Run through ``scripts/update-peer-verdicts`` (which sets up .venv and the schema directory)::
 
     scripts/update-peer-verdicts [--only PEER[-TRANSPORT] ...] [--jobs N] [--keep DIR | --reports DIR]
+    scripts/update-peer-verdicts --readme      # only README.md, from the expected files (after a quote changed)
 
 One CLI run per peer x transport (``--version all``), at most ``--jobs`` at a time; for each, the
 expected file ``<peer>-<transport>.json`` (every (requirement, version) that is not pass/skip with
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -36,9 +38,14 @@ def main(argv: list[str] | None = None) -> int:
                              "previous files")
     parser.add_argument("--jobs", type=int, default=None, help="runs at a time (default $MCP_CONFORMANCE_PEER_JOBS or 4)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the reports in this directory")
+    parser.add_argument("--readme", action="store_true",
+                        help="run nothing: rewrite README.md from the expected files and the catalogue")
     parser.add_argument("--reports", type=Path, default=None,
                         help="run nothing: regenerate from the reports a --keep run left in this directory")
     args = parser.parse_args(argv)
+    if args.readme:
+        _write_readme({})
+        return 0
     pairs = [p for p in pv.RUNS if not args.only or any(f"{p[0]}-{p[1]}" == o or p[0] == o for o in args.only)]
     if not pairs:
         parser.error(f"--only matches nothing; runs are {', '.join(f'{p}-{t}' for p, t in pv.RUNS)}")
@@ -68,6 +75,16 @@ def main(argv: list[str] | None = None) -> int:
                   + ", ".join(f"{n} {o}" for o, n in sorted(flagged.items())), file=sys.stderr)
     finally:
         runs.close()
+    _write_readme(done)
+    if args.keep or args.reports:
+        print(f"total {time.monotonic() - started:.0f} s; reports in {root}", file=sys.stderr)
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+        print(f"total {time.monotonic() - started:.0f} s (--keep DIR keeps the reports)", file=sys.stderr)
+    return status
+
+
+def _write_readme(done: dict[tuple[str, str], pv.PeerRun]) -> None:
     docs: list = []
     for peer, transport in pv.RUNS:
         doc = pv.load_expected(peer, transport)
@@ -75,8 +92,6 @@ def main(argv: list[str] | None = None) -> int:
         docs.append(doc if doc is not None else
                     (peer, transport, (run.unavailable or run.problem) if run else "never generated"))
     (pv.EXPECTED_DIR / "README.md").write_text(pv.readme(docs))
-    print(f"total {time.monotonic() - started:.0f} s; reports in {root}", file=sys.stderr)
-    return status
 
 
 def _saved(root: Path, peer: str, transport: str) -> pv.PeerRun:

@@ -113,7 +113,7 @@ def test_the_readme_is_generated_from_the_expected_files() -> None:
     docs = [pv.load_expected(p, t) for p, t in pv.RUNS]
     assert all(docs)
     readme = (pv.EXPECTED_DIR / "README.md").read_text()
-    assert readme == pv.readme(docs), "tests/integration/expected/README.md is stale: run scripts/update-peer-verdicts"  # type: ignore[arg-type]
+    assert readme == pv.readme(docs), "tests/integration/expected/README.md is stale: run scripts/update-peer-verdicts --readme"  # type: ignore[arg-type]
     for doc in docs:
         for e in doc["verdicts"]:  # type: ignore[index]
             assert f"{doc['peer']}/{doc['transport']}/{e['version']}: {e['requirement']} ({e['level']}, {e['outcome']})" in readme  # type: ignore[index]
