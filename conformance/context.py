@@ -727,13 +727,21 @@ class Runner:
                                  hint="check that the target is an MCP server speaking this transport") from exc
         return info
 
+    def _first_answer_timeout(self, peer: RawPeer) -> float:
+        """How long the handshake waits: a stdio server that has not said anything yet may still
+        be starting (its interpreter, its imports), which takes seconds on a loaded machine, so
+        the start-up deadline applies; afterwards the per-answer ``timeout``."""
+        if self.target.transport is Transport.STDIO and not peer.inbound:
+            return max(self.timeout, self.target.startup_timeout)
+        return self.timeout
+
     def _handshake_failure(self, version: str, exc: PeerError) -> str:
         what = "server/discover" if spec(version).stateless else "initialize"
         return f"the target did not complete {what} for {version}: {exc}"
 
     async def _initialize(self, peer: RawPeer, info: SessionInfo) -> None:
         version = info.version
-        env = await peer.initialize(protocol_version=version)
+        env = await peer.initialize(protocol_version=version, timeout=self._first_answer_timeout(peer))
         if env.kind is Kind.ERROR:
             code = env.error_code
             msg = env.error.get("message") if isinstance(env.error, dict) else None
@@ -770,6 +778,7 @@ class Runner:
         a modern JSON-RPC error body identifies a legacy one, and the version is skipped."""
         version = info.version
         legacy = f"target does not support {version}"
+        wait = self._first_answer_timeout(peer)
         rid = await peer.request("server/discover")
         exchange = peer.last_exchange
         status = getattr(exchange, "status", None)
@@ -789,12 +798,12 @@ class Runner:
             return same_id(env.id, rid) or (env.kind is Kind.ERROR and (env.id is None or env.id is MISSING))
 
         try:
-            env = await peer.expect_message(answer, what=f"the response to server/discover (id {id_repr(rid)})")
+            env = await peer.expect_message(answer, what=f"the response to server/discover (id {id_repr(rid)})", timeout=wait)
         except ExpectTimeout:
             if _http_failure(peer, self.target) is not None:
                 raise
             info.unsupported = (
-                f"{legacy}: no answer to server/discover within {self.timeout:g} s "
+                f"{legacy}: no answer to server/discover within {wait:g} s "
                 "(legacy servers may stay silent: basic/transports/stdio#backward-compatibility)"
             )
             return

@@ -151,3 +151,22 @@ async def test_items_of_order_zero_do_not_wait_for_those_that_merely_start_first
     async with running([(early, V), (late, V)]) as runner:
         assert (await runner.run_item(early, V)).outcome is Outcome.PASS
         assert (await runner.run_item(late, V)).outcome is Outcome.PASS
+
+
+async def test_a_stdio_server_slower_to_start_than_the_answer_timeout_still_gets_its_handshake() -> None:
+    async def scenario(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect()
+        env = await peer.expect_response(await peer.request("ping"))
+        ctx.check("ping.response", True, entries=[env])
+
+    # start-up (1.5 s here, seconds for any interpreter on a loaded machine) counts against the
+    # start-up deadline, not against the 1 s allowed for each answer
+    slow = ("sh", "-c", f"sleep 1.5; exec {PY} {TINY}")
+    runner = Runner(Target(command=slow, startup_timeout=5.0), versions=(V,), timeout=1)
+    async with anyio.create_task_group() as tg:
+        await tg.start(runner.start)
+        try:
+            item = await runner.run_item(make(scenario, "ping.response", fresh=False), V)
+        finally:
+            await runner.aclose()
+    assert item.outcome is Outcome.PASS, item.error
