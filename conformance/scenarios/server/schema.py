@@ -82,7 +82,9 @@ async def inbound_messages_valid(ctx: ScenarioContext) -> None:
                             "basic.messages.jsonrpc",
                             False,
                             problem="NotJsonRpcMessage",
-                            message=f"the server sent something that is not a JSON-RPC 2.0 message on {conn.label}: {'; '.join(why) or 'unreadable'}",
+                            message=(f"the server sent {_raw(entry.raw, 60)!r} on {conn.label}"
+                                     + (f" ({entry.meta['stream']})" if entry.meta.get("stream") else "")
+                                     + f", which is not a JSON-RPC 2.0 message: {'; '.join(why) or 'unreadable'}"),
                             expected="a JSON-RPC 2.0 request, notification or response",
                             actual=_raw(entry.raw),
                             entries=[entry.seq],
