@@ -611,17 +611,15 @@ class HttpFront:
         ex.to_stream(stream)
         gen = stream.attach(after=None)
         hdrs = list(_SSE_HEADERS) + [(k.encode(), v.encode()) for k, v in extra]
-        on_disconnect = None
-        if modern:
-            pending = [rid for _, rid in ids]
+        pending = [rid for _, rid in ids]
 
-            def on_disconnect() -> None:
-                # 2026-07-28: "Closing the SSE response stream MUST be treated by the server as
-                # cancellation of that request."
-                for rid in pending:
-                    conn.cancel(rid, "the client closed the response stream")
+        def cancel_pending() -> None:
+            # 2026-07-28: "Closing the SSE response stream MUST be treated by the server as
+            # cancellation of that request."
+            for rid in pending:
+                conn.cancel(rid, "the client closed the response stream")
 
-        await stream.serve(gen, send, receive, hdrs, on_disconnect)
+        await stream.serve(gen, send, receive, hdrs, cancel_pending if modern else None)
         return True
 
     @staticmethod

@@ -9,7 +9,6 @@ import pytest
 
 from conformance.peer import ConnectionLost, ErrorResponse, ExpectTimeout, RawPeer, UnexpectedMessage
 from conformance.transports.base import Inbound, ProcessExited, Transport, TransportClosed
-from conformance.transports.memory import memory_pair
 from conformance.wire.envelope import Kind, dumps, parse_envelope
 
 from .conftest import silent, standard

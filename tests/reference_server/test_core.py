@@ -9,7 +9,7 @@ import pytest
 from conformance.spec import errors as codes
 from reference_server.core import ServerConfig
 
-from tests.reference_server.helpers import LEGACY, MODERN, harness, meta
+from tests.reference_server.helpers import LEGACY, MODERN, harness
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import pytest
 from conformance.spec import errors as codes
 from reference_server.core import ServerConfig
 
-from tests.reference_server.helpers import LEGACY, MODERN, Harness, harness
+from tests.reference_server.helpers import LEGACY, Harness, harness
 
 pytestmark = pytest.mark.anyio
 
