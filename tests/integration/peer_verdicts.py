@@ -213,7 +213,7 @@ def _one_line(text: str, limit: int = 220) -> str:
 # event ids, ports, connection and stream numbers
 _VOLATILE = (
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
-    (re.compile(r"((?:mcp[-_]conformance|no[-_]such)[\w/:.-]*?[-_])[0-9a-f]{8}\b"), r"\1<random>"),
+    (re.compile(r"((?:mcp[-_]conformance|no[-_]such)[\w/:.-]*?[-_/])[0-9a-f]{8}\b"), r"\1<random>"),
     (re.compile(r"\b[0-9a-f]{24,}\b"), "<hex>"),
     (re.compile(r"\b127\.0\.0\.1:\d+"), "127.0.0.1:<port>"),
     (re.compile(r"\b(fresh|shared)#\d+"), r"\1#N"),

@@ -136,3 +136,10 @@ def test_summaries_leave_out_what_changes_from_run_to_run() -> None:
     assert ea["summary"] == eb["summary"] == (
         "tools/call for 'mcp_conformance_no_such_tool_<random>' on 2025-11-25/fresh#N: resuming post:N "
         "(Last-Event-ID '<uuid>') at 127.0.0.1:<port> within <t> s, session <hex>")
+
+
+def test_summaries_leave_out_the_random_part_of_our_probe_uris() -> None:
+    a = _run(_result("a.b", "2025-11-25", "fail", message="resources/read for the unknown 'mcp-conformance://no-such-resource/1f3c52ed'"))
+    b = _run(_result("a.b", "2025-11-25", "fail", message="resources/read for the unknown 'mcp-conformance://no-such-resource/9af6b1e1'"))
+    (ea,), (eb,) = pv.expected_from_report(a)["verdicts"], pv.expected_from_report(b)["verdicts"]
+    assert ea["summary"] == eb["summary"] == "resources/read for the unknown 'mcp-conformance://no-such-resource/<random>'"
