@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import compileall
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,17 @@ SHARED_SCHEMAS = ROOT.parent / "shared" / "mcp-spec" / "schemas"
 # files sit in ../shared (CI sets the variable too).  Without either, the loader downloads them.
 if "MCP_CONFORMANCE_SCHEMA_DIR" not in os.environ and SHARED_SCHEMAS.is_dir():
     os.environ["MCP_CONFORMANCE_SCHEMA_DIR"] = str(SHARED_SCHEMAS)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGTERM (a CI job's timeout, ``kill``) ends the session as Ctrl-C does: fixtures are torn
+    down, so the servers and CLI runs the tests started are stopped instead of orphaned."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

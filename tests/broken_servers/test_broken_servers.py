@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -57,6 +58,20 @@ def _environ() -> dict[str, str]:
     return dict(os.environ)
 
 
+# the CLI runs under way, so that an interrupted session (Ctrl-C, SIGTERM) stops them at once
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+
+
+def _stop_live_runs() -> None:
+    with _LIVE_LOCK:
+        _STOPPING.set()
+        live = list(_LIVE)
+    for proc in live:
+        proc.terminate()  # the CLI stops its servers on SIGTERM
+
+
 def _run_suite(d: registry.Defect, report_dir: Path) -> tuple[int, dict]:
     # report.json only: the renderings (HTML, JUnit, ...) are tested in tests/report
     argv = [sys.executable, "-m", "conformance.cli", "server", *_target_args(d), "--report-dir", str(report_dir),
@@ -65,7 +80,20 @@ def _run_suite(d: registry.Defect, report_dir: Path) -> tuple[int, dict]:
         argv += ["--version", v]
     # an explicit environment: these runs start in threads while pytest's thread sets
     # PYTEST_CURRENT_TEST, and an inherited one can make the spawn fail with EFAULT
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT, env=_environ())
+    with _LIVE_LOCK:
+        if _STOPPING.is_set():
+            raise RuntimeError("the session is ending")
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_environ())
+        _LIVE.add(proc)
+    try:
+        out, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+    proc = subprocess.CompletedProcess(argv, proc.returncode, out, err)
     report_path = report_dir / "report.json"
     assert report_path.exists(), f"no report written (exit {proc.returncode})\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.returncode, json.loads(report_path.read_text())
@@ -96,7 +124,10 @@ def suite_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     finally:
         for run in runs.values():
             run.cancel()
+        if any(not run.done() for run in runs.values()):
+            _stop_live_runs()  # the session ended before every run was waited for
         pool.shutdown(wait=True)
+        _STOPPING.clear()
 
 
 @pytest.mark.parametrize("d", DEFECTS, ids=lambda d: d.name)

@@ -188,13 +188,18 @@ async def legacy_sse(request: Request) -> Response:
     endpoint = request.query_params.get("endpoint", f"/messages?session_id={sid}")
 
     async def events() -> AsyncIterator[bytes]:
-        yield encode_event(endpoint, event="endpoint")
-        with receive:
-            with anyio.move_on_after(30):
-                async for chunk in receive:
-                    if chunk == b"":
-                        return
-                    yield chunk
+        try:
+            yield encode_event(endpoint, event="endpoint")
+            with receive:
+                with anyio.move_on_after(30):
+                    async for chunk in receive:
+                        if chunk == b"":
+                            return
+                        yield chunk
+        finally:  # the stream is over: its POST endpoint goes with it
+            if STATE.legacy_queues.get(sid) is send:
+                del STATE.legacy_queues[sid]
+            send.close()
 
     return sse(events())
 
@@ -276,6 +281,9 @@ def http_peer() -> Iterator[HttpPeer]:
     server.should_exit = True
     thread.join(10)
     sock.close()
+    for queue in STATE.legacy_queues.values():  # streams whose response never started
+        queue.close()
+    STATE.legacy_queues.clear()
 
 
 @pytest.fixture
