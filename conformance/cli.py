@@ -31,7 +31,7 @@ from conformance import __version__
 from conformance.pytest_plugin import OPTIONS, REPORT_KEY, Option, default_target_args
 from conformance.report.model import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
-__all__ = ["main", "build_parser", "pytest_args"]
+__all__ = ["main", "build_parser", "pytest_args", "terminate_like_interrupt"]
 
 PLUGIN_NAME = "mcp_conformance"  # the pytest11 entry point name
 _AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if ns.command == "report":
         return _report_command(ns)
-    _terminate_like_interrupt()
+    terminate_like_interrupt()
     with tempfile.TemporaryDirectory(prefix="mcp-conformance-") as workdir:
         with open(os.path.join(workdir, "pytest.ini"), "w", encoding="utf-8") as f:
             f.write("[pytest]\n")
@@ -381,9 +381,10 @@ def _report_problems(report: Any) -> list[str]:
     return problems
 
 
-def _terminate_like_interrupt() -> None:
+def terminate_like_interrupt() -> None:
     """SIGTERM ends a run the way Ctrl-C does: connections closed, processes stopped, partial
-    report written (only from the main thread, and not when SIGTERM is ignored)."""
+    report written (only from the main thread, and not when SIGTERM is ignored).  The project's
+    own test session uses it too (tests/conftest.py)."""
     import signal
     import threading
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import compileall
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 # First, before any test module or conftest imports jsonschema: through the oracle, jsonschema is
 # imported without building rfc3987_syntax's IRI grammar (1-3 s here; no MCP schema uses iri formats).
 import conformance.schema.validate  # noqa: F401,E402
+from conformance.cli import terminate_like_interrupt  # noqa: E402
 
 # pytester drives the mcp-conformance pytest plugin in tests/runtime (it must be requested from
 # the top-level test conftest).
@@ -28,15 +27,10 @@ if "MCP_CONFORMANCE_SCHEMA_DIR" not in os.environ and SHARED_SCHEMAS.is_dir():
     os.environ["MCP_CONFORMANCE_SCHEMA_DIR"] = str(SHARED_SCHEMAS)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """SIGTERM (a CI job's timeout, ``kill``) ends the session as Ctrl-C does: fixtures are torn
     down, so the servers and CLI runs the tests started are stopped instead of orphaned."""
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _interrupt)
+    terminate_like_interrupt()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -93,9 +93,8 @@ def _run_suite(d: registry.Defect, report_dir: Path) -> tuple[int, dict]:
     finally:
         with _LIVE_LOCK:
             _LIVE.discard(proc)
-    proc = subprocess.CompletedProcess(argv, proc.returncode, out, err)
     report_path = report_dir / "report.json"
-    assert report_path.exists(), f"no report written (exit {proc.returncode})\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert report_path.exists(), f"no report written (exit {proc.returncode})\n{out[-3000:]}\n{err[-3000:]}"
     return proc.returncode, json.loads(report_path.read_text())
 
 
