@@ -213,17 +213,21 @@ def build_report(
 
 
 def exit_code(report: Mapping[str, Any]) -> int:
-    """The CLI's exit code for a report: 3 target unreachable, 1 a failure (or an error of our
-    own), 130 interrupted, 2 usage error, else 0.  Warnings pass unless strict graded them fail."""
+    """The CLI's exit code for a report: 3 target never answered (nothing could be judged), 1 a
+    failure (or an error, also a target error after something was judged), 130 interrupted,
+    2 usage error, else 0.  Warnings pass unless strict graded them fail."""
     status = report.get("status")
     if status == "usage-error":
         return EXIT_USAGE
     if status == "interrupted":
         return EXIT_INTERRUPTED
     errors = list(report.get("errors") or [])
-    if status == "target-error" or any(e.get("kind") == "target" for e in errors):
-        return EXIT_TARGET
     counts = report.get("summary", {}).get("by_outcome", {})
+    # 3 is for a target that never answered: once anything was judged (a pass, a fail, a
+    # warning), the verdicts decide, and a target error later in the run is an error among them
+    judged = any(counts.get(o.value) for o in (Outcome.PASS, Outcome.FAIL, Outcome.WARNING, Outcome.XFAIL, Outcome.STALE))
+    if not judged and (status == "target-error" or any(e.get("kind") == "target" for e in errors)):
+        return EXIT_TARGET
     if counts.get(Outcome.FAIL.value) or counts.get(Outcome.ERROR.value) or counts.get(Outcome.STALE.value) or errors:
         return EXIT_FAILED
     return EXIT_OK
