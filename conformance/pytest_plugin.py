@@ -403,10 +403,12 @@ class _Run:
         self.runner = runner
 
     def prewarm(self) -> None:
-        """Start the run now and open the first version's shared session in the background."""
+        """Start the run now and open every version's shared session in the background, side by
+        side: a target that does not answer a handshake costs one timeout, not one per version."""
         if self.runner is None and not self.closed:
             self._start_loop()
-            self.portal.call(self.runner.prewarm, self.settings.versions[0])
+            for version in self.settings.versions:
+                self.portal.call(self.runner.prewarm, version)
 
     def ensure_started(self) -> None:
         if self.runner is None:

@@ -213,9 +213,8 @@ def build_report(
 
 
 def exit_code(report: Mapping[str, Any]) -> int:
-    """The CLI's exit code for a report: 3 target never answered (nothing could be judged), 1 a
-    failure (or an error, also a target error after something was judged), 130 interrupted,
-    2 usage error, else 0.  Warnings pass unless strict graded them fail."""
+    """The CLI's exit code for a report: 3 the target never answered, 1 a failure (or an error,
+    also a target error after the target answered), 130 interrupted, 2 usage error, else 0.  Warnings pass unless strict graded them fail."""
     status = report.get("status")
     if status == "usage-error":
         return EXIT_USAGE
@@ -223,10 +222,13 @@ def exit_code(report: Mapping[str, Any]) -> int:
         return EXIT_INTERRUPTED
     errors = list(report.get("errors") or [])
     counts = report.get("summary", {}).get("by_outcome", {})
-    # 3 is for a target that never answered: once anything was judged (a pass, a fail, a
-    # warning), the verdicts decide, and a target error later in the run is an error among them
-    judged = any(counts.get(o.value) for o in (Outcome.PASS, Outcome.FAIL, Outcome.WARNING, Outcome.XFAIL, Outcome.STALE))
-    if not judged and (status == "target-error" or any(e.get("kind") == "target" for e in errors)):
+    # 3 is for a target that never answered (its silence may still have earned verdicts, such as
+    # an unanswered initialize); once it answered anything, the verdicts decide, and a target
+    # error later in the run is an error among them
+    answered = (report.get("implementation") or {}).get("answered")
+    if answered is None:  # a report without the flag: answered if anything passed or failed
+        answered = any(counts.get(o.value) for o in (Outcome.PASS, Outcome.FAIL, Outcome.WARNING, Outcome.XFAIL, Outcome.STALE))
+    if not answered and (status == "target-error" or counts.get(Outcome.FAIL.value) or any(e.get("kind") == "target" for e in errors)):
         return EXIT_TARGET
     if counts.get(Outcome.FAIL.value) or counts.get(Outcome.ERROR.value) or counts.get(Outcome.STALE.value) or errors:
         return EXIT_FAILED
