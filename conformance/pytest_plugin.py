@@ -631,7 +631,7 @@ class McpItem(pytest.Item):
         self.user_properties.append(("mcp_transport", transport))
         for rid in cited:
             r = reqs[rid]
-            self.user_properties.append(("mcp_requirement", f"{rid} {r.level.value} {r.url}"))
+            self.user_properties.append(("mcp_requirement", f"{rid} {r.level.value} {r.url_for(version)}"))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         mod = sys.modules.get(self.scenario.module)
@@ -684,7 +684,7 @@ class McpItem(pytest.Item):
 
 def _req_header(rid: str, version: str, transport: str) -> str:
     r = catalogue()[rid]
-    return f"{r.level.value} {rid} ({version}, {transport})\n    {r.url}\n    \"{r.quote}\""
+    return f"{r.level.value} {rid} ({version}, {transport})\n    {r.url_for(version)}\n    \"{r.quote}\""
 
 
 def _violation_text(v: dict[str, Any]) -> str:

@@ -117,7 +117,7 @@ class RequirementResult:
             "version": self.version,
             "transport": self.transport,
             "level": req.level.value if req else None,
-            "url": req.url if req else None,
+            "url": req.url_for(self.version) if req else None,
             "quote": req.quote if req else None,
             "area": req.area if req else None,
             "source": req.source if req else None,
