@@ -407,8 +407,11 @@ class _Run:
         side: a target that does not answer a handshake costs one timeout, not one per version."""
         if self.runner is None and not self.closed:
             self._start_loop()
-            for version in self.settings.versions:
-                self.portal.call(self.runner.prewarm, version)
+            self.portal.call(self._prewarm_all)
+
+    def _prewarm_all(self) -> None:  # in the event loop's thread
+        for version in self.settings.versions:
+            self.runner.prewarm(version)
 
     def ensure_started(self) -> None:
         if self.runner is None:
@@ -879,6 +882,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     run = config.stash.get(RUN_KEY, None)
     if run is not None and not run.closed:
         run.close()
+    if run is not None and run.runner is not None and REPORT_KEY not in config.stash:
+        # interrupted before the session started (Ctrl-C while the first sessions came up):
+        # the partial report is written all the same
+        try:
+            report = run.report(status="interrupted")
+            run.report_path = _write_report(run.settings.report_dir, report)  # type: ignore[attr-defined]
+            _write_renderings(run.settings.report_dir, report, run.settings.formats)
+            config.stash[REPORT_KEY] = report
+        except Exception as exc:  # never mask the interrupt
+            sys.stderr.write(f"mcp-conformance: writing the partial report failed: {exc!r}\n")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -894,8 +907,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"server: {impl.get('name')} {impl.get('version', '')}".rstrip())
     counts = report["summary"]["by_outcome"]
     shown = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+    na = report["summary"].get("not_applicable") or 0
     tr.write_line(f"requirements x versions: {report['summary']['total']} ({shown or 'none'})"
-                  f"{' [strict]' if report['strict'] else ''}")
+                  f"{' [strict]' if report['strict'] else ''}"
+                  + (f"; {na} not applicable to these versions or this transport (not counted)" if na else ""))
     warned = [r for r in report["results"] if r["outcome"] == Outcome.WARNING.value]
     if warned:
         tr.write_line("warnings (SHOULD violated; --mcp-strict makes them failures):", yellow=True)

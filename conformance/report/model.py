@@ -189,7 +189,21 @@ def build_report(
     code: int | None = None,
 ) -> dict[str, Any]:
     """The canonical report dict (what ``report.json`` holds)."""
-    rows = sorted((r.to_json(requirements.get(r.requirement)) for r in results), key=_result_key)
+    rows: list[dict[str, Any]] = []
+    not_applicable: list[dict[str, Any]] = []
+    for r in results:
+        req = requirements.get(r.requirement)
+        if req is not None and r.outcome is Outcome.SKIP and not req.applies_to(r.version, r.transport):
+            # outside the requirement's versions or transports: not a skip of the target, not counted
+            not_applicable.append({"requirement": r.requirement, "version": r.version, "transport": r.transport,
+                                   "level": req.level.value, "area": req.area,
+                                   "reason": r.reason or r.default_reason or "not applicable"})
+        else:
+            rows.append(r.to_json(req))
+    rows.sort(key=_result_key)
+    not_applicable.sort(key=_result_key)
+    summary = summarize(rows)
+    summary["not_applicable"] = len(not_applicable)
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "suite": {"name": "mcp-conformance", "version": suite_version},
@@ -204,9 +218,10 @@ def build_report(
         "selection": dict(selection),
         "implementation": dict(implementation or {}),
         "results": rows,
+        "not_applicable": not_applicable,
         "errors": [dict(e) for e in errors],
         "warnings": list(warnings),
-        "summary": summarize(rows),
+        "summary": summary,
     }
     report["exit_code"] = code if code is not None else exit_code(report)
     return report
