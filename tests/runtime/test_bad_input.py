@@ -21,7 +21,9 @@ CASES = {
     "wrong-method-code": ("fail", "jsonrpc.error.method-not-found", "got error -32603"),
     "bad-schema": ("fail", "basic.schema.messages-valid", "does not match the 2025-11-25 schema"),
     "crash-at-start": ("error", "ping.response", "exited with code 3"),
-    "silent": ("error", "ping.response", "timed out after"),
+    # never answers: one verdict (initialize unanswered), the rest skipped at once with that reason;
+    # exit 3, since the target never answered anything
+    "silent": ("skip", "ping.response", "did not answer initialize for 2025-11-25"),
 }
 
 
@@ -42,6 +44,12 @@ def test_misbehaving_server_gets_a_named_verdict(run_plugin, tmp_path, mode: str
         assert any(text in v["message"] for v in res["violations"]), res["violations"]
         assert report["exit_code"] == 1
         assert text in result.stdout.str()
+    elif outcome == "skip":
+        assert text in res["reason"]
+        init = results_by(report)[("lifecycle.initialize.result", V)]
+        assert init["outcome"] == "fail" and "was not answered within" in init["violations"][0]["message"]
+        assert not report["errors"] and report["implementation"]["answered"] is False
+        assert report["exit_code"] == 3
     else:
         assert text in res["reason"]
         assert report["exit_code"] == 3

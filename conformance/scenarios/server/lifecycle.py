@@ -233,7 +233,8 @@ async def before_initialize(ctx: ScenarioContext) -> None:
                     "client may send before the initialize response), got "
                     + (f"error {id_repr(env.error_code)} {error_field(env, 'message')!r}" if env.kind is Kind.ERROR else f"{env.result!r}")
                 ),
-                expected={}, actual=env.error if env.kind is Kind.ERROR else env.result, entries=[env],
+                expected={}, actual=env.error if env.kind is Kind.ERROR else env.result,
+                json_path=None if env.kind is Kind.ERROR else "$.result", entries=[env],
             )
     method = "tools/list"
     rid = await peer.request(method, {})
