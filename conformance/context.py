@@ -506,6 +506,8 @@ class Runner:
         self.selected = None if selected is None else frozenset(selected)
         self.prespawn = prespawn and target.transport is Transport.STDIO
         self.item_deadline = item_deadline or max(30.0, 8 * timeout + target.startup_timeout)
+        self.run_timeout: float | None = None  # the whole run's bound (seconds), see set_run_timeout
+        self.run_deadline: float | None = None  # time.monotonic() when the run must end
         self.connections: list[Connection] = []
         self.results: dict[tuple[str, str, str], RequirementResult] = {}
         self.sessions: dict[str, SessionInfo] = {}
@@ -540,6 +542,21 @@ class Runner:
         self._scheduled_keys: set[tuple[str, str]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
+
+    def set_run_timeout(self, seconds: float, *, started: float | None = None) -> None:
+        """Bound the whole run: items still running when ``seconds`` have passed since
+        ``started`` (``time.monotonic()``, default now) are stopped, and items not started by then
+        are not run; both are ``error`` (kind ``deadline``) with that reason."""
+        self.run_timeout = seconds
+        self.run_deadline = (time.monotonic() if started is None else started) + seconds
+
+    @staticmethod
+    def derived_run_timeout(timeout: float, versions: int, items: int) -> float:
+        """The default bound of a run: a minute, twice the timeout per version (its handshake and
+        one more wait), and a quarter of the timeout per item (most items wait for nothing; a few
+        wait out a silence).  A conformant server finishes far inside it; a pathological one
+        (every answer late) is cut off instead of taking hours."""
+        return 60.0 + timeout * (2 * versions + items / 4)
 
     async def start(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the host task group until :meth:`aclose` (start with ``tg.start``/portal ``start_task``)."""
@@ -1157,8 +1174,15 @@ class Runner:
         skipped: str | None = None
         peer_exc: PeerError | None = None
         unusable: _VersionUnusable | None = None
+        limit, overrun = self.item_deadline, False
+        if self.run_deadline is not None:
+            left = self.run_deadline - time.monotonic()
+            if left < limit:
+                limit, overrun = max(0.0, left), True
         try:
-            with anyio.fail_after(self.item_deadline):
+            with anyio.fail_after(limit):
+                if overrun and limit <= 0:
+                    raise TimeoutError
                 await self.settle(version)
                 unusable = self._unusable.get(version)
                 if unusable is not None:
@@ -1193,6 +1217,10 @@ class Runner:
                 error = (exc.kind, exc.message, exc.hint)
             elif isinstance(exc, PeerError):
                 peer_exc = exc
+            elif isinstance(exc, TimeoutError) and overrun:
+                error = ("deadline", f"the run reached its deadline of {self.run_timeout:g} s (--run-timeout) "
+                         f"{'before' if limit <= 0 else 'during'} scenario {sc.id}",
+                         "raise --run-timeout, or --timeout if the server is merely slow")
             elif isinstance(exc, TimeoutError):
                 error = ("harness", f"scenario {sc.id} did not finish within its deadline of {self.item_deadline:g} s", None)
             elif isinstance(exc, (TransportError, OSError)):

@@ -101,6 +101,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("timeout", "--mcp-timeout", "--timeout",
            f"seconds to wait for each expected answer (default {DEFAULT_TIMEOUT:g})", kind="float",
            metavar="SECONDS"),
+    Option("run_timeout", "--mcp-run-timeout", "--run-timeout",
+           "seconds the whole run may take; items still running then are stopped and the rest are not run "
+           "(error, kind deadline) (default: 60 + timeout x (2 x versions + scenarios run / 4))",
+           kind="float", metavar="SECONDS"),
     Option("strict", "--mcp-strict", "--strict",
            "grade SHOULD violations as failures", kind="flag"),
     Option("report_dir", "--mcp-report-dir", "--report-dir",
@@ -253,6 +257,7 @@ class _Settings:
     target: Any  # conformance.connect.Target | None
     versions: tuple[str, ...]
     timeout: float
+    run_timeout: float | None  # None: derived from the timeout and the plan
     strict: bool
     report_dir: Path
     select: list[str]
@@ -293,6 +298,15 @@ def _settings(config: pytest.Config) -> _Settings:
         raise pytest.UsageError(f"--mcp-timeout {timeout_raw!r} is not a number of seconds") from None
     if not timeout > 0:
         raise pytest.UsageError(f"--mcp-timeout must be positive, not {timeout_raw!r}")
+    run_timeout_raw = get_option(config, "run_timeout")
+    run_timeout: float | None = None
+    if run_timeout_raw not in (None, ""):
+        try:
+            run_timeout = float(run_timeout_raw)
+        except (TypeError, ValueError):
+            raise pytest.UsageError(f"--mcp-run-timeout {run_timeout_raw!r} is not a number of seconds") from None
+        if not run_timeout > 0:
+            raise pytest.UsageError(f"--mcp-run-timeout must be positive, not {run_timeout_raw!r}")
     versions = _versions(get_option(config, "version"))
     select = list(get_option(config, "select"))
     exclude = list(get_option(config, "exclude"))
@@ -313,6 +327,7 @@ def _settings(config: pytest.Config) -> _Settings:
         target=target,
         versions=versions,
         timeout=timeout,
+        run_timeout=run_timeout,
         strict=bool(get_option(config, "strict")),
         report_dir=report_path,
         select=select,
@@ -388,6 +403,7 @@ class _Run:
 
         from conformance.context import Runner
 
+        self.started_monotonic = time.monotonic()
         self._portal_cm = start_blocking_portal("asyncio")
         self.portal = self._portal_cm.__enter__()
         runner = Runner(
@@ -421,8 +437,13 @@ class _Run:
             self.portal.call(self._plan)
 
     def _plan(self) -> None:  # in the event loop's thread
+        from conformance.context import Runner
+
         self.runner.plan(self.scenarios)
         self.runner.schedule(self.items)
+        bound = self.settings.run_timeout or Runner.derived_run_timeout(
+            self.settings.timeout, len(self.settings.versions), len(self.items))
+        self.runner.set_run_timeout(bound, started=self.started_monotonic)
 
     def run(self, sc: Scenario, version: str) -> Any:
         self.ensure_started()
@@ -684,6 +705,13 @@ class McpItem(pytest.Item):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
+    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        # pytest formats an error raised in setup (where our items run) through this, parsing the
+        # source of every traceback entry: ~50 ms an item, minutes for a run of target errors
+        if isinstance(excinfo.value, (McpFailure, McpError)):
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
+
 
 def _req_header(rid: str, version: str, transport: str) -> str:
     r = catalogue()[rid]
@@ -731,7 +759,7 @@ def _failure_text(result: Any) -> str:
 
 
 def _error_text(result: Any) -> str:
-    kind = "target error" if result.error_kind == "target" else "harness error (not the server's fault)"
+    kind = {"target": "target error", "deadline": "run deadline reached"}.get(result.error_kind or "", "harness error (not the server's fault)")
     text = f"{kind}: {result.error}"
     if result.hint:
         text += f"\n  how to fix: {result.hint}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import TIMEOUT, bad_cmd, live_processes, results_by
+from .conftest import TIMEOUT, bad_cmd, live_processes, results_by, tiny_cmd
 
 V = "2025-11-25"
 
@@ -86,3 +86,25 @@ def test_a_supported_version_answered_with_another_fails_the_echo_rule(run_plugi
     (v,) = res["violations"]
     assert (v["problem"], v["expected"], v["actual"]) == ("VersionNotEchoed", "2025-06-18", "2025-03-26")
     assert "VersionNotEchoed" in result.stdout.str()
+
+
+def test_the_whole_run_is_bounded_by_the_run_timeout(run_plugin, tmp_path) -> None:
+    """A server that answers every request late: items still running at --mcp-run-timeout are
+    stopped and the rest are not run; both are errors of kind 'deadline' naming the bound, the
+    report is complete and written, and no process is left."""
+    token = f"bad-late-{tmp_path.name}"
+    result, report = run_plugin("--mcp-server-command", bad_cmd("late", "--pid-file", str(tmp_path / token)),
+                                "--mcp-timeout", "5", "--mcp-run-timeout", "1", "--mcp-version", "all")
+    assert report is not None and report["status"] == "complete"
+    kinds = {e["kind"] for e in report["errors"]}
+    assert kinds == {"deadline"}, kinds
+    assert all("--run-timeout" in e["message"] and "1 s" in e["message"] for e in report["errors"])
+    assert report["exit_code"] == 1
+    assert "run deadline reached" in result.stdout.str()
+    assert live_processes(token) == []
+
+
+def test_a_bad_run_timeout_is_a_usage_error(run_plugin) -> None:
+    result, report = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-run-timeout", "soon")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--mcp-run-timeout 'soon' is not a number of seconds" in result.stderr.str()
