@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 from conformance.outcomes import OUTCOME_ORDER, Level, Outcome, worst
 from conformance.report import summary as _summary
 from conformance.spec.requirements import Requirement
-from conformance.spec.versions import VERSIONS
+from conformance.spec.versions import VERSIONS, spec
 
 __all__ = [
     "REPORT_FORMAT",
@@ -136,6 +136,12 @@ class RequirementResult:
         return out
 
 
+def _applies(req: Requirement, version: str, transport: str) -> bool:
+    if not req.applies_to(version, transport):
+        return False
+    return version not in VERSIONS or transport in {t.value for t in spec(version).transports}
+
+
 def iso_time(epoch: float | None) -> str | None:
     if epoch is None:
         return None
@@ -193,8 +199,9 @@ def build_report(
     not_applicable: list[dict[str, Any]] = []
     for r in results:
         req = requirements.get(r.requirement)
-        if req is not None and r.outcome is Outcome.SKIP and not req.applies_to(r.version, r.transport):
-            # outside the requirement's versions or transports: not a skip of the target, not counted
+        if req is not None and r.outcome is Outcome.SKIP and not _applies(req, r.version, r.transport):
+            # outside the requirement's versions or transports, or a transport the version does not
+            # define (streamable HTTP in 2024-11-05): not a skip of the target, not counted
             not_applicable.append({"requirement": r.requirement, "version": r.version, "transport": r.transport,
                                    "level": req.level.value, "area": req.area,
                                    "reason": r.reason or r.default_reason or "not applicable"})
