@@ -339,6 +339,21 @@ def _settings(config: pytest.Config) -> _Settings:
     )
 
 
+def _refuse_xdist(config: pytest.Config) -> None:
+    """A run against one target is one event loop with shared sessions and one report: spread
+    over pytest-xdist workers it would be split, each worker holding part of the plan (it used to
+    stop at 83 % and never finish).  Refused, with what to do instead."""
+    workers = getattr(config.option, "numprocesses", None)
+    dist = getattr(config.option, "dist", "no")
+    if os.environ.get("PYTEST_XDIST_WORKER") or (workers not in (None, 0, "0")) or dist not in (None, "no"):
+        raise pytest.UsageError(
+            "mcp-conformance runs one target's scenarios in one process (shared sessions, one report) and "
+            "does not run under pytest-xdist: drop -n/--numprocesses (or pass -n 0). The suite already "
+            "overlaps its waits; to test several servers at once, run one pytest (or mcp-conformance) "
+            "per server."
+        )
+
+
 def _formats(values: list[str]) -> tuple[str, ...]:
     from conformance.report.render import parse_formats
 
@@ -544,6 +559,7 @@ def pytest_configure(config: pytest.Config) -> None:
         loader.configure(settings.schema_dir)
     if settings.target is None:
         return
+    _refuse_xdist(config)
     _check_schemas(settings)
     run = config.stash[RUN_KEY] = _Run(config, settings)
     if not config.option.collectonly:

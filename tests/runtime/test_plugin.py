@@ -215,3 +215,12 @@ def test_items_carry_requirement_properties(pytester: pytest.Pytester) -> None:
     req = catalogue()["ping.response"]
     assert f'name="mcp_requirement" value="ping.response {req.level.value} {req.url}"' in xml
     assert 'name="mcp_version" value="2025-11-25"' in xml
+
+
+def test_a_run_under_pytest_xdist_is_refused_with_what_to_do(run_plugin) -> None:
+    """`pytest -n 2 --mcp-server-command ...` used to stop at 83 % and never finish: refused."""
+    pytest.importorskip("xdist")
+    result, report = run_plugin("-p", "xdist", "-n", "2", "--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "does not run under pytest-xdist: drop -n/--numprocesses (or pass -n 0)" in result.stderr.str()
+    assert report is None
