@@ -177,7 +177,9 @@ class SseStream:
                 self.pending.append(b"data: " + out.data)
             self.finish()
         elif out.kind == "disconnect":  # close the connection, keep the stream (resumable)
-            if self.attached:
+            # a stream that cannot be resumed (legacy HTTP+SSE: the one stream is the session)
+            # is kept open: closing it would end the session, not test resumption
+            if self.attached and self.resumable:
                 self.pending.append(f"retry: {_RETRY_MS}\n\n".encode())
                 self.drop = True
                 self.wakeup.set()
