@@ -24,11 +24,15 @@ def _parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="mcp-reference-client", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    target = p.add_mutually_exclusive_group(required=True)
+    p.add_argument("server_url", nargs="?", metavar="URL",
+                   help="a streamable HTTP endpoint, as the official runner passes it (same as --url); with "
+                        "MCP_CONFORMANCE_SCENARIO set, MCP_CONFORMANCE_PROTOCOL_VERSION is the default version")
+    target = p.add_mutually_exclusive_group()
     target.add_argument("--stdio", metavar="CMD", help="start the server with this command and speak MCP on its stdin/stdout")
     target.add_argument("--url", help="a streamable HTTP endpoint (http://127.0.0.1:PORT/mcp)")
     target.add_argument("--sse-url", help="a legacy HTTP+SSE endpoint (http://127.0.0.1:PORT/sse)")
-    p.add_argument("--version", default="2025-11-25", choices=VERSIONS, help="protocol version to ask for (default 2025-11-25)")
+    p.add_argument("--version", default=None, choices=VERSIONS,
+                   help="protocol version to ask for (default 2025-11-25, or $MCP_CONFORMANCE_PROTOCOL_VERSION under the official runner)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)")
     p.add_argument("--no-call", action="store_true", help="list tools but do not call them")
     p.add_argument("--no-validate", action="store_true", help="do not validate what the server sends against the official schema")
@@ -80,7 +84,22 @@ async def _run(ns: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = _parser().parse_args(argv)
+    import os
+
+    from conformance.spec.versions import VERSIONS
+
+    parser = _parser()
+    ns = parser.parse_args(argv)
+    targets = [t for t in (ns.stdio, ns.url, ns.sse_url, ns.server_url) if t]
+    if len(targets) != 1:
+        parser.error("give exactly one server: --stdio CMD, --url URL, --sse-url URL or a URL argument")
+    if ns.server_url:
+        ns.url = ns.server_url
+    if ns.version is None:
+        env_version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") if os.environ.get("MCP_CONFORMANCE_SCENARIO") else None
+        if env_version and env_version not in VERSIONS:
+            parser.error(f"MCP_CONFORMANCE_PROTOCOL_VERSION {env_version!r} is not a version this client knows ({', '.join(VERSIONS)})")
+        ns.version = env_version or "2025-11-25"
     import anyio
 
     try:

@@ -36,6 +36,47 @@ ROOTS = [{"uri": "file:///tmp/mcp-reference-client", "name": "scratch"}]
 SAMPLED_TEXT = "mcp-reference-client: a deterministic sampling answer"
 
 
+def elicitation_answer(params: Any) -> dict[str, Any]:
+    """Accept a form elicitation with every field at its schema default (SEP-1034: clients fill in
+    the defaults) or, without one, a plain value of its type; decline anything else (a URL to
+    open, a schema this client cannot fill)."""
+    schema = params.get("requestedSchema") if isinstance(params, dict) else None
+    if not isinstance(schema, dict) or (isinstance(params, dict) and params.get("mode") == "url"):
+        return {"action": "decline"}
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = set(schema.get("required") or [])
+    content: dict[str, Any] = {}
+    for name, sub in props.items():
+        if not isinstance(sub, dict):
+            continue
+        if "default" in sub:
+            content[name] = sub["default"]
+        elif name in required:
+            value = _plain_value(sub)
+            if value is None:
+                return {"action": "decline"}
+            content[name] = value
+    return {"action": "accept", "content": content}
+
+
+def _plain_value(sub: dict[str, Any]) -> Any:
+    enum = sub.get("enum") or [o.get("const") for o in sub.get("oneOf") or [] if isinstance(o, dict) and "const" in o]
+    if enum:
+        return enum[0]
+    typ = sub.get("type")
+    if typ == "string":
+        return "user@example.com" if sub.get("format") == "email" else "mcp-reference-client"
+    if typ in ("integer", "number"):
+        return sub.get("minimum", 0)
+    if typ == "boolean":
+        return False
+    if typ == "array":
+        items = sub.get("items") if isinstance(sub.get("items"), dict) else {}
+        first = _plain_value(items) if items else None
+        return [first] if first is not None else []
+    return None
+
+
 def default_capabilities(version: str) -> dict[str, Any]:
     """Every client capability ``version`` defines: roots (with listChanged), sampling, and
     elicitation where the version has it."""
@@ -176,7 +217,7 @@ class ClientCore:
                 "role": "assistant", "content": {"type": "text", "text": SAMPLED_TEXT},
                 "model": "mcp-reference-client", "stopReason": "endTurn"}}
         if known and method == "elicitation/create" and "elicitation" in self.capabilities:
-            return {"jsonrpc": "2.0", "id": rid, "result": {"action": "decline"}}
+            return {"jsonrpc": "2.0", "id": rid, "result": elicitation_answer(params)}
         return self._error(rid, codes.METHOD_NOT_FOUND, f"Method not found: {method}")
 
     @staticmethod

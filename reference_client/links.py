@@ -246,6 +246,40 @@ class HttpLink:
                 await response.aclose()
                 return
 
+    def open_stream(self) -> None:
+        """The GET stream for messages the server sends on its own (its requests, notifications):
+        opened once the session exists; a 405 means the server offers none."""
+        if not self.stateless:
+            self._tg.start_soon(self._get_stream)
+
+    async def _get_stream(self) -> None:
+        last_id: str | None = None
+        retry_ms = 1000
+        for _attempt in range(5):
+            headers = {"Accept": "text/event-stream"}
+            if self.session_id is not None:
+                headers["Mcp-Session-Id"] = self.session_id
+            if self.protocol_version is not None:
+                headers["MCP-Protocol-Version"] = self.protocol_version
+            if last_id is not None:
+                headers["Last-Event-ID"] = last_id
+            try:
+                async with self._client.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code != 200:
+                        return  # 405: no such stream; anything else: nothing to listen to
+                    decoder = SSEDecoder()
+                    async for chunk in response.aiter_bytes():
+                        for event in decoder.feed(chunk):
+                            if event.id is not None:
+                                last_id = event.id
+                            if event.retry is not None:
+                                retry_ms = event.retry
+                            if event.data.strip():
+                                await self._inbox.put(_parse(event.data.encode("utf-8"), "the GET stream"))
+            except httpx.HTTPError:
+                pass
+            await anyio.sleep(min(retry_ms, 10_000) / 1000)
+
     async def receive(self) -> Any:
         return await self._inbox.get()
 

@@ -186,6 +186,8 @@ async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool
         session.link.protocol_version = offered
         caps = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
         await session.notify("notifications/initialized")
+        if hasattr(session.link, "open_stream"):
+            session.link.open_stream()
         info = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
         log(f"initialize: {offered} with {info.get('name')} {info.get('version')}; capabilities {sorted(caps)}")
     v = core.negotiated or version
