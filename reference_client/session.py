@@ -19,7 +19,7 @@ import anyio
 
 from conformance.spec import errors as codes
 from conformance.spec.versions import VERSIONS, spec
-from conformance.wire.headers import mirrored_params, param_header_value
+from conformance.wire.headers import mirrored_params, param_header_value, x_mcp_header_problems
 
 from reference_client.core import ClientCore
 from reference_client.links import Garbage
@@ -197,6 +197,8 @@ async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool
         await step("logging/setLevel", _ok(session, "logging/setLevel", {"level": "info"}, log))
     if "tools" in caps:
         tools = await step("tools/list", _pages(session, "tools/list", "tools", log)) or []
+        if getattr(session.link, "stateless", False):  # streamable HTTP, 2026-07-28
+            tools = _valid_header_tools(tools, log)
         seen = len(core.notifications)
         if call_tools:
             for tool in tools:
@@ -218,6 +220,20 @@ async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool
         if resources and isinstance(resources[0].get("uri"), str):
             await step("resources/read", _ok(session, "resources/read", {"uri": resources[0]["uri"]}, log))
     return failed
+
+
+def _valid_header_tools(tools: list[dict[str, Any]], log: Callable[[str], None]) -> list[dict[str, Any]]:
+    """"Clients using the Streamable HTTP transport MUST reject tool definitions where any
+    x-mcp-header value violates these constraints" (2026-07-28 server/tools#x-mcp-header): the tool
+    is excluded, with a warning naming it and the reason."""
+    kept = []
+    for tool in tools:
+        problems = x_mcp_header_problems(tool.get("inputSchema"))
+        if problems:
+            log(f"warning: tool {tool.get('name')!r} rejected: {problems[0]}")
+        else:
+            kept.append(tool)
+    return kept
 
 
 def _prompt_argument(name: str) -> str:

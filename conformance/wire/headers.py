@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
-__all__ = ["NAMED_PARAM", "header_value", "request_metadata_headers", "metadata_headers", "mirrored_params", "param_header_value"]
+__all__ = ["NAMED_PARAM", "header_value", "request_metadata_headers", "metadata_headers", "mirrored_params",
+           "param_header_value", "x_mcp_header_problems"]
 
 NAMED_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -75,3 +77,51 @@ def param_header_value(value: Any) -> str:
     if isinstance(value, (int, float)):
         return json.dumps(value)
     return header_value(str(value))
+
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 tchar
+_PRIMITIVE = {"integer", "string", "boolean"}
+
+
+def x_mcp_header_problems(schema: Any) -> list[str]:
+    """Why a tool's ``inputSchema`` breaks the ``x-mcp-header`` constraints (2026-07-28 server/tools
+    and basic/transports/streamable-http: not empty, an HTTP token, case-insensitively unique, on
+    integer/string/boolean properties only, statically reachable through ``properties`` keys);
+    empty when it keeps them.  Clients on streamable HTTP MUST exclude such a tool."""
+    problems: list[str] = []
+    reachable: set[int] = set()
+    seen: dict[str, str] = {}
+    for path, name, _typ in mirrored_params(schema):
+        node: Any = schema
+        for step in path:
+            node = node["properties"][step]
+        reachable.add(id(node))
+        where = "/".join(path)
+        if not name:
+            problems.append(f"{where}: x-mcp-header is empty")
+        elif not _TOKEN.fullmatch(name):
+            problems.append(f"{where}: x-mcp-header {name!r} is not an HTTP field-name token")
+        typ = node.get("type")
+        if typ not in _PRIMITIVE:
+            problems.append(f"{where}: x-mcp-header on a property of type {typ!r} (only integer, string, boolean)")
+        folded = name.lower()
+        if folded in seen:
+            problems.append(f"{where}: x-mcp-header {name!r} repeats {seen[folded]!r} (case-insensitively)")
+        seen[folded] = name
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "x-mcp-header" in node and id(node) not in reachable:
+                value = node["x-mcp-header"]
+                if not (isinstance(value, str) and value):
+                    problems.append(f"x-mcp-header {value!r} is not a non-empty string")
+                else:
+                    problems.append(f"x-mcp-header {value!r} is not statically reachable through properties")
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    return problems

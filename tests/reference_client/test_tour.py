@@ -103,3 +103,21 @@ def test_sample_arguments_fill_what_is_required_and_keep_durations_short() -> No
     assert sample_arguments(schema) == {"text": "mcp-reference-client", "n": 1, "seconds": 0}
     assert sample_arguments({"type": "object", "required": ["x"], "properties": {"x": {"type": "string", "pattern": "^a$"}}}) is None
     json.dumps(sample_arguments(schema))
+
+
+def test_tools_with_invalid_x_mcp_header_are_rejected() -> None:
+    from conformance.wire.headers import x_mcp_header_problems
+
+    ok = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"},
+                                           "nested": {"type": "object", "properties": {"id": {"type": "integer", "x-mcp-header": "Id"}}}}}
+    assert x_mcp_header_problems(ok) == []
+    for bad in (
+        {"properties": {"r": {"type": "string", "x-mcp-header": ""}}},
+        {"properties": {"r": {"type": "string", "x-mcp-header": "Bad Name"}}},
+        {"properties": {"r": {"type": "number", "x-mcp-header": "N"}}},
+        {"properties": {"r": {"type": "object", "x-mcp-header": "O"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}},
+        {"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "X"}}}},
+        {"properties": {"a": {"anyOf": [{"type": "string", "x-mcp-header": "X"}]}}},
+    ):
+        assert x_mcp_header_problems(bad), bad
