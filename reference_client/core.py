@@ -117,6 +117,11 @@ class ClientCore:
         if not self.capabilities:
             self.capabilities = default_capabilities(self.version)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "version" and value not in VERSIONS:
+            raise ValueError(f"unknown protocol version {value!r} (known: {', '.join(VERSIONS)})")
+        super().__setattr__(name, value)
+
     @property
     def stateless(self) -> bool:
         return spec(self.version).stateless

@@ -168,6 +168,18 @@ async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool
     # the handshake
     if spec(version).stateless:
         answer = await session.call("server/discover")
+        retry = _supported_instead(answer, version)
+        if retry is not None:
+            # "The client SHOULD select a mutually supported version from the supported list and
+            # retry the request" (2026-07-28 basic/versioning)
+            log(f"server/discover: {version} was refused as unsupported; retrying with {retry}")
+            core.version = version = retry
+            session.link.protocol_version = retry if spec(retry).stateless else None
+            if hasattr(session.link, "stateless"):
+                session.link.stateless = spec(retry).stateless
+            if not spec(retry).stateless:
+                return await tour(session, log, call_tools=call_tools)
+            answer = await session.call("server/discover")
         result = _result(answer, "server/discover")
         versions = result.get("supportedVersions")
         if not isinstance(versions, list) or version not in versions:
@@ -240,6 +252,18 @@ def _prompt_argument(name: str) -> str:
     """A value for a required prompt argument (they are strings without a schema): a URI where
     the name asks for one, else a plain word."""
     return "test://mcp-reference-client" if "uri" in name.lower() or "url" in name.lower() else "mcp-reference-client"
+
+
+def _supported_instead(answer: dict[str, Any], version: str) -> str | None:
+    """The newest version both sides know, from an UnsupportedProtocolVersion error's
+    ``data.supported`` (stateless versions first); None when the answer is no such error."""
+    error = answer.get("error") if isinstance(answer.get("error"), dict) else None
+    if error is None or error.get("code") != codes.UNSUPPORTED_PROTOCOL_VERSION:
+        return None
+    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    offered = [v for v in data.get("supported") or [] if v in VERSIONS]  # ours too: retried once
+    offered.sort(key=lambda v: (spec(v).stateless, VERSIONS.index(v)), reverse=True)
+    return offered[0] if offered else None
 
 
 async def _ping(session: Session, log: Callable[[str], None]) -> None:
