@@ -59,6 +59,23 @@ def elicitation_answer(params: Any) -> dict[str, Any]:
     return {"action": "accept", "content": content}
 
 
+def fit_elicitation(answer: dict[str, Any], version: str, required: set[str]) -> dict[str, Any]:
+    """``answer`` with the optional fields the version's ElicitResult cannot carry dropped (a
+    fractional default where 2026-07-28 allows strings, integers and booleans); declined when a
+    required one cannot be carried."""
+    from conformance.schema import validate_definition
+
+    content = answer.get("content")
+    if not isinstance(content, dict):
+        return answer
+    for key in list(content):
+        if validate_definition({"action": "accept", "content": {key: content[key]}}, version, "ElicitResult"):
+            if key in required:
+                return {"action": "decline"}
+            del content[key]
+    return answer
+
+
 def _plain_value(sub: dict[str, Any]) -> Any:
     enum = sub.get("enum") or [o.get("const") for o in sub.get("oneOf") or [] if isinstance(o, dict) and "const" in o]
     if enum:
@@ -81,6 +98,8 @@ def default_capabilities(version: str) -> dict[str, Any]:
     """Every client capability ``version`` defines: roots (with listChanged), sampling, and
     elicitation where the version has it."""
     caps: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {}}
+    if spec(version).stateless:
+        return {"roots": {}, "sampling": {}, "elicitation": {}}  # asked for inline (InputRequiredResult)
     if lookup("elicitation/create", S2C, version) is not None:
         caps["elicitation"] = {}
     return caps
@@ -210,9 +229,25 @@ class ClientCore:
         self._check(msg)
         return Incoming("request", msg, id=rid, method=method, reply=self._answer(rid, method, msg.get("params")))
 
-    def _answer(self, rid: Any, method: Any, params: Any) -> dict[str, Any]:
+    def input_responses(self, requests: Any) -> dict[str, Any] | None:
+        """The answers to an InputRequiredResult's ``inputRequests`` (2026-07-28: the server asks
+        for sampling, roots or elicitation inline; the client retries the request with them), or
+        None when one of them cannot be answered (not declared, not a known kind)."""
+        if not isinstance(requests, dict):
+            return {}
+        out: dict[str, Any] = {}
+        for key, request in requests.items():
+            method = request.get("method") if isinstance(request, dict) else None
+            reply = self._answer(0, method, request.get("params") if isinstance(request, dict) else None, inline=True)
+            if "result" not in reply:
+                return None
+            out[key] = reply["result"]
+        return out
+
+    def _answer(self, rid: Any, method: Any, params: Any, *, inline: bool = False) -> dict[str, Any]:
         version = self.judged_version
-        known = isinstance(method, str) and lookup(method, S2C, version) is not None
+        # inline (2026-07-28 input requests) the kinds are those of the version's schema
+        known = isinstance(method, str) and (inline or lookup(method, S2C, version) is not None)
         if method == "ping":
             return {"jsonrpc": "2.0", "id": rid, "result": {}}
         if known and method == "roots/list" and "roots" in self.capabilities:
@@ -222,7 +257,10 @@ class ClientCore:
                 "role": "assistant", "content": {"type": "text", "text": SAMPLED_TEXT},
                 "model": "mcp-reference-client", "stopReason": "endTurn"}}
         if known and method == "elicitation/create" and "elicitation" in self.capabilities:
-            return {"jsonrpc": "2.0", "id": rid, "result": elicitation_answer(params)}
+            answer = elicitation_answer(params)
+            schema = params.get("requestedSchema") if isinstance(params, dict) else None
+            required = set(schema.get("required") or []) if isinstance(schema, dict) else set()
+            return {"jsonrpc": "2.0", "id": rid, "result": fit_elicitation(answer, version, required)}
         return self._error(rid, codes.METHOD_NOT_FOUND, f"Method not found: {method}")
 
     @staticmethod
@@ -243,6 +281,10 @@ class ClientCore:
         from conformance.schema import validate
 
         findings = validate(msg, self.judged_version, S2C, answering=answering)
+        # "when a client receives a result from a server implementing an earlier protocol version
+        # (which does not include resultType), the client MUST treat it as complete" (2026-07-28
+        # schema, Result.resultType): its absence is read, not rejected
+        findings = [f for f in findings if "'resultType' is a required property" not in str(f)]
         if findings:
             what = f"the response to {answering}" if answering else f"{msg.get('method', 'a message')}"
             self.violations.append(f"{what} does not match the {self.judged_version} schema: {findings[0]}")

@@ -52,6 +52,24 @@ class Session:
             await self.link.send(self.core.cancel(rid, f"no response within {wait:g} s"))
         raise StepFailed(f"{method}: no response within {wait:g} s (cancelled)")
 
+    async def call_with_input(self, method: str, params: dict[str, Any], *, headers: dict[str, str] | None = None,
+                              rounds: int = 5) -> dict[str, Any]:
+        """``call``, answering InputRequiredResults (2026-07-28 multi round-trip requests): the
+        request is sent again with ``inputResponses`` and the server's ``requestState``."""
+        current = params
+        for _ in range(rounds):
+            answer = await self.call(method, current, headers=headers)
+            result = answer.get("result")
+            if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
+                return answer
+            responses = self.core.input_responses(result.get("inputRequests"))
+            if responses is None:
+                raise LeftAlone(f"{method}: the server asks for input this client does not give ({sorted(result.get('inputRequests') or {})})")
+            current = {**params, "inputResponses": responses}
+            if isinstance(result.get("requestState"), str):
+                current["requestState"] = result["requestState"]
+        raise StepFailed(f"{method}: still asking for input after {rounds} rounds")
+
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self.link.send(self.core.notification(method, params))
 
@@ -274,7 +292,7 @@ async def _ping(session: Session, log: Callable[[str], None]) -> None:
 
 
 async def _ok(session: Session, method: str, params: dict[str, Any], log: Callable[[str], None]) -> None:
-    _result(await session.call(method, params), method)
+    _result(await session.call_with_input(method, params), method)
     log(f"{method} {params.get('name') or params.get('uri') or params.get('level') or ''}: ok".replace("  ", " "))
 
 
@@ -299,7 +317,7 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
             value = value.get(part) if isinstance(value, dict) else None
         if value is not None:
             headers[f"Mcp-Param-{header}"] = param_header_value(value)
-    answer = await session.call("tools/call", {"name": name, "arguments": args}, headers=headers)
+    answer = await session.call_with_input("tools/call", {"name": name, "arguments": args}, headers=headers)
     error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
     if error.get("code") == codes.INVALID_PARAMS:  # gone meanwhile? (a list change we were not told of)
         listed = {t.get("name") for t in await _pages(session, "tools/list", "tools", lambda _: None)}
