@@ -230,6 +230,7 @@ async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool
         if getattr(session.link, "stateless", False):  # streamable HTTP, 2026-07-28
             tools = _valid_header_tools(tools, log)
         seen = len(core.notifications)
+        scenario_args = _official_scenario_arguments(tools)
         if call_tools:
             for tool in tools:
                 if any(n.get("method") == "notifications/tools/list_changed" for n in core.notifications[seen:]):
@@ -237,7 +238,7 @@ async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool
                     names = {t.get("name") for t in await step("tools/list", _pages(session, "tools/list", "tools", log)) or []}
                     if tool.get("name") not in names:
                         continue
-                await step(f"tools/call {tool.get('name')}", _call_tool(session, tool, log))
+                await step(f"tools/call {tool.get('name')}", _call_tool(session, tool, log, scenario_args.get(tool.get("name"))))
     if "prompts" in caps:
         prompts = await step("prompts/list", _pages(session, "prompts/list", "prompts", log)) or []
         for prompt in prompts[:10]:
@@ -296,7 +297,32 @@ async def _ok(session: Session, method: str, params: dict[str, Any], log: Callab
     log(f"{method} {params.get('name') or params.get('uri') or params.get('level') or ''}: ok".replace("  ", " "))
 
 
-async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str], None]) -> None:
+def _official_scenario_arguments(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Arguments the official runner's client scenarios ask for (MCP_CONFORMANCE_SCENARIO), by
+    tool name: the tool calls of MCP_CONFORMANCE_CONTEXT, and for json-schema-2020-12-preservation
+    the focal tool's inputSchema passed back verbatim to its echo tool."""
+    import json
+    import os
+
+    out: dict[str, dict[str, Any]] = {}
+    if not os.environ.get("MCP_CONFORMANCE_SCENARIO"):
+        return out
+    try:  # the scenario's context: {"toolCalls": [{"name": ..., "arguments": {...}}, ...]}
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    except ValueError:
+        context = {}
+    for call in context.get("toolCalls") or [] if isinstance(context, dict) else []:
+        if isinstance(call, dict) and isinstance(call.get("name"), str) and isinstance(call.get("arguments"), dict):
+            out[call["name"]] = call["arguments"]
+    if os.environ.get("MCP_CONFORMANCE_SCENARIO") == "json-schema-2020-12-preservation":
+        focal = next((t for t in tools if t.get("name") == "json_schema_2020_12_tool"), None)
+        if focal is not None:
+            out["json_schema_echo"] = {"schema": focal.get("inputSchema")}
+    return out
+
+
+async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str], None],
+                     given: dict[str, Any] | None = None) -> None:
     name = tool.get("name")
     annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
     if annotations.get("destructiveHint") is True or annotations.get("readOnlyHint") is False and annotations.get("destructiveHint") is not False:
@@ -306,7 +332,7 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
     if execution.get("taskSupport") == "required":
         log(f"tools/call {name}: left alone (it must be called as a task)")
         return
-    args = sample_arguments(tool.get("inputSchema"))
+    args = given if given is not None else sample_arguments(tool.get("inputSchema"))
     if args is None:
         log(f"tools/call {name}: left alone (cannot make up its required arguments)")
         return
