@@ -13,6 +13,7 @@ from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, Kind, id_repr, same_id
+from conformance.wire.rules import unreadable_answer
 
 from ._helpers import (
     barrier,
@@ -298,7 +299,7 @@ async def invalid_request(ctx: ScenarioContext) -> None:
         mark = len(peer.transcript)
 
         def matches(env, echo=echo) -> bool:
-            return is_response(env) and (env.id is None or env.id is MISSING or (env.id == echo and type(env.id) is type(echo)))
+            return unreadable_answer(env, echo)
 
         try:
             await peer.send_json(msg)
