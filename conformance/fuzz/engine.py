@@ -40,7 +40,7 @@ from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
 from conformance.spec.versions import Transport, spec
 from conformance.transports.base import TransportClosed, TransportError
-from conformance.wire.envelope import MISSING, Envelope, Kind, dumps
+from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope
 from conformance.wire.rules import barrier_method, is_response
 
 __all__ = ["FuzzConfig", "Campaign", "SignatureRecord", "run_campaign", "replay_frame", "Session"]
@@ -493,6 +493,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                         continue
                 if env is None:
                     continue
+                if http and str(item.meta.get("stream", "")).startswith("post:"):
+                    continue  # judged by send_http from the POST's own response
                 for e in env.items if env.kind is Kind.BATCH else (env,):
                     if is_response(e):
                         attribute(e, now)
@@ -553,26 +555,57 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         await transport.send(dumps(session.barrier_message(rid)))
 
     async def send_http(pends: list[_Pend]) -> None:
+        """One POST per frame; its answers are the messages of that POST's own response (a JSON
+        body or an SSE stream), so they are attributed to this frame's expectations only."""
         frame = pends[0].frame
         try:
             ex = await transport.send(frame.data, headers=frame.headers)
+            if ex.is_sse:
+                await ex.wait_done(cfg.deadline)
         except TransportError as exc:
             dead.append(_exited(camp, session, exc, list(ring)))
             room.set()
             return
-        status = getattr(ex, "status", None)
-        at = time.monotonic() + cfg.grace
+        finally:
+            http_inflight[0] -= 1
+            room.set()
+        status = ex.status
         for p in pends:
-            if isinstance(status, int) and status >= 400:
+            if status >= 400:
                 p.refused = status
-            p.settle_at = at
+        bodies = [e.data for e in ex.sse_events if e.data] if ex.is_sse else ([ex.body] if ex.body else [])
+        for body in bodies:
+            env = parse_envelope(body)
+            for e in env.items if env.kind is Kind.BATCH else (env,):
+                if not is_response(e):
+                    if e.kind is Kind.REQUEST:
+                        await session.answer_server_request(e)
+                    continue
+                k = id_key(e.id)
+                owner = next((p for p in pends if k is not None and (p.exp.key == k or k in p.exp.member_keys)), None)
+                if owner is None:
+                    owner = next((p for p in pends if not p.answers and _oracle.accepts_unattributed(p.exp, e)), None)
+                if owner is None:
+                    owner = next((p for p in pends if p.exp.kind == _oracle.SILENCE), None)
+                if owner is None:
+                    miss = _oracle.near_miss(e, [p.exp.key for p in pends])
+                    if miss is not MISSING:
+                        p = pends[0]
+                        camp.record(_oracle.finding(
+                            _oracle.id_echo_requirement(cfg.version, e.kind is Kind.ERROR), "IdNotEchoed",
+                            f"the request with id {dumps(miss).decode()} was answered with id {dumps(e.id).decode()}",
+                            expected=miss, actual=e.id, json_path="$.id"), p.frame, p.exp)
+                        owner = p
+                    else:
+                        camp.unattributed += 1
+                        continue
+                owner.answers.append(e)
+        for p in pends:
             try:
                 unproven.remove(p)
             except ValueError:
                 pass
-            graced.append(p)
-        http_inflight[0] -= 1
-        room.set()
+            finish(p)
 
     http_inflight = [0]
     async with anyio.create_task_group() as tg:
@@ -591,7 +624,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 if dead:
                     break
                 frame = frame_at(plan, index)
-                exps = _oracle.expect(frame.data, camp.octx)
+                exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
                 # never two pending frames with the same id: wait until the first one is settled
                 conflict = [e.key for e in exps if e.key is not None and e.key in keyed]
                 if conflict:
@@ -684,7 +717,7 @@ async def replay_frame(session: Session, data: bytes, *, headers: dict[str, str]
     """Send ``prefix`` then ``data`` on an open session, a barrier behind them, and judge ``data``
     with the oracle.  Liveness findings (exit, stall) are returned too."""
     octx = OracleContext(session.version, session.cfg.target.transport.value, session.capabilities)
-    exps = _oracle.expect(data, octx)
+    exps = _oracle.expect(data, octx, headers=headers)
     http = session.cfg.target.transport is not Transport.STDIO
     answers: dict[int, list[Envelope]] = {i: [] for i in range(len(exps))}
     refused: int | None = None
