@@ -563,6 +563,19 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             if ex.is_sse:
                 await ex.wait_done(cfg.deadline)
         except TransportError as exc:
+            sp = session.server_process
+            if sp is not None and sp.returncode is None and not isinstance(exc, TransportClosed):
+                # the process lives: this one POST got no HTTP response (reset, timeout)
+                for p in pends:
+                    try:
+                        unproven.remove(p)
+                    except ValueError:
+                        pass
+                    camp.judged += 1
+                camp.record(_oracle.finding(_oracle.RESPONSE_REQUIRED, "NoHttpResponse",
+                                            f"the POST of {pends[0].exp.what} got no HTTP response: {exc}",
+                                            expected="an HTTP response", actual=str(exc)), frame, pends[0].exp)
+                return
             dead.append(_exited(camp, session, exc, list(ring)))
             room.set()
             return

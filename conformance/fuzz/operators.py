@@ -253,8 +253,10 @@ def _huge_number(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
 
 @operator("huge-string", weight=0.1)
 def _huge_string(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
-    """A 256 KiB string at one site (not the id)."""
-    cands = [(p, c, k) for p, c, k in sites(msg) if p != "$.id"]
+    """A 256 KiB string at one site (not the id; over HTTP not what goes into headers either:
+    header size limits are the HTTP server's business)."""
+    in_headers = {"$.id"} if ctx.transport == "stdio" else {"$.id", "$.method", "$.params.name", "$.params.uri", "$.params._meta"}
+    cands = [(p, c, k) for p, c, k in sites(msg) if p not in in_headers and not p.startswith("$.params._meta")]
     if not cands:
         return Output(msg)
     path, container, key = rng.choice(cands)

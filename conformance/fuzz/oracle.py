@@ -220,6 +220,10 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         has_id = echo is not MISSING
         params_only = has_id and bad == ['"params" must be an object or an array']
         codes = {_errors.INVALID_REQUEST} | ({_errors.INVALID_PARAMS} if params_only else set())
+        if ctx.transport != "stdio" and spec(version).request_headers:
+            # the Mcp-Method / Mcp-Name headers are derived from the body: a body without a usable
+            # method cannot match them, so HeaderMismatch is as right an answer as Invalid Request
+            codes |= {c for c, name in spec(version).error_codes.items() if name == "HeaderMismatch"}
         what = "an invalid Request object (" + "; ".join(bad) + ")"
         return [Expect(
             # a boolean id cannot be unique in flight: attributed by echo among the unkeyed instead
