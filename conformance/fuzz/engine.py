@@ -41,7 +41,7 @@ from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
 from conformance.spec.versions import Transport, spec
 from conformance.transports.base import TransportClosed, TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope
-from conformance.wire.rules import barrier_method, is_response
+from conformance.wire.rules import barrier_method, empty_ping_result, is_response
 
 __all__ = ["FuzzConfig", "Campaign", "SignatureRecord", "run_campaign", "replay_frame", "Session"]
 
@@ -434,6 +434,11 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             b = barriers.pop(key, None)
             if b is not None:
                 on_barrier(b[0], now)
+                if bmethod == "ping" and (env.kind is not Kind.RESULT or not empty_ping_result(env.result)):
+                    camp.record(_oracle.finding(
+                        "ping.response", "PingRejected" if env.kind is Kind.ERROR else "NonEmptyPingResult",
+                        f"the ping sent as a barrier was answered with {env.summary()}", expected={"result": {}},
+                        actual=env.error if env.kind is Kind.ERROR else env.result), ring[-1] if ring else None, None)
                 return
             p = keyed.get(key)
             if p is not None:
@@ -454,12 +459,27 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 return
             camp.unattributed += 1
             return
-        # no usable id: a barrier follows every frame that may be answered so, and servers answer such
-        # frames as they read them, so the owner is the first such frame not yet proven read; failing
-        # that (an async server), the most recent proven one still within its grace
+        # no usable id.  A barrier follows every frame that may be answered so and servers answer
+        # such frames as they read them, in order: the owner is the oldest frame not yet proven
+        # read and not yet answered that may take it -- an unreadable/refused/anything frame, or a
+        # request that expects exactly this error code (then its id was not echoed).  Failing that
+        # (an async server), the most recent proven one still within its grace; else a
+        # notification was answered.
+        code = env.error_code
         owner = None
-        for p in unkeyed:
-            if p.settle_at is None and not p.answers and p.exp.kind != _oracle.SILENCE and _oracle.accepts_unattributed(p.exp, env):
+        for p in unproven:
+            if p.answers:
+                continue
+            x = p.exp
+            if x.kind in (_oracle.UNREADABLE, _oracle.REJECTED, _oracle.ANY):
+                if _oracle.accepts_unattributed(x, env):
+                    owner = p
+                    break
+            elif x.kind == _oracle.ANSWER and env.kind is Kind.ERROR and x.codes and code in x.codes:
+                camp.record(_oracle.finding(
+                    _oracle.id_echo_requirement(cfg.version, True), "IdNotEchoed",
+                    f"{x.what} (id {dumps(x.echo).decode()}) was answered with error {code} without its id (id {'null' if env.id is None else '<absent>'})",
+                    expected=x.echo, actual=None if env.id is None else "<absent>", json_path="$.id"), p.frame, x)
                 owner = p
                 break
         if owner is None:
@@ -673,7 +693,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     continue
                 try:
                     await transport.send(frame.data)
-                    ambiguous = any(e.kind != _oracle.ANSWER for e in exps)
+                    ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
                     if ambiguous or since_barrier >= cfg.chunk:
                         await send_barrier()
                         since_barrier = 0

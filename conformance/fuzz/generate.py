@@ -56,10 +56,25 @@ class Plan:
 
 def frame_id(index: int, k: int = 0) -> Any:
     """The run-unique id of frame ``index`` (``k`` > 0: the k-th extra request inside it, e.g. in
-    a batch).  Integers and strings alternate, so both id types are always exercised."""
+    a batch).  The shapes rotate, so every id type and the echo traps are always exercised: small
+    and large integers (above 2^31 and 2^32), negative integers, plain strings, strings of digits
+    (the "7" vs 7 trap), strings that need escaping and non-ASCII strings.  All distinct."""
     if k:
         return f"fz-{index}-{k}"
-    return 10_000_000 + index if index % 2 == 0 else f"fz-{index}"
+    shape = index % 8
+    if shape in (0, 4):
+        return 10_000_000 + index
+    if shape == 1:
+        return f"fz-{index}"
+    if shape == 2:
+        return str(700_000_000 + index)
+    if shape == 3:
+        return 2**40 + index
+    if shape == 5:
+        return f'fz\\"{index}\u00fc'
+    if shape == 6:
+        return -(10_000_000 + index)
+    return f"fz-{index}-\u4e2d"
 
 
 def frame_at(plan: Plan, index: int) -> Frame:

@@ -36,7 +36,7 @@ from conformance.spec import methods as _methods
 from conformance.spec.requirements import catalogue, get as get_requirement
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, parse_envelope
-from conformance.wire.rules import JSONRPC_MEMBERS, is_response, loose_id, not_a_message, response_shape_problems, unreadable_answer
+from conformance.wire.rules import JSONRPC_MEMBERS, empty_ping_result, is_response, loose_id, missing_required_param, not_a_message, response_shape_problems, unreadable_answer
 
 __all__ = [
     "Expect",
@@ -97,6 +97,7 @@ class Expect:
     max_answers: int = 1
     member_keys: tuple[Any, ...] = ()  # REJECTED: ids inside the batch (answers to them mean it was served)
     accepted: tuple[str, ...] = ()  # the answers the spec allows, in words (for reports)
+    ping: bool = False  # a ping: the result must be empty (ping.response)
 
 
 @dataclass
@@ -251,7 +252,17 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         return [Expect(ANSWER, key=key, echo=env.id, codes=frozenset({_errors.METHOD_NOT_FOUND}), result_ok=False,
                        requirement="jsonrpc.error.method-not-found", what=f"a request for the unknown method {method!r}",
                        accepted=("error -32601 with the id echoed",))]
+    missing = missing_required_param(method, env.params)
+    caps = ctx.server_capabilities or {}
+    if missing is not None and isinstance(caps.get(missing[1]), dict):
+        # the invalid_params scenario's reading: a declared method without the member it needs
+        return [Expect(ANSWER, key=key, echo=env.id, codes=frozenset({_errors.INVALID_PARAMS}), result_ok=False,
+                       requirement="jsonrpc.error.invalid-params", what=f"a {method!r} request without the required {missing[0]!r}",
+                       accepted=("error -32602 with the id echoed",))]
     valid = _schema_ok(env.value, version)
+    if method == "ping" and valid:
+        return [Expect(ANSWER, key=key, echo=env.id, method=method, codes=frozenset(), requirement="ping.response",
+                       what="a ping", accepted=("an empty result (only _meta may appear)",), ping=True)]
     return [Expect(ANSWER, key=key, echo=env.id, method=method if valid else None,
                    what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request",
                    accepted=("a result valid for the method", "an error (any code)")
@@ -274,7 +285,13 @@ def _expect_batch(env: Envelope, raw: bytes, ctx: OracleContext) -> list[Expect]
                            what="an empty batch", accepted=("error -32600 with id null",))]
         out: list[Expect] = []
         for item in env.items:
-            out.extend(_expect_env(item, item.raw, ctx, in_batch=True))
+            for exp in _expect_env(item, item.raw, ctx, in_batch=True):
+                if exp.kind == ANSWER and exp.silence_requirement == RESPONSE_REQUIRED:
+                    exp.silence_requirement = "batching.receive"  # 'MUST support receiving JSON-RPC batches'
+                out.append(exp)
+        # a refusal of the whole batch (an error without a usable id) is taken here; its requests
+        # then count as unanswered under batching.receive
+        out.append(Expect(ANY, silence_requirement=None, what=f"a JSON-RPC batch of {len(env.items)}", accepted=("anything",)))
         return out
     keys = tuple(id_key(i.id) for i in env.items if i.kind is Kind.REQUEST and id_key(i.id) is not None)
     if version == VERSIONS[0]:  # 2024-11-05 says nothing about batches
@@ -335,7 +352,10 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     is_error = env.kind is Kind.ERROR
     if is_error:
         code = env.error_code
-        if exp.codes is not None and code not in exp.codes:
+        if exp.ping:
+            out.append(finding("ping.response", "PingRejected", f"a ping was answered with error {id_repr(code)}",
+                               expected={"result": {}}, actual=env.error, json_path="$.error"))
+        elif exp.codes is not None and code not in exp.codes:
             out.append(finding(exp.requirement, "WrongErrorCode",
                                f"{exp.what} must be answered with error {' or '.join(str(c) for c in sorted(exp.codes))}, got error {id_repr(code)}",
                                expected={"error": {"code": sorted(exp.codes)}}, actual=env.error, json_path="$.error.code"))
@@ -349,6 +369,9 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
                        "jsonrpc.error.invalid-request": "InvalidRequestAccepted"}.get(exp.requirement, "Accepted")
             out.append(finding(exp.requirement, problem, f"{exp.what} was answered with a result; expected {' or '.join(exp.accepted)}",
                                expected=" or ".join(exp.accepted), actual=env.value if _small(env.value) else env.summary()))
+        elif exp.ping and not empty_ping_result(env.result):
+            out.append(finding("ping.response", "NonEmptyPingResult", "the ping result must be an empty object (only _meta may appear)",
+                               expected={}, actual=env.result if _small(env.result) else "<large>", json_path="$.result"))
         elif exp.method is not None:
             out.extend(result_findings(env, exp.method, ctx.version))
     return out

@@ -22,6 +22,9 @@ __all__ = [
     "json_kind",
     "JSONRPC_MEMBERS",
     "not_a_message",
+    "empty_ping_result",
+    "REQUIRED_PARAM",
+    "missing_required_param",
 ]
 
 JSONRPC_MEMBERS = frozenset({"jsonrpc", "method", "id", "params", "result", "error"})
@@ -149,3 +152,25 @@ def not_a_message(env: Envelope | None, *, truncated: bool = False) -> bool:
     if env.kind in (Kind.INVALID, Kind.BATCH):
         return not _jsonrpc_shaped(env.value)  # e.g. a JSON log record, a bare number or array
     return False
+
+
+def empty_ping_result(result: Any) -> bool:
+    """A ping answered as the spec asks: an empty object (only ``_meta`` may appear)."""
+    return isinstance(result, dict) and not (set(result) - {"_meta"})
+
+
+# the member each method cannot do without, and the capability that declares the method: a
+# request lacking it has invalid params (-32602) -- the probes of the invalid_params scenario
+REQUIRED_PARAM: dict[str, tuple[str, str]] = {
+    "tools/call": ("name", "tools"),
+    "prompts/get": ("name", "prompts"),
+    "resources/read": ("uri", "resources"),
+}
+
+
+def missing_required_param(method: str | None, params: Any) -> tuple[str, str] | None:
+    """``(member, capability)`` when the params object of ``method`` lacks the member the method needs."""
+    need = REQUIRED_PARAM.get(method or "")
+    if need is None or not isinstance(params, dict) or need[0] in params:
+        return None  # (no params at all is another matter: the whole request fails the schema)
+    return need

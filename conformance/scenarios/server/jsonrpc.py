@@ -13,7 +13,7 @@ from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, Kind, id_repr, same_id
-from conformance.wire.rules import unreadable_answer
+from conformance.wire.rules import REQUIRED_PARAM, unreadable_answer
 
 from ._helpers import (
     barrier,
@@ -350,10 +350,9 @@ async def invalid_request(ctx: ScenarioContext) -> None:
 
 # -- Invalid params (-32602) ----------------------------------------------------------------------
 
-_INVALID_PARAMS_PROBES: tuple[tuple[str, str, dict[str, Any], str], ...] = (
-    ("tools", "tools/call", {"arguments": {}}, 'tools/call without the required "name"'),
-    ("prompts", "prompts/get", {"arguments": {}}, 'prompts/get without the required "name"'),
-    ("resources", "resources/read", {}, 'resources/read without the required "uri"'),
+_INVALID_PARAMS_PROBES: tuple[tuple[str, str, dict[str, Any], str], ...] = tuple(
+    (cap, method, {"arguments": {}} if member == "name" else {}, f'{method} without the required "{member}"')
+    for method, (member, cap) in REQUIRED_PARAM.items()
 )
 
 
