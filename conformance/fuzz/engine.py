@@ -266,7 +266,8 @@ class Campaign:
         self.by_operator: dict[str, dict[str, int]] = {op.name: {"messages": 0, "findings": 0} for op in operators}
         self.by_method: collections.Counter = collections.Counter()
         self.unattributed = 0
-        self.id_waits = 0  # frames that waited for an earlier frame with the same id to settle
+        self.id_waits = 0
+        self.out_of_order = False  # the server was seen answering out of order (ambiguous frames then go one at a time)  # frames that waited for an earlier frame with the same id to settle
         self.dropped = 0  # frames in flight when the server died (covered by the exit finding)
         self.late = 0
         self.server_requests = 0
@@ -385,6 +386,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
     barriers: collections.OrderedDict[Any, tuple[int, float]] = collections.OrderedDict()  # key -> (next frame index, time)
     ring: collections.deque[Frame] = collections.deque(maxlen=RING)
     proven = [index]  # every frame with a smaller index was proven read
+    serial = [camp.out_of_order]  # one frame at a time that may be answered without a usable id
+    last_ambiguous = [-1]
     room = anyio.Event()
     dead: list[_Dead] = []
     stop = False
@@ -443,6 +446,12 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             p = keyed.get(key)
             if p is not None:
                 p.answers.append(env)
+                if not serial[0] and barriers and next(iter(barriers.values()))[0] <= p.frame.index:
+                    # this answer overtook the barrier sent before its request: the server answers
+                    # out of order, so answers without a usable id could not be told apart if
+                    # several such frames were in flight; from now on one at a time
+                    serial[0] = True
+                    camp.out_of_order = True
                 return
             for p in unkeyed:  # an echoed id that is not unique in flight (a boolean)
                 if p.exp.kind == _oracle.UNREADABLE and not p.answers and p.exp.echo is not MISSING and id_key(p.exp.echo) == key:
@@ -670,6 +679,13 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                         settle_due(time.monotonic())
                     if dead:
                         break
+                if not http and serial[0] and (frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)):
+                    while not dead and proven[0] <= last_ambiguous[0]:
+                        room = anyio.Event()
+                        with anyio.move_on_after(0.05):
+                            await room.wait()
+                    if dead:
+                        break
                 pends = []
                 for e in exps:
                     p = _Pend(frame, e)
@@ -694,6 +710,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 try:
                     await transport.send(frame.data)
                     ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
+                    if ambiguous:
+                        last_ambiguous[0] = frame.index
                     if ambiguous or since_barrier >= cfg.chunk:
                         await send_barrier()
                         since_barrier = 0
