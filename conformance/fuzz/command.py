@@ -315,10 +315,11 @@ async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
         await session.start(discover=False)
         return session
 
-    async def reproduces(data: bytes, pre: list[bytes], *, new_session: bool = False) -> bool:
+    async def reproduces(data: bytes, pre: list[bytes], *, new_session: bool = False, grace: float | None = None) -> bool:
         s = await fresh() if (new_session or session is None or session.transport is None or sig[1] in LIVENESS) else session
         stats["replays"] += 1
-        found = await replay_frame(s, data, headers=frame.headers, prefix=pre, grace=cfg.grace, deadline=min(cfg.deadline, 5.0))
+        found = await replay_frame(s, data, headers=frame.headers, prefix=pre, grace=cfg.grace if grace is None else grace,
+                                   deadline=min(cfg.deadline, 5.0))
         if any(f.problem in ("ServerExited", "ServerStalled") for f in found):
             await s.close()
             session_reset()
@@ -343,8 +344,11 @@ async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
                 gen = shrink_steps(best, max_steps=100)
                 try:
                     cand = next(gen)
-                    while time.monotonic() - t0 < 10.0:
-                        cand = gen.send(await reproduces(cand, prefix))
+                    while time.monotonic() - t0 < 10.0:  # the shrink budget per signature
+                        ok = await reproduces(cand, prefix, grace=min(cfg.grace, 0.1))
+                        if ok:
+                            best = cand
+                        cand = gen.send(ok)
                 except StopIteration as stop:
                     best = stop.value
                 stats["shrunk"] = best != frame.data

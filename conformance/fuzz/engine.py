@@ -775,6 +775,7 @@ async def replay_frame(session: Session, data: bytes, *, headers: dict[str, str]
     transport = session.transport
     bid = session.next_id("fz-rb")
     bkey = id_key(bid)
+    extra: list[Finding] = []
     try:
         for p in prefix:
             await transport.send(p)
@@ -806,16 +807,34 @@ async def replay_frame(session: Session, data: bytes, *, headers: dict[str, str]
                         got_barrier = True
                         end_grace = time.monotonic() + grace
                         continue
-                    for i, x in enumerate(exps):
-                        if (k is not None and x.key == k) or (k is None and _oracle.accepts_unattributed(x, e)) or (
-                                k is None and x.kind == _oracle.SILENCE):
-                            answers[i].append(e)
-                            break
+                    owner = next((i for i, x in enumerate(exps) if k is not None and (x.key == k or k in x.member_keys)), None)
+                    if owner is None and k is None:
+                        owner = next((i for i, x in enumerate(exps) if not answers[i] and _oracle.accepts_unattributed(x, e)), None)
+                        if owner is None and e.kind is Kind.ERROR:  # the engine's reading: an id not echoed
+                            owner = next((i for i, x in enumerate(exps) if x.kind == _oracle.ANSWER and not answers[i]
+                                          and x.codes and e.error_code in x.codes), None)
+                            if owner is not None:
+                                extra.append(_oracle.finding(
+                                    _oracle.id_echo_requirement(session.version, True), "IdNotEchoed",
+                                    f"{exps[owner].what} was answered with error {e.error_code} without its id",
+                                    expected=exps[owner].echo, actual=None if e.id is None else "<absent>", json_path="$.id"))
+                        if owner is None:
+                            owner = next((i for i, x in enumerate(exps) if x.kind == _oracle.SILENCE), None)
+                    elif owner is None:
+                        miss = _oracle.near_miss(e, [x.key for x in exps])
+                        if miss is not MISSING:
+                            owner = next(i for i, x in enumerate(exps) if x.key == id_key(miss))
+                            extra.append(_oracle.finding(
+                                _oracle.id_echo_requirement(session.version, e.kind is Kind.ERROR), "IdNotEchoed",
+                                f"the request with id {dumps(miss).decode()} was answered with id {dumps(e.id).decode()}",
+                                expected=miss, actual=e.id, json_path="$.id"))
+                    if owner is not None:
+                        answers[owner].append(e)
         if not got_barrier:
             return [_oracle.finding(_oracle.RESPONSE_REQUIRED, "ServerStalled", "the barrier after the replayed frame was not answered")]
     except TransportClosed as exc:
         return [_oracle.finding(_oracle.RESPONSE_REQUIRED, "ServerExited", f"the server went away ({exc})")]
-    out: list[Finding] = []
+    out: list[Finding] = list(extra)
     for i, x in enumerate(exps):
         out.extend(_oracle.judge(x, answers[i], octx, refused=refused, barrier=barrier_method(session.version), grace=grace))
     return out
