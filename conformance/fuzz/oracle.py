@@ -220,7 +220,9 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         echo = _readable_id(value)
         has_id = echo is not MISSING
         params_only = has_id and bad == ['"params" must be an object or an array']
-        codes = {_errors.INVALID_REQUEST} | ({_errors.INVALID_PARAMS} if params_only else set())
+        # only "params" is wrong (null, a string...): Invalid Request, Invalid params, or -- for a
+        # method the server does not have -- Method not found are all honest answers
+        codes = {_errors.INVALID_REQUEST} | ({_errors.INVALID_PARAMS, _errors.METHOD_NOT_FOUND} if params_only else set())
         if ctx.transport != "stdio" and spec(version).request_headers:
             # the Mcp-Method / Mcp-Name headers are derived from the body: a body without a usable
             # method cannot match them, so HeaderMismatch is as right an answer as Invalid Request
