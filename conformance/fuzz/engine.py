@@ -460,10 +460,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             miss = _oracle.near_miss(env, keyed.keys())
             if miss is not MISSING:
                 p = keyed[id_key(miss)]
-                camp.record(_oracle.finding(
-                    _oracle.id_echo_requirement(cfg.version, env.kind is Kind.ERROR), "IdNotEchoed",
-                    f"the request with id {dumps(miss).decode()} was answered with id {dumps(env.id).decode()}: the response must carry the same id, same JSON type and value",
-                    expected=miss, actual=env.id, json_path="$.id"), p.frame, p.exp)
+                camp.record(_oracle.not_echoed(cfg.version, p.exp, env, miss), p.frame, p.exp)
                 p.answers.append(env)  # it did answer (once): no second 'missing' finding
                 return
             camp.unattributed += 1
@@ -485,10 +482,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     owner = p
                     break
             elif x.kind == _oracle.ANSWER and env.kind is Kind.ERROR and x.codes and code in x.codes:
-                camp.record(_oracle.finding(
-                    _oracle.id_echo_requirement(cfg.version, True), "IdNotEchoed",
-                    f"{x.what} (id {dumps(x.echo).decode()}) was answered with error {code} without its id (id {'null' if env.id is None else '<absent>'})",
-                    expected=x.echo, actual=None if env.id is None else "<absent>", json_path="$.id"), p.frame, x)
+                camp.record(_oracle.not_echoed(cfg.version, x, env, x.echo), p.frame, x)
                 owner = p
                 break
         if owner is None:
@@ -623,24 +617,13 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     if e.kind is Kind.REQUEST:
                         await session.answer_server_request(e)
                     continue
-                k = id_key(e.id)
-                owner = next((p for p in pends if k is not None and (p.exp.key == k or k in p.exp.member_keys)), None)
-                if owner is None:
-                    owner = next((p for p in pends if not p.answers and _oracle.accepts_unattributed(p.exp, e)), None)
-                if owner is None:
-                    owner = next((p for p in pends if p.exp.kind == _oracle.SILENCE), None)
-                if owner is None:
-                    miss = _oracle.near_miss(e, [p.exp.key for p in pends])
-                    if miss is not MISSING:
-                        p = pends[0]
-                        camp.record(_oracle.finding(
-                            _oracle.id_echo_requirement(cfg.version, e.kind is Kind.ERROR), "IdNotEchoed",
-                            f"the request with id {dumps(miss).decode()} was answered with id {dumps(e.id).decode()}",
-                            expected=miss, actual=e.id, json_path="$.id"), p.frame, p.exp)
-                        owner = p
-                    else:
-                        camp.unattributed += 1
-                        continue
+                i, extra = _oracle.owner_within([p.exp for p in pends], [bool(p.answers) for p in pends], e, cfg.version)
+                if extra is not None:
+                    camp.record(extra, pends[i].frame, pends[i].exp)
+                if i is None:
+                    camp.unattributed += 1
+                    continue
+                owner = pends[i]
                 owner.answers.append(e)
         for p in pends:
             try:
@@ -807,27 +790,9 @@ async def replay_frame(session: Session, data: bytes, *, headers: dict[str, str]
                         got_barrier = True
                         end_grace = time.monotonic() + grace
                         continue
-                    owner = next((i for i, x in enumerate(exps) if k is not None and (x.key == k or k in x.member_keys)), None)
-                    if owner is None and k is None:
-                        owner = next((i for i, x in enumerate(exps) if not answers[i] and _oracle.accepts_unattributed(x, e)), None)
-                        if owner is None and e.kind is Kind.ERROR:  # the engine's reading: an id not echoed
-                            owner = next((i for i, x in enumerate(exps) if x.kind == _oracle.ANSWER and not answers[i]
-                                          and x.codes and e.error_code in x.codes), None)
-                            if owner is not None:
-                                extra.append(_oracle.finding(
-                                    _oracle.id_echo_requirement(session.version, True), "IdNotEchoed",
-                                    f"{exps[owner].what} was answered with error {e.error_code} without its id",
-                                    expected=exps[owner].echo, actual=None if e.id is None else "<absent>", json_path="$.id"))
-                        if owner is None:
-                            owner = next((i for i, x in enumerate(exps) if x.kind == _oracle.SILENCE), None)
-                    elif owner is None:
-                        miss = _oracle.near_miss(e, [x.key for x in exps])
-                        if miss is not MISSING:
-                            owner = next(i for i, x in enumerate(exps) if x.key == id_key(miss))
-                            extra.append(_oracle.finding(
-                                _oracle.id_echo_requirement(session.version, e.kind is Kind.ERROR), "IdNotEchoed",
-                                f"the request with id {dumps(miss).decode()} was answered with id {dumps(e.id).decode()}",
-                                expected=miss, actual=e.id, json_path="$.id"))
+                    owner, f = _oracle.owner_within(exps, [bool(answers[i]) for i in range(len(exps))], e, session.version)
+                    if f is not None:
+                        extra.append(f)
                     if owner is not None:
                         answers[owner].append(e)
         if not got_barrier:

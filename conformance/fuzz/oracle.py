@@ -461,3 +461,37 @@ def accepts_unattributed(exp: Expect, env: Envelope) -> bool:
 
 def known_requirements() -> set[str]:
     return set(catalogue())
+
+
+def not_echoed(version: str, exp: Expect | None, env: Envelope, sent: Any) -> Finding:
+    """The request ``sent`` (its id) was answered by ``env`` with another id, or none."""
+    got = "without its id (id " + ("null" if env.id is None else "<absent>") + ")" if env.id is None or env.id is MISSING \
+        else f"with id {json.dumps(env.id)}"
+    what = exp.what if exp is not None else "the request"
+    return finding(id_echo_requirement(version, env.kind is Kind.ERROR), "IdNotEchoed",
+                   f"{what} (id {json.dumps(sent)}) was answered {got}: the response must carry the same id, same JSON type and value",
+                   expected=sent, actual=None if env.id is None else ("<absent>" if env.id is MISSING else env.id), json_path="$.id")
+
+
+def owner_within(exps: list[Expect], answered: list[bool], env: Envelope, version: str) -> tuple[int | None, Finding | None]:
+    """Which of one frame's expectations ``env`` answers (a POST's own answers, a replay): by exact
+    id; else an id cut or rounded (not echoed); else, without a usable id, one that may be answered
+    so, or a request expecting exactly this error code (its id not echoed), or a notification."""
+    k = id_key(env.id)
+    if k is not None:
+        i = next((i for i, x in enumerate(exps) if x.key == k or k in x.member_keys), None)
+        if i is not None:
+            return i, None
+        miss = near_miss(env, [x.key for x in exps])
+        if miss is MISSING:
+            return None, None
+        i = next(i for i, x in enumerate(exps) if x.key == id_key(miss))
+        return i, not_echoed(version, exps[i], env, miss)
+    i = next((i for i, x in enumerate(exps) if not answered[i] and accepts_unattributed(x, env)), None)
+    if i is not None:
+        return i, None
+    if env.kind is Kind.ERROR:
+        i = next((i for i, x in enumerate(exps) if x.kind == ANSWER and not answered[i] and x.codes and env.error_code in x.codes), None)
+        if i is not None:
+            return i, not_echoed(version, exps[i], env, exps[i].echo)
+    return next((i for i, x in enumerate(exps) if x.kind == SILENCE), None), None
