@@ -26,6 +26,7 @@ exactly once, responses to its requests judged by the client's requirements) and
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -145,11 +146,15 @@ def _known_anywhere(method: str) -> bool:
     return any(m.name == method for m in _methods.METHODS)
 
 
+_TOP_ID = re.compile(rb'\{\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*,')
+
+
 def _lenient_id(raw: bytes) -> Any:
     try:
         value = json.loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
-        return MISSING
+        m = _TOP_ID.match(raw)  # too deep for the parser: the id is usually written first
+        return json.loads(m.group(1)) if m else MISSING
     if isinstance(value, dict) and "method" in value:
         return value.get("id", MISSING)
     return MISSING
@@ -190,6 +195,15 @@ def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
     if not raw.strip(b" \t\r"):
         return [Expect(ANY, what="a blank line", silence_requirement=None, accepted=("anything",))]
     env = parse_envelope(raw)
+    if _too_deep(env):
+        # RFC 8259 section 9: "An implementation may set limits on the maximum depth of nesting." A
+        # server may read it, or answer an error (a Parse error included); a request still needs an answer
+        rid = _lenient_id(raw)
+        has_id = rid is not MISSING
+        return [Expect(ANY, key=id_key(rid) if has_id and not isinstance(rid, bool) else None, echo=rid,
+                       silence_requirement=RESPONSE_REQUIRED if has_id else None,
+                       what="a message nested deeper than parsers must support",
+                       accepted=("any answer (an error, a Parse error included, or a result)",) + (() if has_id else ("no answer",)))]
     return _expect_env(env, raw, ctx, in_batch=False)
 
 
@@ -207,6 +221,11 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         )]
     if env.kind is Kind.BATCH:
         return _expect_batch(env, raw, ctx)
+    if _beyond_interoperable(env.value):
+        # RFC 8259 section 6: numbers outside IEEE 754 double range / precision "may" not be handled the
+        # same everywhere; an error (even a Parse error), a result or a refusal are all acceptable
+        return [Expect(ANY, silence_requirement=None, what="a message with a number outside the interoperable range",
+                       accepted=("any answer: RFC 8259 leaves such numbers to the implementation",))]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
     if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
         # which of two "id"/"method"/... members a server reads is implementation-defined (RFC 8259 4)
@@ -278,6 +297,41 @@ def _valid_with(value: Any, member: str, version: str) -> bool:
     return _schema_ok(fixed, version)
 
 
+DEEP = 64  # nesting deeper than this is left to the implementation's limits
+
+
+def _too_deep(env: Envelope) -> bool:
+    if any("recursion" in p for p in env.problems):
+        return True
+    return env.value is not MISSING and _depth(env.value, 0) > DEEP
+
+
+def _depth(value: Any, d: int) -> int:
+    if d > DEEP:
+        return d
+    if isinstance(value, dict):
+        return max((_depth(v, d + 1) for v in value.values()), default=d + 1)
+    if isinstance(value, list):
+        return max((_depth(v, d + 1) for v in value), default=d + 1)
+    return d
+
+
+def _beyond_interoperable(value: Any, depth: int = 0) -> bool:
+    """A number JSON parsers may not all read alike: infinite as a double (1e400), or an integer
+    beyond +-(2**53 - 1) -- ids excepted, which are judged as ids (echoed verbatim)."""
+    if depth > 64:
+        return False
+    if isinstance(value, float):
+        return value in (float("inf"), float("-inf"))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return abs(value) > 2**53 - 1
+    if isinstance(value, dict):
+        return any(_beyond_interoperable(v, depth + 1) for k, v in value.items() if not (depth == 0 and k == "id"))
+    if isinstance(value, list):
+        return any(_beyond_interoperable(v, depth + 1) for v in value)
+    return False
+
+
 def _schema_ok(value: Any, version: str) -> bool:
     try:
         return not validate(value, version, _methods.C2S)
@@ -329,6 +383,10 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     for env in answers:
         out.extend(shape_findings(env))
     if exp.kind == ANY:
+        if not answers and refused is None and exp.silence_requirement is not None:
+            out.append(finding(exp.silence_requirement, "MissingResponse",
+                               f"no response to {exp.what} (nor within {grace:g} s after the answer to the {barrier} sent after it)",
+                               expected=" or ".join(exp.accepted), actual="no response"))
         return out
     if exp.kind == SILENCE:
         if answers:
