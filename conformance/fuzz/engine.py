@@ -502,7 +502,6 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
 
     async def receiver() -> None:
         nonlocal stop
-        last_mem = 0.0
         try:
             while True:
                 item = await transport.receive()
@@ -530,11 +529,6 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                         camp.unattributed += 1
                 if (graced and graced[0].settle_at <= now) or (suspects and suspects[0].settle_at <= now):
                     settle_due(now)
-                if session.pid and now - last_mem >= cfg.memory_interval:
-                    last_mem = now
-                    kib = _rss_kib(session.pid)
-                    if kib is not None:
-                        camp.memory.append((camp.elapsed, kib))
         except TransportClosed as exc:
             if stop:
                 return
@@ -566,7 +560,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             if cfg.progress and now - last_progress >= cfg.progress_interval:
                 last_progress = now
                 cfg.progress(camp)
-            if session.pid and not camp.memory:
+            if session.pid and (not camp.memory or camp.elapsed - camp.memory[-1][0] >= cfg.memory_interval):
                 kib = _rss_kib(session.pid)
                 if kib is not None:
                     camp.memory.append((camp.elapsed, kib))

@@ -43,6 +43,15 @@ def test_reference_server_has_no_finding_and_the_report_has_a_fuzz_section(tmp_p
         assert (tmp_path / name).is_file()
 
 
+def test_reference_server_over_streamable_http_has_no_finding(tmp_path) -> None:
+    out = fuzz("--command", "mcp-reference-server --transport streamable-http --port {port}", "--url", "http://127.0.0.1:{port}/mcp",
+               "--max-messages", "600", "--report-dir", str(tmp_path), "--no-hypothesis")
+    assert out.returncode == 0, out.stdout + out.stderr
+    [camp] = report(tmp_path)["fuzz"]["campaigns"]
+    assert camp["transport"] == "streamable-http" and camp["messages"] == 600 and camp["findings"] == []
+    assert camp["operators"]["http-content-type"]["messages"] > 0  # HTTP-level mutations are in the mix
+
+
 def test_same_seed_same_run(tmp_path) -> None:
     runs = []
     for n in (1, 2):
