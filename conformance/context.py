@@ -93,6 +93,24 @@ class _ScenarioError(Exception):
         self.hint = hint
 
 
+class _VersionUnusable(_ScenarioError):
+    """The target cannot be used for a version at all: its handshake was not answered within the
+    timeout, or the session it opened refuses every request.  That is one verdict (``verdict``,
+    a failed check of ``requirement``), recorded by every item citing the requirement; every other
+    item of the version is skipped at once with ``reason`` -- no item waits the timeout again."""
+
+    def __init__(self, requirement: str, *, problem: str, message: str, expected: Any, actual: Any,
+                 reason: str, conn: "Connection | None" = None, hint: str | None = None) -> None:
+        super().__init__(reason, kind="target", hint=hint)
+        self.requirement = requirement
+        self.problem = problem
+        self.verdict = message
+        self.expected = expected
+        self.actual = actual
+        self.reason = reason
+        self.conn = conn
+
+
 # -------------------------------------------------------------------------------------------
 # data
 
@@ -273,6 +291,10 @@ class ScenarioContext:
         failed = self._runner._shared_error.get(self.version)
         if failed is not None:
             raise failed  # the plain handshake of this version already failed: don't wait again
+        known = self._runner.sessions.get(self.version)
+        if initialize and known is not None and known.unsupported:
+            self._info = known  # the shared handshake found the version unsupported: don't ask again
+            self.skip(known.unsupported)
         if not fresh and initialize and not peer_opts and not self.scenario.fresh:
             conn = await self._runner.shared(self.version)
         else:
@@ -484,6 +506,8 @@ class Runner:
         self.selected = None if selected is None else frozenset(selected)
         self.prespawn = prespawn and target.transport is Transport.STDIO
         self.item_deadline = item_deadline or max(30.0, 8 * timeout + target.startup_timeout)
+        self.run_timeout: float | None = None  # the whole run's bound (seconds), see set_run_timeout
+        self.run_deadline: float | None = None  # time.monotonic() when the run must end
         self.connections: list[Connection] = []
         self.results: dict[tuple[str, str, str], RequirementResult] = {}
         self.sessions: dict[str, SessionInfo] = {}
@@ -495,6 +519,8 @@ class Runner:
         self._shared: dict[str, Connection] = {}
         self._shared_lock: dict[str, Any] = {}
         self._shared_error: dict[str, _ScenarioError] = {}
+        self._unusable: dict[str, _VersionUnusable] = {}  # version -> why nothing more is tried
+        self._settled: dict[str, Any] = {}  # version -> anyio.Event: its shared handshake is done
         self._target_error: TargetError | None = None
         self._server_host: _Hosted | None = None  # the HTTP server process we started, if any
         self._server_lock: Any = None
@@ -516,6 +542,21 @@ class Runner:
         self._scheduled_keys: set[tuple[str, str]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
+
+    def set_run_timeout(self, seconds: float, *, started: float | None = None) -> None:
+        """Bound the whole run: items still running when ``seconds`` have passed since
+        ``started`` (``time.monotonic()``, default now) are stopped, and items not started by then
+        are not run; both are ``error`` (kind ``deadline``) with that reason."""
+        self.run_timeout = seconds
+        self.run_deadline = (time.monotonic() if started is None else started) + seconds
+
+    @staticmethod
+    def derived_run_timeout(timeout: float, versions: int, items: int) -> float:
+        """The default bound of a run: a minute, twice the timeout per version (its handshake and
+        one more wait), and a quarter of the timeout per item (most items wait for nothing; a few
+        wait out a silence).  A conformant server finishes far inside it; a pathological one
+        (every answer late) is cut off instead of taking hours."""
+        return 60.0 + timeout * (2 * versions + items / 4)
 
     async def start(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the host task group until :meth:`aclose` (start with ``tg.start``/portal ``start_task``)."""
@@ -681,6 +722,8 @@ class Runner:
                 return conn
             try:
                 conn = await self._open(version, shared=True, initialize=True)
+                if conn.info is not None and not conn.info.unsupported:
+                    await self._probe_session(conn)
             except TargetError as exc:
                 self._shared_error[version] = _ScenarioError(exc.message, kind="target", hint=exc.hint)
                 raise
@@ -691,6 +734,62 @@ class Runner:
             if conn.info is not None:
                 self.sessions.setdefault(version, conn.info)
             return conn
+
+    async def _probe_session(self, conn: Connection) -> None:
+        """Over HTTP, a ping on the session ``initialize`` just opened: a session whose requests
+        are refused with an HTTP error status (a server that requires a session id it never
+        issued, ...) cannot be used, and that is one verdict (ping.response), not a failure per
+        scenario.  Stateless versions have neither sessions nor ping."""
+        version = conn.version
+        if not self.target.is_http or not spec(version).ping:
+            return
+        peer = conn.peer
+        rid = await peer.request("ping")
+        status = getattr(peer.last_exchange, "status", None)
+        if not isinstance(status, int) or status < 400:
+            return  # answered (or still to be answered) on the session: the ping scenarios judge it
+        try:
+            env: Envelope | None = await peer.expect_response(rid, timeout=min(1.0, self.timeout))
+        except PeerError:
+            env = None
+        body = env.summary() if env is not None else "no JSON-RPC body"
+        sid = getattr(peer.transport, "session_id", None)
+        issued = f"session id {sid!r}" if sid else "no session id (none was issued)"
+        raise self._mark_unusable(_VersionUnusable(
+            "ping.response",
+            problem="SessionUnusable",
+            message=(f"a ping on the {version} session initialize opened ({issued}) was refused with HTTP {status} "
+                     f"({body}): the session cannot be used, so no other check of {version} can run"),
+            expected="an empty result on the session initialize opened",
+            actual={"http_status": status, "body": body},
+            reason=(f"not reached: the {version} session cannot be used (a ping after initialize was refused with "
+                    f"HTTP {status}; see ping.response)"),
+            conn=conn,
+            hint="the server must accept requests on the session its initialize response opened",
+        ))
+
+    def _mark_unusable(self, exc: _VersionUnusable) -> _VersionUnusable:
+        version = exc.conn.version if exc.conn is not None else None
+        if version is not None:
+            self._unusable.setdefault(version, exc)
+            self._shared_error.setdefault(version, self._unusable[version])
+            return self._unusable[version]
+        return exc
+
+    async def settle(self, version: str) -> None:
+        """Wait until ``version``'s shared handshake has been tried once (so that an unanswered
+        handshake is known before any item of the version waits for one of its own)."""
+        if version in self._shared_error or version in self._shared:
+            return
+        event = self._settled.get(version)
+        if event is None:
+            event = self._settled[version] = anyio.Event()
+            try:
+                await self._shared_quietly(version)
+            finally:
+                event.set()
+        else:
+            await event.wait()
 
     async def fresh(self, version: str, *, initialize: bool = True, **peer_opts: Any) -> Connection:
         """A new connection (a spare one started in the background when possible)."""
@@ -723,6 +822,20 @@ class Runner:
             http = _http_failure(peer, self.target)
             if http is not None:
                 raise _ScenarioError(http.message, kind="target", hint=http.hint) from exc
+            if isinstance(exc, ExpectTimeout) and not spec(version).stateless:
+                waited = f"{exc.waited:.3g}"
+                raise self._mark_unusable(_VersionUnusable(
+                    "lifecycle.initialize.result",
+                    problem="InitializeUnanswered",
+                    message=(f"initialize ({version}) was not answered within {waited} s (the suite's timeout: a client "
+                             "SHOULD establish timeouts); the server MUST respond with its capabilities and information"),
+                    expected="an initialize result within the timeout",
+                    actual=f"no response within {waited} s",
+                    reason=(f"not reached: the server did not answer initialize for {version} within {waited} s "
+                            "(see lifecycle.initialize.result)"),
+                    conn=conn,
+                    hint="raise --timeout if the server is merely slow to start",
+                )) from exc
             raise _ScenarioError(self._handshake_failure(version, exc), kind="target",
                                  hint="check that the target is an MCP server speaking this transport") from exc
         return info
@@ -880,7 +993,7 @@ class Runner:
         """Open ``version``'s shared session in the background, before the plan is known (the
         plugin calls it while pytest still collects); errors are kept for the items."""
         if self._tg is not None and version in self.versions and self._target_error is None:
-            self._tg.start_soon(self._shared_quietly, version)
+            self._tg.start_soon(self.settle, version)
 
     async def _shared_quietly(self, version: str) -> None:
         try:
@@ -1060,8 +1173,20 @@ class Runner:
         error: tuple[str, str, str | None] | None = None  # (kind, message, hint)
         skipped: str | None = None
         peer_exc: PeerError | None = None
+        unusable: _VersionUnusable | None = None
+        limit, overrun = self.item_deadline, False
+        if self.run_deadline is not None:
+            left = self.run_deadline - time.monotonic()
+            if left < limit:
+                limit, overrun = max(0.0, left), True
         try:
-            with anyio.fail_after(self.item_deadline):
+            with anyio.fail_after(limit):
+                if overrun and limit <= 0:
+                    raise TimeoutError
+                await self.settle(version)
+                unusable = self._unusable.get(version)
+                if unusable is not None:
+                    raise unusable
                 for attempt in (1, 2):
                     try:
                         if sc.capability:
@@ -1076,12 +1201,26 @@ class Runner:
             exc = _unwrap(raised)
             if isinstance(exc, ScenarioSkipped):
                 skipped = exc.reason
+            elif isinstance(exc, _VersionUnusable):
+                unusable = exc
+                if unusable.requirement in ctx._active:
+                    ctx.check(unusable.requirement, False, problem=unusable.problem, message=unusable.verdict,
+                              expected=unusable.expected, actual=unusable.actual,
+                              peer=unusable.conn.peer if unusable.conn is not None else None)
+                if self.is_selected(unusable.requirement):
+                    skipped = unusable.reason
+                else:  # the verdict is not part of this run: what remains is an error
+                    error = ("target", unusable.verdict, unusable.hint)
             elif isinstance(exc, TargetError):
                 error = ("target", exc.message, exc.hint)
             elif isinstance(exc, _ScenarioError):
                 error = (exc.kind, exc.message, exc.hint)
             elif isinstance(exc, PeerError):
                 peer_exc = exc
+            elif isinstance(exc, TimeoutError) and overrun:
+                error = ("deadline", f"the run reached its deadline of {self.run_timeout:g} s (--run-timeout) "
+                         f"{'before' if limit <= 0 else 'during'} scenario {sc.id}",
+                         "raise --run-timeout, or --timeout if the server is merely slow")
             elif isinstance(exc, TimeoutError):
                 error = ("harness", f"scenario {sc.id} did not finish within its deadline of {self.item_deadline:g} s", None)
             elif isinstance(exc, (TransportError, OSError)):
@@ -1162,7 +1301,15 @@ class Runner:
         return {
             "server_info": first.server_info if first else None,
             "by_version": {v: i.to_json() for v, i in self.sessions.items()},
+            "answered": self.answered(),
         }
+
+    def answered(self) -> bool:
+        """Whether the target sent any JSON-RPC message during the run (exit code 3 is for a target
+        that never did, however many verdicts its silence earned)."""
+        messages = (Kind.RESULT, Kind.ERROR, Kind.REQUEST, Kind.NOTIFICATION, Kind.BATCH)
+        return any(item.envelope is not None and item.envelope.kind in messages
+                   for conn in self.connections for item in conn.peer.inbound)
 
 
 _MODERN_REJECTIONS = (_errors.HEADER_MISMATCH, _errors.MISSING_REQUIRED_CLIENT_CAPABILITY)

@@ -105,6 +105,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("timeout", "--mcp-timeout", "--timeout",
            f"seconds to wait for each expected answer (default {DEFAULT_TIMEOUT:g})", kind="float",
            metavar="SECONDS"),
+    Option("run_timeout", "--mcp-run-timeout", "--run-timeout",
+           "seconds the whole run may take; items still running then are stopped and the rest are not run "
+           "(error, kind deadline) (default: 60 + timeout x (2 x versions + scenarios run / 4))",
+           kind="float", metavar="SECONDS"),
     Option("strict", "--mcp-strict", "--strict",
            "grade SHOULD violations as failures", kind="flag"),
     Option("report_dir", "--mcp-report-dir", "--report-dir",
@@ -257,6 +261,7 @@ class _Settings:
     target: Any  # conformance.connect.Target | None
     versions: tuple[str, ...]
     timeout: float
+    run_timeout: float | None  # None: derived from the timeout and the plan
     strict: bool
     report_dir: Path
     select: list[str]
@@ -297,6 +302,15 @@ def _settings(config: pytest.Config) -> _Settings:
         raise pytest.UsageError(f"--mcp-timeout {timeout_raw!r} is not a number of seconds") from None
     if not timeout > 0:
         raise pytest.UsageError(f"--mcp-timeout must be positive, not {timeout_raw!r}")
+    run_timeout_raw = get_option(config, "run_timeout")
+    run_timeout: float | None = None
+    if run_timeout_raw not in (None, ""):
+        try:
+            run_timeout = float(run_timeout_raw)
+        except (TypeError, ValueError):
+            raise pytest.UsageError(f"--mcp-run-timeout {run_timeout_raw!r} is not a number of seconds") from None
+        if not run_timeout > 0:
+            raise pytest.UsageError(f"--mcp-run-timeout must be positive, not {run_timeout_raw!r}")
     versions = _versions(get_option(config, "version"))
     select = list(get_option(config, "select"))
     exclude = list(get_option(config, "exclude"))
@@ -317,6 +331,7 @@ def _settings(config: pytest.Config) -> _Settings:
         target=target,
         versions=versions,
         timeout=timeout,
+        run_timeout=run_timeout,
         strict=bool(get_option(config, "strict")),
         report_dir=report_path,
         select=select,
@@ -326,6 +341,21 @@ def _settings(config: pytest.Config) -> _Settings:
         formats=_formats(get_option(config, "report_format")),
         baseline=_baseline(get_option(config, "baseline"), Path(config.invocation_params.dir)),
     )
+
+
+def _refuse_xdist(config: pytest.Config) -> None:
+    """A run against one target is one event loop with shared sessions and one report: spread
+    over pytest-xdist workers it would be split, each worker holding part of the plan (it used to
+    stop at 83 % and never finish).  Refused, with what to do instead."""
+    workers = getattr(config.option, "numprocesses", None)
+    dist = getattr(config.option, "dist", "no")
+    if os.environ.get("PYTEST_XDIST_WORKER") or (workers not in (None, 0, "0")) or dist not in (None, "no"):
+        raise pytest.UsageError(
+            "mcp-conformance runs one target's scenarios in one process (shared sessions, one report) and "
+            "does not run under pytest-xdist: drop -n/--numprocesses (or pass -n 0). The suite already "
+            "overlaps its waits; to test several servers at once, run one pytest (or mcp-conformance) "
+            "per server."
+        )
 
 
 def _formats(values: list[str]) -> tuple[str, ...]:
@@ -392,6 +422,7 @@ class _Run:
 
         from conformance.context import Runner
 
+        self.started_monotonic = time.monotonic()
         self._portal_cm = start_blocking_portal("asyncio")
         self.portal = self._portal_cm.__enter__()
         runner = Runner(
@@ -407,10 +438,15 @@ class _Run:
         self.runner = runner
 
     def prewarm(self) -> None:
-        """Start the run now and open the first version's shared session in the background."""
+        """Start the run now and open every version's shared session in the background, side by
+        side: a target that does not answer a handshake costs one timeout, not one per version."""
         if self.runner is None and not self.closed:
             self._start_loop()
-            self.portal.call(self.runner.prewarm, self.settings.versions[0])
+            self.portal.call(self._prewarm_all)
+
+    def _prewarm_all(self) -> None:  # in the event loop's thread
+        for version in self.settings.versions:
+            self.runner.prewarm(version)
 
     def ensure_started(self) -> None:
         if self.runner is None:
@@ -420,8 +456,13 @@ class _Run:
             self.portal.call(self._plan)
 
     def _plan(self) -> None:  # in the event loop's thread
+        from conformance.context import Runner
+
         self.runner.plan(self.scenarios)
         self.runner.schedule(self.items)
+        bound = self.settings.run_timeout or Runner.derived_run_timeout(
+            self.settings.timeout, len(self.settings.versions), len(self.items))
+        self.runner.set_run_timeout(bound, started=self.started_monotonic)
 
     def run(self, sc: Scenario, version: str) -> Any:
         self.ensure_started()
@@ -522,6 +563,7 @@ def pytest_configure(config: pytest.Config) -> None:
         loader.configure(settings.schema_dir)
     if settings.target is None:
         return
+    _refuse_xdist(config)
     _check_schemas(settings)
     run = config.stash[RUN_KEY] = _Run(config, settings)
     if not config.option.collectonly:
@@ -633,7 +675,7 @@ class McpItem(pytest.Item):
         self.user_properties.append(("mcp_transport", transport))
         for rid in cited:
             r = reqs[rid]
-            self.user_properties.append(("mcp_requirement", f"{rid} {r.level.value} {r.url}"))
+            self.user_properties.append(("mcp_requirement", f"{rid} {r.level.value} {r.url_for(version)}"))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         mod = sys.modules.get(self.scenario.module)
@@ -683,10 +725,17 @@ class McpItem(pytest.Item):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
+    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        # pytest formats an error raised in setup (where our items run) through this, parsing the
+        # source of every traceback entry: ~50 ms an item, minutes for a run of target errors
+        if isinstance(excinfo.value, (McpFailure, McpError)):
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
+
 
 def _req_header(rid: str, version: str, transport: str) -> str:
     r = catalogue()[rid]
-    return f"{r.level.value} {rid} ({version}, {transport})\n    {r.url}\n    \"{r.quote}\""
+    return f"{r.level.value} {rid} ({version}, {transport})\n    {r.url_for(version)}\n    \"{r.quote}\""
 
 
 def _violation_text(v: dict[str, Any]) -> str:
@@ -730,7 +779,7 @@ def _failure_text(result: Any) -> str:
 
 
 def _error_text(result: Any) -> str:
-    kind = "target error" if result.error_kind == "target" else "harness error (not the server's fault)"
+    kind = {"target": "target error", "deadline": "run deadline reached"}.get(result.error_kind or "", "harness error (not the server's fault)")
     text = f"{kind}: {result.error}"
     if result.hint:
         text += f"\n  how to fix: {result.hint}"
@@ -881,6 +930,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     run = config.stash.get(RUN_KEY, None)
     if run is not None and not run.closed:
         run.close()
+    if run is not None and run.runner is not None and REPORT_KEY not in config.stash:
+        # interrupted before the session started (Ctrl-C while the first sessions came up):
+        # the partial report is written all the same
+        try:
+            report = run.report(status="interrupted")
+            run.report_path = _write_report(run.settings.report_dir, report)  # type: ignore[attr-defined]
+            _write_renderings(run.settings.report_dir, report, run.settings.formats)
+            config.stash[REPORT_KEY] = report
+        except Exception as exc:  # never mask the interrupt
+            sys.stderr.write(f"mcp-conformance: writing the partial report failed: {exc!r}\n")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -896,8 +955,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"server: {impl.get('name')} {impl.get('version', '')}".rstrip())
     counts = report["summary"]["by_outcome"]
     shown = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+    na = report["summary"].get("not_applicable") or 0
     tr.write_line(f"requirements x versions: {report['summary']['total']} ({shown or 'none'})"
-                  f"{' [strict]' if report['strict'] else ''}")
+                  f"{' [strict]' if report['strict'] else ''}"
+                  + (f"; {na} not applicable to these versions or this transport (not counted)" if na else ""))
     warned = [r for r in report["results"] if r["outcome"] == Outcome.WARNING.value]
     if warned:
         tr.write_line("warnings (SHOULD violated; --mcp-strict makes them failures):", yellow=True)

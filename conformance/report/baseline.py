@@ -221,7 +221,7 @@ def strip_baseline(report: Mapping[str, Any]) -> dict[str, Any]:
         if mark:
             r["outcome"] = mark["original"]
     rep.pop("baseline", None)
-    rep["summary"] = summarize(rep["results"])
+    rep["summary"] = _summary(rep, rep["results"])
     rep["exit_code"] = exit_code(rep)
     return rep
 
@@ -265,6 +265,14 @@ def apply_baseline(report: Mapping[str, Any], baseline: Baseline, *, role: str =
         "stale": stale,
         "unmatched": unmatched,
     }
-    rep["summary"] = summarize(results)
+    rep["summary"] = _summary(rep, results)
     rep["exit_code"] = exit_code(rep)
     return rep
+
+
+def _summary(rep: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary of ``results``, keeping the report's count of not-applicable combinations."""
+    out = summarize(results)
+    if "not_applicable" in rep:
+        out["not_applicable"] = len(rep["not_applicable"] or [])
+    return out

@@ -299,6 +299,8 @@ class _View:
             "unlisted": self.budget.unlisted,
             "omitted": self.budget.omitted,
             "errors": self._errors(),
+            "not_applicable": list(rep.get("not_applicable") or []),
+            "not_applicable_groups": _na_groups(rep.get("not_applicable") or []),
             "notes": [str(w) for w in rep.get("warnings") or []],
             "baseline": rep.get("baseline"),
             "columns": mx.columns,
@@ -611,6 +613,17 @@ def _assets() -> tuple[str, str, str, str]:
 
 def _csp_hash(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def _na_groups(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+    """Not-applicable rows grouped by the requirement's span ("2026-07-28 rules", "HTTP rules"):
+    (reason without the version, ["requirement@version", ...])."""
+    groups: dict[str, list[str]] = {}
+    for r in rows:
+        reason = str(r.get("reason") or "not applicable")
+        key = reason.split(": ", 1)[1] if reason.startswith("not applicable to ") and ": " in reason else reason
+        groups.setdefault(key, []).append(f"{r.get('requirement')}@{r.get('version')}")
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
 
 def render_html(report: Mapping[str, Any]) -> str:

@@ -199,6 +199,8 @@ def render_junit(report: Mapping[str, Any]) -> str:
         warnings: list[str] = []
         for r in rows:
             _testcase(suite, r, warnings, kinds)
+        na = sum(1 for n in report.get("not_applicable") or [] if n.get("version") == version and n.get("transport") == transport)
+        ET.SubElement(props, "property", {"name": "mcp.not_applicable", "value": str(na)})
         ET.SubElement(props, "property", {"name": "mcp.warnings", "value": str(len(warnings))})
         for w in warnings:
             ET.SubElement(props, "property", {"name": "mcp.warning", "value": _clean(w, MAX_ATTR)})

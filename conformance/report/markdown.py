@@ -129,7 +129,9 @@ def render_markdown(report: Mapping[str, Any], *, html_name: str | None = "repor
         out.append(f"| {lvl} | {S.percent_text(sc['passed'], sc['checked'])} | {sc['passed']} / {sc['checked']} |")
     out.append("")
     counts = S.counts(results)
-    out.append(f"{len(results)} results: " + " · ".join(f"{_ICONS[o]} {n} {o}" for o, n in counts.items() if n))
+    na = len(report.get("not_applicable") or [])
+    out.append(f"{len(results)} results: " + " · ".join(f"{_ICONS[o]} {n} {o}" for o, n in counts.items() if n)
+               + (f" ({na} not applicable to these versions or this transport, not counted)" if na else ""))
     out.append("")
     mx = S.matrix(results, versions=report.get("versions") or [], transports=[report["transport"]] if report.get("transport") else [])
     if mx.areas:

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 from conformance.outcomes import OUTCOME_ORDER, Level, Outcome, worst
 from conformance.report import summary as _summary
 from conformance.spec.requirements import Requirement
-from conformance.spec.versions import VERSIONS
+from conformance.spec.versions import VERSIONS, spec
 
 __all__ = [
     "REPORT_FORMAT",
@@ -117,7 +117,7 @@ class RequirementResult:
             "version": self.version,
             "transport": self.transport,
             "level": req.level.value if req else None,
-            "url": req.url if req else None,
+            "url": req.url_for(self.version) if req else None,
             "quote": req.quote if req else None,
             "area": req.area if req else None,
             "source": req.source if req else None,
@@ -134,6 +134,12 @@ class RequirementResult:
             "transcript": list(self.transcript),
         }
         return out
+
+
+def _applies(req: Requirement, version: str, transport: str) -> bool:
+    if not req.applies_to(version, transport):
+        return False
+    return version not in VERSIONS or transport in {t.value for t in spec(version).transports}
 
 
 def iso_time(epoch: float | None) -> str | None:
@@ -189,7 +195,22 @@ def build_report(
     code: int | None = None,
 ) -> dict[str, Any]:
     """The canonical report dict (what ``report.json`` holds)."""
-    rows = sorted((r.to_json(requirements.get(r.requirement)) for r in results), key=_result_key)
+    rows: list[dict[str, Any]] = []
+    not_applicable: list[dict[str, Any]] = []
+    for r in results:
+        req = requirements.get(r.requirement)
+        if req is not None and r.outcome is Outcome.SKIP and not _applies(req, r.version, r.transport):
+            # outside the requirement's versions or transports, or a transport the version does not
+            # define (streamable HTTP in 2024-11-05): not a skip of the target, not counted
+            not_applicable.append({"requirement": r.requirement, "version": r.version, "transport": r.transport,
+                                   "level": req.level.value, "area": req.area,
+                                   "reason": r.reason or r.default_reason or "not applicable"})
+        else:
+            rows.append(r.to_json(req))
+    rows.sort(key=_result_key)
+    not_applicable.sort(key=_result_key)
+    summary = summarize(rows)
+    summary["not_applicable"] = len(not_applicable)
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "suite": {"name": "mcp-conformance", "version": suite_version},
@@ -204,26 +225,33 @@ def build_report(
         "selection": dict(selection),
         "implementation": dict(implementation or {}),
         "results": rows,
+        "not_applicable": not_applicable,
         "errors": [dict(e) for e in errors],
         "warnings": list(warnings),
-        "summary": summarize(rows),
+        "summary": summary,
     }
     report["exit_code"] = code if code is not None else exit_code(report)
     return report
 
 
 def exit_code(report: Mapping[str, Any]) -> int:
-    """The CLI's exit code for a report: 3 target unreachable, 1 a failure (or an error of our
-    own), 130 interrupted, 2 usage error, else 0.  Warnings pass unless strict graded them fail."""
+    """The CLI's exit code for a report: 3 the target never answered, 1 a failure (or an error,
+    also a target error after the target answered), 130 interrupted, 2 usage error, else 0.  Warnings pass unless strict graded them fail."""
     status = report.get("status")
     if status == "usage-error":
         return EXIT_USAGE
     if status == "interrupted":
         return EXIT_INTERRUPTED
     errors = list(report.get("errors") or [])
-    if status == "target-error" or any(e.get("kind") == "target" for e in errors):
-        return EXIT_TARGET
     counts = report.get("summary", {}).get("by_outcome", {})
+    # 3 is for a target that never answered (its silence may still have earned verdicts, such as
+    # an unanswered initialize); once it answered anything, the verdicts decide, and a target
+    # error later in the run is an error among them
+    answered = (report.get("implementation") or {}).get("answered")
+    if answered is None:  # a report without the flag: answered if anything passed or failed
+        answered = any(counts.get(o.value) for o in (Outcome.PASS, Outcome.FAIL, Outcome.WARNING, Outcome.XFAIL, Outcome.STALE))
+    if not answered and (status == "target-error" or counts.get(Outcome.FAIL.value) or any(e.get("kind") == "target" for e in errors)):
+        return EXIT_TARGET
     if counts.get(Outcome.FAIL.value) or counts.get(Outcome.ERROR.value) or counts.get(Outcome.STALE.value) or errors:
         return EXIT_FAILED
     return EXIT_OK

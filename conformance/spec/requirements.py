@@ -25,6 +25,7 @@ __all__ = [
     "catalogue",
     "get",
     "select",
+    "derived_url",
     "DuplicateRequirementError",
     "UnknownRequirementError",
 ]
@@ -53,6 +54,14 @@ class Requirement:
             return True
         return Transport(transport) in self.transports
 
+    def url_for(self, version: str | None) -> str:
+        """The page (with anchor) carrying the sentence in ``version``: the cited page of that
+        version, or where the sentence stands there when the page moved (``_cited.CITED``)."""
+        if version is None or version not in self.versions:
+            return self.url
+        moved = _cited().get(self.id, {}).get(version)
+        return moved or derived_url(self.url, version)
+
     def to_json(self) -> dict:
         return {
             "id": self.id,
@@ -80,6 +89,21 @@ class UnknownRequirementError(KeyError):
 
 _REGISTRY: dict[str, Requirement] = {}
 _LOADED = False
+
+
+def derived_url(url: str, version: str) -> str:
+    """``url`` (a spec page of some version) with its version segment replaced by ``version``."""
+    head, sep, rest = url.partition("/specification/")
+    if not sep or "/" not in rest:
+        return url
+    _, _, tail = rest.partition("/")
+    return f"{head}{sep}{version}/{tail}"
+
+
+def _cited() -> dict[str, dict[str, str]]:
+    from conformance.spec.catalogue._cited import CITED
+
+    return CITED
 
 
 def define(

@@ -42,7 +42,7 @@ from conformance.transports.base import (
     TransportError,
 )
 from conformance.wire.envelope import parse_envelope
-from conformance.wire.ndjson import DEFAULT_MAX_LINE_BYTES, NDJSONDecoder
+from conformance.wire.ndjson import DEFAULT_MAX_LINE_BYTES, NDJSONDecoder, SplitJoiner
 
 __all__ = ["StdioTransport"]
 
@@ -122,6 +122,9 @@ class StdioTransport(Transport):
         self._reader: asyncio.StreamReader | None = None  # fast path under asyncio (see receive)
         self._tg: anyio.abc.TaskGroup | None = None
         self._decoder = NDJSONDecoder(max_line_bytes=max_line_bytes)
+        # a message spread over several lines (pretty-printed) is reassembled, so that one framing
+        # fault is one verdict (transport.stdio.no-embedded-newlines) and the run goes on
+        self._joiner = SplitJoiner(max_bytes=max_line_bytes)
         self._pending: deque[Inbound] = deque()
         self._receiving = False
         self._eof = False
@@ -395,6 +398,7 @@ class StdioTransport(Transport):
             # coroutine less per read); b"" is the end of the stream, as EndOfStream is for anyio
             read = self._reader.read if self._reader is not None else None
             feed = self._decoder.feed
+            joiner = self._joiner
             make = self._inbound
             while not pending:
                 if self._closing:
@@ -412,11 +416,15 @@ class StdioTransport(Transport):
                     if self._closing:  # our own close, not the server's: flush nothing
                         raise TransportClosed("the transport is closed") from None
                     self._eof = True
-                    pending.extend(make(f) for f in self._decoder.close())
+                    pending.extend(make(f) for f in [*joiner.flush(), *self._decoder.close()])
                     continue
                 frames = feed(data)
-                if len(frames) == 1:  # the usual case: one whole message per read
-                    return make(frames[0])
+                if len(frames) == 1 and not joiner.holding:  # the usual case: one whole message per read
+                    frames = joiner.push(frames[0])
+                    if len(frames) == 1:
+                        return make(frames[0])
+                else:
+                    frames = [out for f in frames for out in joiner.push(f)]
                 pending.extend(make(f) for f in frames)
             return pending.popleft()
         finally:
@@ -427,6 +435,8 @@ class StdioTransport(Transport):
         raw = frame.raw
         if frame.problem is None:
             return Inbound(raw, parse_envelope(raw), None, {"stream": "stdout"})
+        if frame.lines > 1:
+            return Inbound(raw, parse_envelope(raw), frame.problem, {"stream": "stdout", "lines": frame.lines})
         if frame.truncated:
             return Inbound(raw, None, frame.problem, {"stream": "stdout", "truncated": True})
         if not raw.strip():

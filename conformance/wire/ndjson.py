@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from dataclasses import dataclass
 
 __all__ = [
@@ -33,6 +34,8 @@ __all__ = [
     "NDJSONDecoder",
     "encode_line",
     "looks_like_split_message",
+    "SplitJoiner",
+    "SPLIT_MESSAGE",
     "DEFAULT_MAX_LINE_BYTES",
 ]
 
@@ -54,6 +57,7 @@ class Frame:
     raw: bytes  # the line without its terminating b"\n" (and without a trailing b"\r")
     problem: str | None = None  # framing problems, "; "-joined; None for a clean line
     truncated: bool = False  # the line exceeded max_line_bytes; raw holds its first max bytes
+    lines: int = 1  # > 1: one message reassembled from this many lines (see SplitJoiner)
 
 
 def _too_long(max_line_bytes: int) -> str:
@@ -238,3 +242,106 @@ def looks_like_split_message(prev: bytes, cur: bytes, *more: bytes) -> bool:
         return False
     ok, value = _is_json("\n".join(texts), strict=False)
     return ok and isinstance(value, (dict, list))
+
+
+SPLIT_MESSAGE = "embedded newlines"
+MAX_SPLIT_LINES = 100_000  # the most lines one reassembled message may span
+_OPENERS = (b"{", b"[")
+_SPECIAL = re.compile(rb'["\\{}\[\]]')
+
+
+class SplitJoiner:
+    """Reassemble messages a peer spread over several lines (pretty-printed JSON).
+
+    The framing rule is broken either way; what this decides is whether the run can go on.  A
+    line that opens a JSON object or array without closing it starts a *held* run; the brackets
+    outside strings are counted line by line (linear in the bytes held) and when they balance,
+    the run joined with ``b"\\n"`` is parsed once: one JSON object or array comes out as one
+    :class:`Frame` whose ``raw`` is the joined lines, ``lines`` their number and ``problem``
+    ``"embedded newlines: one message over N lines"``.  A held run that cannot become a message
+    (it does not parse once balanced, a complete one-line message or a framing problem arrives,
+    more than ``max_lines`` lines or ``max_bytes`` bytes) comes out line by line, as received.
+
+    Clean one-line messages pass straight through (two byte comparisons each).
+    """
+
+    def __init__(self, *, max_lines: int = MAX_SPLIT_LINES, max_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        self._held: list[Frame] = []
+        self._size = 0
+        self._depth = 0
+        self._in_string = False
+
+    @property
+    def holding(self) -> int:
+        """Lines currently held (an unfinished split message)."""
+        return len(self._held)
+
+    def push(self, frame: Frame) -> list[Frame]:
+        """The frames ``frame`` completes (none while a split message is still open)."""
+        held = self._held
+        if not held:
+            if frame.problem is not None or frame.raw.strip()[:1] not in _OPENERS:
+                return [frame]
+            depth, in_string = _brackets(frame.raw, 0, False)
+            if depth <= 0 and not in_string:
+                return [frame]  # balanced on its own line: a message, or noise for the checks
+            self._held, self._size, self._depth, self._in_string = [frame], len(frame.raw), depth, in_string
+            return []
+        if frame.problem is not None or (not self._in_string and _balanced_line(frame.raw)):
+            return [*self.flush(), *self.push(frame)]
+        held.append(frame)
+        self._size += len(frame.raw) + 1
+        self._depth, self._in_string = _brackets(frame.raw, self._depth, self._in_string)
+        if self._depth <= 0 and not self._in_string:
+            joined = b"\n".join(f.raw for f in held)
+            if self._depth == 0 and _is_container(joined):
+                n = len(held)
+                self._held, self._size = [], 0
+                return [Frame(joined, f"{SPLIT_MESSAGE}: one message over {n} lines", lines=n)]
+            return self.flush()
+        if len(held) >= self.max_lines or self._size > self.max_bytes:
+            return self.flush()
+        return []
+
+    def flush(self) -> list[Frame]:
+        """Give back the held lines as they were received (end of stream, or no message)."""
+        out, self._held, self._size, self._depth, self._in_string = self._held, [], 0, 0, False
+        return out
+
+
+def _brackets(line: bytes, depth: int, in_string: bool) -> tuple[int, bool]:
+    """Bracket depth and string state after ``line`` (brackets inside strings do not count)."""
+    skip = -1
+    for m in _SPECIAL.finditer(line):
+        i = m.start()
+        if i < skip:
+            continue
+        c = line[i]
+        if in_string:
+            if c == 0x5C:  # backslash: the next character is escaped
+                skip = i + 2
+            elif c == 0x22:
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in (0x7B, 0x5B):
+            depth += 1
+        elif c in (0x7D, 0x5D):
+            depth -= 1
+    return depth, in_string
+
+
+def _balanced_line(raw: bytes) -> bool:
+    """A line that is a one-line message by itself: a whole JSON object starting at the first
+    column (the inner lines of a pretty-printed message are indented, and may be whole arrays)."""
+    return raw[:1] == b"{" and _brackets(raw, 0, False) == (0, False) and _is_container(raw.rstrip())
+
+
+def _is_container(text: bytes) -> bool:
+    try:
+        value = json.loads(text.decode("utf-8"), strict=False)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, (dict, list))

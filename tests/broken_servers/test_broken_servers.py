@@ -139,5 +139,31 @@ def test_suite_flags_exactly_the_broken_requirement(d: registry.Defect, suite_ru
         f"defect {d.name!r} ({d.description}) should be reported as {d.requirement}={expected} and nothing else; "
         f"the suite reported {flagged}; errors: {report.get('errors')}"
     )
-    # a MUST fail gates the run; a SHOULD warning does not (outside --strict)
-    assert code == (1 if expected == "fail" else 0)
+    # a MUST fail gates the run; a SHOULD warning does not (outside --strict); a server that never
+    # answered anything within the run (initialize answered after 30 s) exits 3 with its verdict
+    answered = report["implementation"]["answered"]
+    assert answered or d.name in ("initialize-slow", "initialize-slow-http"), f"{d.name}: the report says it never answered"
+    assert code == (3 if not answered else 1 if expected == "fail" else 0)
+
+
+UNUSABLE = {  # defect -> what the one verdict says, and what every other result of the version says
+    "initialize-slow": ("InitializeUnanswered", "did not answer initialize"),
+    "initialize-slow-http": ("InitializeUnanswered", "did not answer initialize"),
+    "http-session-never-issued": ("SessionUnusable", "session cannot be used"),
+}
+
+
+@pytest.mark.parametrize("d", [registry.get(n) for n in UNUSABLE], ids=lambda d: d.name)
+def test_an_unusable_version_is_one_verdict_and_everything_else_is_skipped_with_its_reason(
+        d: registry.Defect, suite_runs: dict[str, Future]) -> None:
+    """No scenario waits for the timeout again: apart from the one failed requirement, every
+    result of every version the run covered is a skip whose reason names the unusable session."""
+    problem, reason = UNUSABLE[d.name]
+    _, report = suite_runs[d.name].result()
+    failed = [r for r in report["results"] if r["outcome"] == "fail"]
+    assert {r["requirement"] for r in failed} == {d.requirement}
+    assert {r["version"] for r in failed} == set(d.versions)
+    assert all(v["problem"] == problem for r in failed for v in r["violations"])
+    others = [r for r in report["results"] if r["outcome"] != "fail"]
+    assert others and all(r["outcome"] == "skip" and reason in r["reason"] for r in others), \
+        sorted({(r["outcome"], r["reason"]) for r in others if r["outcome"] != "skip" or reason not in r["reason"]})[:5]

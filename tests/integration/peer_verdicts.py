@@ -366,7 +366,7 @@ def readme(docs: Sequence[Mapping[str, Any] | tuple[str, str, str]]) -> str:
             lines.append(f"- {peer}/{transport}: run error -- {e}")
         for e in doc["verdicts"]:
             req = reqs.get(e["requirement"])
-            sentence = f'"{_one_line(req.quote, 10_000)}" ({req.url})' if req else "(not in the catalogue)"
+            sentence = f'"{_one_line(req.quote, 10_000)}" ({req.url_for(e["version"])})' if req else "(not in the catalogue)"
             mark = f" *unstable: {e['unstable']}*" if e.get("unstable") else ""
             lines.append(f"- {peer}/{transport}/{e['version']}: {e['requirement']} ({e['level']}, {e['outcome']}) "
                          f"-- {e['summary']} -- {sentence}{mark}")

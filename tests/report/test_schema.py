@@ -82,3 +82,26 @@ def test_the_schema_rejects_what_a_report_never_holds(name: str, mutate) -> None
     broken = copy.deepcopy(rep)
     mutate(broken)
     assert schema_errors(broken), f"the schema accepted a report with {name}"
+
+
+def test_exit_code_3_only_when_nothing_was_judged() -> None:
+    from conformance.report.model import EXIT_FAILED, EXIT_TARGET, exit_code
+
+    target_error = [{"kind": "target", "message": "the server process exited during the run"}]
+    never = {"status": "target-error", "errors": target_error, "summary": {"by_outcome": {"error": 5, "skip": 3}}}
+    assert exit_code(never) == EXIT_TARGET
+    reached = {"status": "complete", "errors": target_error, "summary": {"by_outcome": {"pass": 4, "fail": 2, "error": 5}}}
+    assert exit_code(reached) == EXIT_FAILED
+    passed_then_lost = {"status": "target-error", "errors": target_error, "summary": {"by_outcome": {"pass": 4, "error": 1}}}
+    assert exit_code(passed_then_lost) == EXIT_FAILED
+
+
+def test_exit_code_3_when_the_target_never_answered_even_with_verdicts() -> None:
+    from conformance.report.model import EXIT_FAILED, EXIT_TARGET, exit_code
+
+    silent = {"status": "complete", "errors": [], "implementation": {"answered": False},
+              "summary": {"by_outcome": {"fail": 4, "skip": 400}}}
+    assert exit_code(silent) == EXIT_TARGET
+    slow = {"status": "complete", "errors": [], "implementation": {"answered": True},
+            "summary": {"by_outcome": {"fail": 4, "skip": 400}}}
+    assert exit_code(slow) == EXIT_FAILED

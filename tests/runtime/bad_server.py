@@ -22,6 +22,7 @@ It answers like ``fixtures/peers/tiny_server.py`` (a correct dual-era server) ex
   bad-schema            initialize result whose serverInfo.name is a number
   only-2025-06-18       supports only 2025-06-18: offers it whatever version is asked for
   misnegotiate          supports 2025-06-18 (offers it for unknown versions) but answers 2025-03-26 when asked for it
+  late                  answers every message 0.3 s late (a server too slow for a short --run-timeout)
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from tiny_server import Server  # noqa: E402
 MODES = {
     "ok", "silent", "stubborn", "garbage", "huge-line", "invalid-utf8", "die-after-init", "crash-at-start",
     "answer-notifications", "no-parse-error", "exit-on-parse-error", "wrong-ping",
-    "wrong-method-code", "no-serverinfo", "bad-schema", "only-2025-06-18", "misnegotiate",
+    "wrong-method-code", "no-serverinfo", "bad-schema", "only-2025-06-18", "misnegotiate", "late",
 }
 
 
@@ -71,6 +72,10 @@ def main() -> int:
     for line in sys.stdin.buffer:
         if mode == "silent" or not line.strip():
             continue
+        if mode == "late":
+            import time
+
+            time.sleep(0.3)
         try:
             msg = json.loads(line)
         except ValueError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import TIMEOUT, bad_cmd, live_processes, results_by
+from .conftest import TIMEOUT, bad_cmd, live_processes, results_by, tiny_cmd
 
 V = "2025-11-25"
 
@@ -21,7 +21,9 @@ CASES = {
     "wrong-method-code": ("fail", "jsonrpc.error.method-not-found", "got error -32603"),
     "bad-schema": ("fail", "basic.schema.messages-valid", "does not match the 2025-11-25 schema"),
     "crash-at-start": ("error", "ping.response", "exited with code 3"),
-    "silent": ("error", "ping.response", "timed out after"),
+    # never answers: one verdict (initialize unanswered), the rest skipped at once with that reason;
+    # exit 3, since the target never answered anything
+    "silent": ("skip", "ping.response", "did not answer initialize for 2025-11-25"),
 }
 
 
@@ -42,6 +44,12 @@ def test_misbehaving_server_gets_a_named_verdict(run_plugin, tmp_path, mode: str
         assert any(text in v["message"] for v in res["violations"]), res["violations"]
         assert report["exit_code"] == 1
         assert text in result.stdout.str()
+    elif outcome == "skip":
+        assert text in res["reason"]
+        init = results_by(report)[("lifecycle.initialize.result", V)]
+        assert init["outcome"] == "fail" and "was not answered within" in init["violations"][0]["message"]
+        assert not report["errors"] and report["implementation"]["answered"] is False
+        assert report["exit_code"] == 3
     else:
         assert text in res["reason"]
         assert report["exit_code"] == 3
@@ -78,3 +86,25 @@ def test_a_supported_version_answered_with_another_fails_the_echo_rule(run_plugi
     (v,) = res["violations"]
     assert (v["problem"], v["expected"], v["actual"]) == ("VersionNotEchoed", "2025-06-18", "2025-03-26")
     assert "VersionNotEchoed" in result.stdout.str()
+
+
+def test_the_whole_run_is_bounded_by_the_run_timeout(run_plugin, tmp_path) -> None:
+    """A server that answers every request late: items still running at --mcp-run-timeout are
+    stopped and the rest are not run; both are errors of kind 'deadline' naming the bound, the
+    report is complete and written, and no process is left."""
+    token = f"bad-late-{tmp_path.name}"
+    result, report = run_plugin("--mcp-server-command", bad_cmd("late", "--pid-file", str(tmp_path / token)),
+                                "--mcp-timeout", "5", "--mcp-run-timeout", "1", "--mcp-version", "all")
+    assert report is not None and report["status"] == "complete"
+    kinds = {e["kind"] for e in report["errors"]}
+    assert kinds == {"deadline"}, kinds
+    assert all("--run-timeout" in e["message"] and "1 s" in e["message"] for e in report["errors"])
+    assert report["exit_code"] == 1
+    assert "run deadline reached" in result.stdout.str()
+    assert live_processes(token) == []
+
+
+def test_a_bad_run_timeout_is_a_usage_error(run_plugin) -> None:
+    result, report = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-run-timeout", "soon")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--mcp-run-timeout 'soon' is not a number of seconds" in result.stderr.str()

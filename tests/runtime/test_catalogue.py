@@ -122,3 +122,17 @@ def test_scenario_versions_are_narrowed_to_its_requirements(scratch_registry) ->
 
 def test_levels_are_the_three_keywords() -> None:
     assert {r.level for r in catalogue().values()} <= set(Level)
+
+
+@needs_docs
+@pytest.mark.parametrize("req", MCP, ids=lambda r: r.id)
+def test_every_version_cites_its_own_page_with_the_sentence_and_anchor(req) -> None:
+    """A verdict on version V links V's page (scripts/update_cited_urls.py regenerates the moves)."""
+    for version in req.versions:
+        url = req.url_for(version)
+        cited_version, path, anchor = _page(url)
+        assert cited_version == version, f"{req.id}: {url} is not a {version} page"
+        mdx = path.read_text(encoding="utf-8")
+        assert req.quote in _plain(mdx), f"{req.id}: quote not on {url}"
+        if anchor:
+            assert anchor in _anchors(mdx), f"{req.id}: no heading for #{anchor} in {path} ({version})"

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from conformance.scenarios.server.lifecycle import NO_HANDSHAKE
 from conformance.pytest_plugin import OPTIONS
 from conformance.registry import scenarios
 from conformance.spec.requirements import catalogue
@@ -55,13 +56,18 @@ def test_correct_server_passes_every_version_and_writes_the_report(run_plugin) -
     assert report["versions"] == list(versions)
     assert report["target"]["command"][-1].endswith("tiny_server.py")
     assert report["implementation"]["server_info"]["name"] == "mcp-conformance-tiny-server"
-    # one result per cited requirement x version, with the catalogue's level, url and quote
+    # one result per cited requirement x version it applies to, with the catalogue's level, the
+    # page of the version judged and the quote; the others are listed as not applicable
     cited = {rid for sc in scenarios("server") for rid in sc.requirements}
-    assert {(r["requirement"], r["version"]) for r in report["results"]} == {(c, v) for c in cited for v in versions}
     reqs = catalogue()
+    applicable = {(c, v) for c in cited for v in versions if reqs[c].applies_to(v, "stdio")}
+    assert {(r["requirement"], r["version"]) for r in report["results"]} == applicable
+    assert {(r["requirement"], r["version"]) for r in report["not_applicable"]} == {(c, v) for c in cited for v in versions} - applicable
+    assert report["summary"]["not_applicable"] == len(report["not_applicable"]) > 0
     for r in report["results"]:
         req = reqs[r["requirement"]]
-        assert (r["level"], r["url"], r["quote"]) == (req.level.value, req.url, req.quote)
+        assert (r["level"], r["url"], r["quote"]) == (req.level.value, req.url_for(r["version"]), req.quote)
+        assert req.source != "mcp" or f"/specification/{r['version']}/" in r["url"]
         assert r["outcome"] in ("pass", "skip"), r
         if r["outcome"] == "skip":
             assert r["reason"]
@@ -70,9 +76,10 @@ def test_correct_server_passes_every_version_and_writes_the_report(run_plugin) -
     counts = Counter(r["outcome"] for r in report["results"])
     assert {k: v for k, v in report["summary"]["by_outcome"].items() if v} == dict(counts)
     by = results_by(report)
-    assert by[("ping.response", "2026-07-28")]["reason"] == "ping was removed in 2026-07-28"
-    assert "not applicable to 2024-11-05" in by[("basic.notifications.no-response", "2024-11-05")]["reason"]
-    assert "initialize handshake" in by[("discover.implemented", "2024-11-05")]["reason"]
+    na = {(r["requirement"], r["version"]): r for r in report["not_applicable"]}
+    assert na[("ping.response", "2026-07-28")]["reason"] in ("ping was removed in 2026-07-28", NO_HANDSHAKE)
+    assert "not applicable to 2024-11-05" in na[("basic.notifications.no-response", "2024-11-05")]["reason"]
+    assert "initialize handshake" in na[("discover.implemented", "2024-11-05")]["reason"]
     assert by[("ping.response", "2024-11-05")]["outcome"] == "pass"
     assert by[("discover.implemented", "2026-07-28")]["outcome"] == "pass"
 
@@ -208,3 +215,12 @@ def test_items_carry_requirement_properties(pytester: pytest.Pytester) -> None:
     req = catalogue()["ping.response"]
     assert f'name="mcp_requirement" value="ping.response {req.level.value} {req.url}"' in xml
     assert 'name="mcp_version" value="2025-11-25"' in xml
+
+
+def test_a_run_under_pytest_xdist_is_refused_with_what_to_do(run_plugin) -> None:
+    """`pytest -n 2 --mcp-server-command ...` used to stop at 83 % and never finish: refused."""
+    pytest.importorskip("xdist")
+    result, report = run_plugin("-p", "xdist", "-n", "2", "--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "does not run under pytest-xdist: drop -n/--numprocesses (or pass -n 0)" in result.stderr.str()
+    assert report is None

@@ -24,6 +24,7 @@ __all__ = [
     "stdout_noise",
     "claimed_by_transport",
     "split_runs",
+    "split_lines",
 ]
 
 UTF8 = "transport.utf8"
@@ -61,9 +62,16 @@ def claimed_by_transport(entry: TranscriptEntry, transport: Transport | str, ver
     return Transport(transport) is Transport.STDIO and stdout_noise(entry)
 
 
+def split_lines(entry: TranscriptEntry) -> int:
+    """How many stdout lines an inbound entry spans (> 1: a message the transport reassembled)."""
+    lines = entry.meta.get("lines", 1)
+    return lines if isinstance(lines, int) else 1
+
+
 def split_runs(entries: Iterable[TranscriptEntry]) -> Iterator[tuple[str, list[TranscriptEntry]]]:
     """Classify unreadable stdout lines, in order: ``("split", lines)`` for consecutive lines that
-    form one JSON message when joined with newlines (a message with embedded newlines), and
+    form one JSON message when joined with newlines (a message with embedded newlines; or one
+    entry the transport reassembled from several lines, see :func:`split_lines`), and
     ``("noise", [line])`` for any other line that is no JSON-RPC message."""
     run: list[TranscriptEntry] = []
 
@@ -86,6 +94,12 @@ def split_runs(entries: Iterable[TranscriptEntry]) -> Iterator[tuple[str, list[T
 
     for entry in entries:
         if entry.direction != Direction.IN:
+            continue
+        if split_lines(entry) > 1:  # reassembled by the stdio transport
+            if run:
+                yield from flush()
+                run = []
+            yield "split", [entry]
             continue
         if stdout_noise(entry) and not invalid_utf8(entry):
             run.append(entry)

@@ -114,8 +114,9 @@ async def initialize_in_batch(ctx: ScenarioContext) -> None:
         # not served, which is all the sentence's reading asks; that every request of a batch is
         # answered is batching.receive's rule (judged on a batch of pings)
         ctx.check(req, True, entries=[mark],
-                  message=("accepted: a batch holding only initialize was not served (no answer by the time a ping sent after "
-                           "it was answered); an error would be clearer, but no revision words the server's side"))
+                  message=(f"accepted: a batch holding only initialize was not served (no answer by the time a "
+                           f"{barrier_method(ctx.version)} sent after it was answered); an error would be clearer, but no "
+                           "revision words the server's side"))
         return
     env, seq = got[0]
     ctx.check(
@@ -158,5 +159,6 @@ async def batch_refused(ctx: ScenarioContext) -> None:
             ctx.check(req, True, message=f"the batch was refused ({how})", entries=[s for _, s in got[:1]] or [mark])
         else:
             ctx.check(req, False, problem="BatchUnanswered",
-                      message="a JSON-RPC batch got no answer (nor by the time a ping sent after it was answered); an error response is expected",
+                      message=(f"a JSON-RPC batch got no answer (nor by the time a {barrier_method(ctx.version)} sent after it "
+                               "was answered); an error response is expected"),
                       expected="an error response (any code) or an HTTP 4xx", actual="no response", entries=[mark])

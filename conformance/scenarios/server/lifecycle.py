@@ -195,21 +195,23 @@ async def unsupported_version(ctx: ScenarioContext) -> None:
 
 
 @scenario(
-    requirements=["lifecycle.before-initialize.ping", "lifecycle.before-initialize.request"],
+    requirements=["ping.response", "lifecycle.before-initialize.request"],
     until=LATEST_STATEFUL,
     fresh=True,
     skip_reason=NO_HANDSHAKE,
 )
 async def before_initialize(ctx: ScenarioContext) -> None:
-    """A ping, then another request, before initialize: the ping gets its empty result, the
-    request an answer (an error is expected, any code; over streamable HTTP an HTTP 4xx), and
-    initialize still works afterwards."""
+    """A ping, then another request, before initialize: the ping gets its empty result (stdio and
+    legacy SSE; ping.response), the request an answer (an error is expected, any code; over
+    streamable HTTP an HTTP 4xx), and initialize still works afterwards."""
     info = await ctx.session_info()
     if info.unsupported:
         ctx.skip(info.unsupported)
     peer = await ctx.connect(initialize=False, fresh=True)
-    ping_req, early_req = "lifecycle.before-initialize.ping", "lifecycle.before-initialize.request"
-    if ctx.applies(ping_req):  # not over streamable HTTP: no session before initialize
+    ping_req, early_req = "ping.response", "lifecycle.before-initialize.request"
+    if ctx.transport is Transport.STREAMABLE_HTTP:
+        ctx.not_reached(ping_req, "over streamable HTTP a request before initialize has no session (servers that require one answer 400)")
+    else:
         rid = await peer.request("ping")
         try:
             env = await peer.expect_response(rid)
@@ -227,11 +229,12 @@ async def before_initialize(ctx: ScenarioContext) -> None:
             ctx.check(
                 ping_req, empty, problem="PingBeforeInitializeRefused" if env.kind is Kind.ERROR else "NonEmptyPingResult",
                 message=(
-                    "a ping sent before initialize should get the empty result every ping gets (pings are the one request a "
+                    "a ping sent before initialize must get the empty result every ping gets (pings are the one request a "
                     "client may send before the initialize response), got "
                     + (f"error {id_repr(env.error_code)} {error_field(env, 'message')!r}" if env.kind is Kind.ERROR else f"{env.result!r}")
                 ),
-                expected={}, actual=env.error if env.kind is Kind.ERROR else env.result, entries=[env],
+                expected={}, actual=env.error if env.kind is Kind.ERROR else env.result,
+                json_path=None if env.kind is Kind.ERROR else "$.result", entries=[env],
             )
     method = "tools/list"
     rid = await peer.request(method, {})

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.context import ScenarioContext
-from conformance.peer import PeerError
+from conformance.peer import PeerError, RawPeer
 from conformance.registry import scenario
-from conformance.wire.envelope import MISSING, Kind, id_repr
+from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire.envelope import MISSING, Kind, id_repr, same_id
 
 from ._helpers import barrier, barrier_method, inbound_entries, list_tools, long_running_tools, loose_id
 
@@ -25,6 +26,31 @@ def _progress(env) -> bool:
 
 def _token_of(env) -> Any:
     return env.params.get("progressToken", MISSING) if isinstance(env.params, dict) else MISSING
+
+
+def _token_sent(env) -> Any:
+    """The progressToken a request of ours carried in ``params._meta``, if any."""
+    params = env.params if env is not None and env.kind is Kind.REQUEST else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken", MISSING) if isinstance(meta, dict) else MISSING
+
+
+def foreign_progress(peer: RawPeer) -> list[TranscriptEntry]:
+    """Progress notifications on ``peer`` whose token no request of ours on it had carried by then
+    (same JSON value and type): "Progress notifications MUST only reference tokens that: - Were
+    provided in an active request".  Notifications for a token of a request already answered are
+    progress.stops-after-completion's, not counted here."""
+    provided: list[Any] = []
+    out = []
+    for entry in peer.transcript.entries:
+        env = entry.envelope
+        if entry.direction == Direction.OUT:
+            token = _token_sent(env)
+            if token is not MISSING:
+                provided.append(token)
+        elif _progress(env) and not any(same_id(_token_of(env), t) for t in provided):
+            out.append(entry)
+    return out
 
 
 @scenario(requirements=list(REQS), capability="tools")
@@ -46,7 +72,10 @@ async def progress_notifications(ctx: ScenarioContext) -> None:
         response_seq = peer.entry_of(env).seq if peer.entry_of(env) is not None else None
         before = [e for e in inbound_entries(peer, mark) if _progress(e.envelope) and (response_seq is None or e.seq < response_seq)]
         ours = [e for e in before if _token_of(e.envelope) == token and type(_token_of(e.envelope)) is str]
-        near = [e for e in before if e not in ours and loose_id(_token_of(e.envelope)) == loose_id(token)]
+        unknown = {e.seq for e in foreign_progress(peer)}
+        # a token that resembles ours ("7" for 7), or one no request provided: the tool reports
+        # progress, with the wrong token
+        near = [e for e in before if e not in ours and (loose_id(_token_of(e.envelope)) == loose_id(token) or e.seq in unknown)]
         if not ours and not near:
             continue  # this tool reports no progress; try the next
         _judge(ctx, peer, tool.name, token, rid, ours, near)
@@ -101,3 +130,33 @@ def _judge(ctx: ScenarioContext, peer, tool: str, token: str, rid: Any, ours: li
             return
         previous = value
     ctx.check("progress.increasing", True, message=f"progress of {tool}: {', '.join(repr(v) for _, v in order)}", entries=seqs[:1])
+
+
+@scenario(requirements=["progress.token"], order=1000)
+async def progress_tokens_known(ctx: ScenarioContext) -> None:
+    """Every progress notification on every connection of this version during the run (like the
+    schema check): its token is one a request of ours on that connection had provided."""
+    peer = await ctx.connect()
+    try:
+        await barrier(peer, ctx.version)  # one more round trip; what arrives is checked below
+    except PeerError as exc:
+        ctx.note(f"the closing round trip failed ({exc}); the messages received so far are checked")
+    seen = 0
+    reported = 0
+    for conn in ctx.connections():
+        seen += sum(1 for e in conn.transcript.entries if e.direction == Direction.IN and _progress(e.envelope))
+        for entry in foreign_progress(conn.peer):
+            reported += 1
+            if reported > 10:
+                continue
+            ctx.check(
+                "progress.token", False, problem="ProgressTokenUnknown",
+                message=(f"a progress notification on {conn.label} references token {id_repr(_token_of(entry.envelope))}, "
+                         "which no request on that connection had provided"),
+                expected="a progressToken from an active request", actual=_token_of(entry.envelope),
+                json_path="$.params.progressToken", entries=[entry.seq], peer=conn.peer,
+            )
+    if not seen:
+        ctx.skip("the server sent no progress notification during the run")
+    if not reported:
+        ctx.check("progress.token", True, message=f"{seen} progress notification(s) in the run, each for a token a request provided")

@@ -11,7 +11,7 @@ from conformance.registry import scenario
 from conformance.spec.versions import Transport, spec
 from conformance.transcript import Direction, TranscriptEntry
 
-from ._framing import invalid_utf8, split_runs, stdout_noise, utf8_rule_applies
+from ._framing import invalid_utf8, split_lines, split_runs, stdout_noise, utf8_rule_applies
 from ._helpers import barrier
 
 NEWLINES = "transport.stdio.no-embedded-newlines"
@@ -80,18 +80,20 @@ async def stdout_framing(ctx: ScenarioContext) -> None:
         lines += len(entries)
         for kind, run in split_runs(entries):
             if kind == "split":
+                n = split_lines(run[0]) if len(run) == 1 else len(run)
+                shown = run[0].raw.split(b"\n")[:6] if len(run) == 1 else [e.raw for e in run[:6]]
                 tally.fail(
                     NEWLINES,
                     conn,
                     run,
                     problem="EmbeddedNewlines",
                     message=(
-                        f"{len(run)} consecutive stdout lines on {conn.label} are one JSON message split by "
-                        f"embedded newlines (starting {_text(run[0].raw, 60)!r}); a line-reading client sees "
-                        f"{len(run)} lines that are not JSON"
+                        f"{n} consecutive stdout lines on {conn.label} are one JSON message split by "
+                        f"embedded newlines (starting {_text(shown[0], 60)!r}); a line-reading client sees "
+                        f"{n} lines that are not JSON"
                     ),
                     expected="one message per line, without embedded newlines",
-                    actual=[_text(e.raw, 120) for e in run[:6]],
+                    actual=[_text(line, 120) for line in shown],
                 )
             else:
                 entry = run[0]

@@ -53,23 +53,6 @@ define(
 _EARLY = "The client SHOULD NOT send requests other than pings before the server has responded to the `initialize` request."
 
 define(
-    "lifecycle.before-initialize.ping",
-    "SHOULD",
-    until=LATEST_STATEFUL,
-    transports=("stdio", "sse"),
-    url=spec_url(LATEST_STATEFUL, PAGE, "initialization"),
-    quote=_EARLY,
-    area="lifecycle",
-    note=(
-        "A ping is the one request a client may send before the initialize response, and the ping "
-        "page requires every ping to be answered with an empty result. Graded SHOULD: a ping sent "
-        "before the initialize request itself is not worded anywhere. Not on streamable HTTP, "
-        "where a request without a session id before initialize is answered with HTTP 400 by "
-        "servers that require sessions (transports: session management)."
-    ),
-)
-
-define(
     "lifecycle.before-initialize.request",
     "SHOULD",
     until=LATEST_STATEFUL,

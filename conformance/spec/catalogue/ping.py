@@ -13,5 +13,12 @@ define(
     quote="The receiver MUST respond promptly with an empty response",
     area="ping",
     aliases=("ping",),
-    note="'Promptly' is read as 'within the configured timeout' (--mcp-timeout).",
+    note=(
+        "'Promptly' is read as 'within the configured timeout' (--mcp-timeout). Every ping is "
+        "judged, also one sent before initialize: the lifecycle page lets a client send pings "
+        "before the server has responded to initialize ('The client SHOULD NOT send requests "
+        "other than pings before the server has responded to the initialize request'). Not over "
+        "streamable HTTP before initialize, where a request without a session id is answered with "
+        "HTTP 400 by servers that require sessions (transports: session management)."
+    ),
 )
