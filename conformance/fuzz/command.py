@@ -257,7 +257,7 @@ async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stri
             repro_dir.mkdir(parents=True, exist_ok=True)
             path = repro_dir / f"{cfg.version}-{n:02d}-{sig[0]}-{sig[1]}.json"
             path.write_text(json.dumps(repro.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        entry = _finding_entry(rec, repro, path, report_dir, strict)
+        entry = _finding_entry(rec, repro, path, report_dir, strict, cfg.version)
         section["findings"].append(entry)
         rows.append(entry)
     return section, rows
@@ -333,7 +333,7 @@ async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
     try:
         if sig[1] == "NonJsonOnStdout":
             return Reproducer(cfg.version, cfg.target.transport.value, cfg.seed, frame.index, frame.data, frame.data,
-                              [frame.operator], [m.to_json() for m in frame.mutations], sig, rec.finding.to_json(),
+                              [frame.operator], [m.to_json() for m in frame.mutations], sig, rec.finding.to_json(cfg.version),
                               method=frame.method, headers=frame.headers, shrink={"skipped": "stdout noise is not tied to one frame"},
                               target=cfg.target.to_json())
         if do_shrink:
@@ -365,12 +365,12 @@ async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
             await session.close()
     stats["seconds"] = round(time.monotonic() - t0, 3)
     return Reproducer(cfg.version, cfg.target.transport.value, cfg.seed, frame.index, best, frame.data,
-                      [frame.operator], [m.to_json() for m in frame.mutations], sig, rec.finding.to_json(),
+                      [frame.operator], [m.to_json() for m in frame.mutations], sig, rec.finding.to_json(cfg.version),
                       method=frame.method, headers=frame.headers, prefix=prefix, shrink=stats,
                       target=cfg.target.to_json(), stability=stability)
 
 
-def _finding_entry(rec: Any, repro: Any, path: Path | None, report_dir: Path, strict: bool) -> dict[str, Any]:
+def _finding_entry(rec: Any, repro: Any, path: Path | None, report_dir: Path, strict: bool, version: str | None = None) -> dict[str, Any]:
     f = rec.finding
     req = get_requirement(f.requirement)
     outcome = grade(req.level, True, strict=strict)
@@ -378,7 +378,7 @@ def _finding_entry(rec: Any, repro: Any, path: Path | None, report_dir: Path, st
         "requirement": f.requirement,
         "level": req.level.value,
         "outcome": outcome.value,
-        "url": req.url,
+        "url": req.url_for(version) if hasattr(req, "url_for") else req.url,
         "quote": req.quote,
         "problem": f.problem,
         "message": f.message,

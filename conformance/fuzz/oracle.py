@@ -120,10 +120,11 @@ class Finding:
     def outcome(self, *, strict: bool = False) -> Outcome:
         return grade(self.level(), True, strict=strict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, version: str | None = None) -> dict[str, Any]:
         req = get_requirement(self.requirement)
+        url = req.url_for(version) if hasattr(req, "url_for") else req.url
         return {
-            "requirement": self.requirement, "level": req.level.value, "url": req.url, "quote": req.quote,
+            "requirement": self.requirement, "level": req.level.value, "url": url, "quote": req.quote,
             "problem": self.problem, "message": self.message, "expected": self.expected, "actual": self.actual,
             "json_path": self.json_path,
         }

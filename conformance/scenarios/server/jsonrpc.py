@@ -34,12 +34,20 @@ UNKNOWN_NOTIFICATION = "notifications/mcp-conformance/no-such-notification"
 INVALID_JSON = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {'
 
 
-@scenario(requirements=["jsonrpc.error.method-not-found"])
+@scenario(requirements=["jsonrpc.error.method-not-found", "jsonrpc.request.response-required"])
 async def unknown_method(ctx: ScenarioContext) -> None:
-    """A request for a method nobody defines: error -32601."""
+    """A request for a method nobody defines: a response (every request gets one), error -32601."""
     peer = await ctx.connect()
     rid = await peer.request(UNKNOWN_METHOD, {})
-    env = await peer.expect_response(rid)
+    try:
+        env = await peer.expect_response(rid)
+    except ExpectTimeout as exc:
+        ctx.check("jsonrpc.request.response-required", False, problem="NoResponse",
+                  message=f"no response to a request for the unknown method {UNKNOWN_METHOD!r} within {exc.waited:.3g} s",
+                  expected=f"a response with id {id_repr(rid)}", actual="none")
+        ctx.not_reached("jsonrpc.error.method-not-found", "the request was not answered")
+        return
+    ctx.check("jsonrpc.request.response-required", True, entries=[env])
     ctx.check(
         "jsonrpc.error.method-not-found",
         env.kind is Kind.ERROR and env.error_code == errors.METHOD_NOT_FOUND,
