@@ -41,7 +41,7 @@ from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
 from conformance.spec.versions import Transport, spec
 from conformance.transports.base import TransportClosed, TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope
-from conformance.wire.rules import barrier_method, empty_ping_result, is_response
+from conformance.wire.rules import barrier_method, empty_ping_result, is_response, loose_id
 
 __all__ = ["FuzzConfig", "Campaign", "SignatureRecord", "run_campaign", "replay_frame", "Session"]
 
@@ -392,10 +392,14 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
     dead: list[_Dead] = []
     stop = False
 
+    loose: dict[str, Any] = {}  # loose_id of a pending id -> its key
+
     def finish(p: _Pend) -> None:
         key = p.exp.key
         if key is not None and keyed.get(key) is p:
             del keyed[key]
+            if isinstance(key, tuple) and key[0] != "json":
+                loose.pop(loose_id(key[1]), None)
         for mk in p.exp.member_keys:
             if keyed.get(mk) is p:
                 del keyed[mk]
@@ -457,7 +461,12 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 if p.exp.kind == _oracle.UNREADABLE and not p.answers and p.exp.echo is not MISSING and id_key(p.exp.echo) == key:
                     p.answers.append(env)
                     return
-            miss = _oracle.near_miss(env, keyed.keys())
+            # candidates for an id not echoed verbatim: the same digits as another type, or a large
+            # integer cut or rounded (indexed, so an unattributed answer does not scan every key)
+            cands = [loose.get(loose_id(env.id))]
+            if isinstance(env.id, (int, float)) and not isinstance(env.id, bool):
+                cands += [k for k in keyed if isinstance(k, tuple) and k[0] == "int" and abs(k[1]) > 2**31]
+            miss = _oracle.near_miss(env, [k for k in cands if k is not None and k in keyed])
             if miss is not MISSING:
                 p = keyed[id_key(miss)]
                 camp.record(_oracle.not_echoed(cfg.version, p.exp, env, miss), p.frame, p.exp)
@@ -669,6 +678,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     pends.append(p)
                     if e.key is not None:
                         keyed[e.key] = p
+                        if e.key[0] != "json":
+                            loose[loose_id(e.key[1])] = e.key
                     for mk in e.member_keys:
                         keyed.setdefault(mk, p)
                     if e.kind in _UNKEYED:
