@@ -574,11 +574,14 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 if kib is not None:
                     camp.memory.append((camp.elapsed, kib))
 
-    async def send_barrier() -> None:
+    def barrier_bytes() -> bytes:
         rid = session.next_id("fz-b")
         barriers[id_key(rid)] = (index, time.monotonic())
         camp.barriers += 1
-        await transport.send(dumps(session.barrier_message(rid)))
+        return dumps(session.barrier_message(rid))
+
+    async def send_barrier() -> None:
+        await transport.send(barrier_bytes())
 
     async def send_http(pends: list[_Pend]) -> None:
         """One POST per frame; its answers are the messages of that POST's own response (a JSON
@@ -696,13 +699,15 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     tg.start_soon(send_http, pends)
                     continue
                 try:
-                    await transport.send(frame.data)
                     ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
                     if ambiguous:
                         last_ambiguous[0] = frame.index
                     if ambiguous or since_barrier >= cfg.chunk:
-                        await send_barrier()
+                        # the frame and its barrier in one write (the transport adds the last newline)
+                        await transport.send(frame.data + b"\n" + barrier_bytes())
                         since_barrier = 0
+                    else:
+                        await transport.send(frame.data)
                 except TransportClosed as exc:
                     dead.append(_exited(camp, session, exc, list(ring)))
                     break
