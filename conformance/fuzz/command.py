@@ -121,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             where = "" if op.transports is None else f"  [{', '.join(sorted(op.transports))}]"
             print(f"{op.name:20} weight {op.weight:<4g} {op.description}{where}")
         return EXIT_OK
+    from conformance.cli import terminate_like_interrupt
+
+    terminate_like_interrupt()  # SIGTERM stops a campaign as Ctrl-C does: server stopped, report written
     try:
         if ns.replay:
             return _replay_command(ns)
@@ -164,6 +167,12 @@ class _Progress:
             sys.stderr.write("\r" + " " * self.width + "\r")
             sys.stderr.flush()
             self.width = 0
+
+
+def _interrupted(exc: BaseException) -> bool:
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    return isinstance(exc, BaseExceptionGroup) and any(_interrupted(e) for e in exc.exceptions)
 
 
 def _corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:
@@ -229,9 +238,12 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
             status = "target-error"
             print(f"mcp-conformance fuzz: {version}: cannot reach the target: {exc}", file=sys.stderr)
             continue
-        except KeyboardInterrupt:
+        except BaseException as exc:  # noqa: BLE001 - anyio wraps Ctrl-C / SIGTERM in an exception group
+            if not _interrupted(exc):
+                raise
             progress.done()
             status = "interrupted"
+            print("mcp-conformance fuzz: interrupted; the report holds the campaigns that finished", file=sys.stderr)
             break
         progress.done()
         sections.append(section)
@@ -240,7 +252,7 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
             _print_section(section)
     report = _write_report(report_dir, target, versions, ns, started, status, sections, results, errors)
     print(f"report: {report_dir / 'report.json'}", file=sys.stderr)
-    return int(report["exit_code"])
+    return EXIT_INTERRUPTED if status == "interrupted" else int(report["exit_code"])
 
 
 async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
