@@ -498,6 +498,7 @@ class Runner:
         prespawn: bool = True,
         item_deadline: float | None = None,
         detach: bool = True,
+        jobs: int | None = None,
     ) -> None:
         self.target = target
         self.versions = tuple(v for v in VERSIONS if v in set(versions))
@@ -532,7 +533,10 @@ class Runner:
         self._counter = 0
         self.started = False
         # overlapping items (stdio): see schedule() and _detacher()
-        self.detach = detach and target.transport is Transport.STDIO
+        # --jobs: scenarios running at once beside the one in order (1: strictly one after the
+        # other, the sequential reference every concurrent run must match verdict for verdict)
+        self.jobs = default_jobs(target.transport) if jobs is None else max(1, jobs)
+        self.detach = detach and self.jobs > 1 and target.transport is Transport.STDIO
         self._schedule: dict[str, list[Scenario]] = {}  # version -> its items, in run order
         self._detached: dict[tuple[str, str], _Detached] = {}  # (scenario id, version) -> state
         self._unfinished: dict[str, dict[int, int]] = {}  # version -> scenario order -> items not finished
@@ -564,7 +568,7 @@ class Runner:
         self._stopped = anyio.Event()
         self._server_lock = anyio.Lock()
         self._progress = anyio.Event()
-        self._slots = anyio.Semaphore(self._DETACH_LIMIT)
+        self._slots = anyio.Semaphore(max(1, self.jobs - 1))
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -1025,7 +1029,6 @@ class Runner:
 
     # -- overlapping items: scenarios on connections of their own run alongside the others -------
 
-    _DETACH_LIMIT = 3  # detached items running at once (each mostly waits for its own process)
 
     def schedule(self, items: Iterable[tuple[Scenario, str]]) -> None:
         """The (scenario, version) items the run will execute, in run order (after deselection).
@@ -1313,6 +1316,17 @@ class Runner:
 
 
 _MODERN_REJECTIONS = (_errors.HEADER_MISMATCH, _errors.MISSING_REQUIRED_CLIENT_CAPABILITY)
+
+
+def default_jobs(transport: Transport) -> int:
+    """Scenarios at once by default: on stdio every fresh connection is a process of its own, and
+    the items that run on one mostly wait for it, so the one in order plus three beside it (two on
+    a single core); over HTTP the scenarios share the server, and run one after the other."""
+    if transport is not Transport.STDIO:
+        return 1
+    import os
+
+    return 4 if (os.cpu_count() or 1) > 1 else 3
 
 
 def _json_rpc_body(exchange: Any) -> bool:

@@ -109,6 +109,10 @@ OPTIONS: tuple[Option, ...] = (
            "seconds the whole run may take; items still running then are stopped and the rest are not run "
            "(error, kind deadline) (default: 60 + timeout x (2 x versions + scenarios run / 4))",
            kind="float", metavar="SECONDS"),
+    Option("jobs", "--mcp-jobs", "--jobs",
+           "scenarios that may run at once (default: 4 on stdio, where each fresh connection is a process of its "
+           "own, 3 on one core; 1 over HTTP); --jobs 1 runs them strictly one after the other",
+           metavar="N"),
     Option("strict", "--mcp-strict", "--strict",
            "grade SHOULD violations as failures", kind="flag"),
     Option("report_dir", "--mcp-report-dir", "--report-dir",
@@ -262,6 +266,7 @@ class _Settings:
     versions: tuple[str, ...]
     timeout: float
     run_timeout: float | None  # None: derived from the timeout and the plan
+    jobs: int | None  # None: conformance.context.default_jobs(transport)
     strict: bool
     report_dir: Path
     select: list[str]
@@ -302,6 +307,15 @@ def _settings(config: pytest.Config) -> _Settings:
         raise pytest.UsageError(f"--mcp-timeout {timeout_raw!r} is not a number of seconds") from None
     if not timeout > 0:
         raise pytest.UsageError(f"--mcp-timeout must be positive, not {timeout_raw!r}")
+    jobs_raw = get_option(config, "jobs")
+    jobs: int | None = None
+    if jobs_raw not in (None, ""):
+        try:
+            jobs = int(jobs_raw)
+        except (TypeError, ValueError):
+            raise pytest.UsageError(f"--mcp-jobs {jobs_raw!r} is not a whole number") from None
+        if jobs < 1:
+            raise pytest.UsageError(f"--mcp-jobs must be at least 1, not {jobs_raw!r}")
     run_timeout_raw = get_option(config, "run_timeout")
     run_timeout: float | None = None
     if run_timeout_raw not in (None, ""):
@@ -332,6 +346,7 @@ def _settings(config: pytest.Config) -> _Settings:
         versions=versions,
         timeout=timeout,
         run_timeout=run_timeout,
+        jobs=jobs,
         strict=bool(get_option(config, "strict")),
         report_dir=report_path,
         select=select,
@@ -431,8 +446,8 @@ class _Run:
             timeout=self.settings.timeout,
             strict=self.settings.strict,
             selected=self.settings.selected,
-            # MCP_CONFORMANCE_SEQUENTIAL=1: no item starts before the previous one finished
-            detach=os.environ.get("MCP_CONFORMANCE_SEQUENTIAL", "") in ("", "0"),
+            # --jobs 1 (or MCP_CONFORMANCE_SEQUENTIAL=1): no item starts before the previous one finished
+            jobs=1 if os.environ.get("MCP_CONFORMANCE_SEQUENTIAL", "") not in ("", "0") else self.settings.jobs,
         )
         self.portal.start_task(runner.start)
         self.runner = runner

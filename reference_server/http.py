@@ -47,6 +47,7 @@ import anyio
 from conformance.spec import errors as codes
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, dumps
+from conformance.wire.headers import mirrored_params
 from conformance.wire.sse import encode_event
 
 from reference_server.core import CAPS_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, PV_KEY, Connection, Outgoing, Server, id_key, valid_id
@@ -176,7 +177,9 @@ class SseStream:
                 self.pending.append(b"data: " + out.data)
             self.finish()
         elif out.kind == "disconnect":  # close the connection, keep the stream (resumable)
-            if self.attached:
+            # a stream that cannot be resumed (legacy HTTP+SSE: the one stream is the session)
+            # is kept open: closing it would end the session, not test resumption
+            if self.attached and self.resumable:
                 self.pending.append(f"retry: {_RETRY_MS}\n\n".encode())
                 self.drop = True
                 self.wakeup.set()
@@ -712,7 +715,7 @@ class HttpFront:
         if tool is None:
             return None
         args = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
-        for path, name, typ in _mirrored(tool.input_schema):
+        for path, name, typ in mirrored_params(tool.input_schema):
             value: Any = args
             for step in path:
                 value = value.get(step) if isinstance(value, dict) else None
@@ -833,22 +836,6 @@ class HttpFront:
         for sess in list(self.sse_sessions.values()):
             sess.stream.finish()
             sess.conn.close()
-
-
-def _mirrored(schema: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str, str]]:
-    """(property path, header name, type) of every x-mcp-header reachable through ``properties``."""
-    out: list[tuple[tuple[str, ...], str, str]] = []
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(props, dict):
-        return out
-    for name, sub in props.items():
-        if not isinstance(sub, dict):
-            continue
-        header = sub.get("x-mcp-header")
-        if isinstance(header, str) and header:
-            out.append(((*path, name), header, str(sub.get("type", "string"))))
-        out.extend(_mirrored(sub, (*path, name)))
-    return out
 
 
 def _param_matches(header: str, value: Any, typ: str) -> bool:

@@ -153,7 +153,7 @@ def verdict(report: Mapping[str, Any]) -> str:
     """One word for the run: ``passed``, ``failed``, ``unreachable``, ``interrupted``,
     ``usage-error`` or ``empty`` (nothing checked)."""
     status = report.get("status")
-    if status == "target-error":
+    if status == "target-error" and report.get("exit_code") in (3, None):
         return "unreachable"
     if status == "interrupted":
         return "interrupted"

@@ -26,9 +26,7 @@ must run in the same task (``async with StreamableHttpTransport(...)``).
 
 from __future__ import annotations
 
-import base64
 import itertools
-import json
 import os
 import ssl
 from dataclasses import dataclass, field
@@ -40,6 +38,7 @@ import httpx
 
 from conformance.transports.base import ConnectError, Inbound, Transport, TransportClosed, TransportError, TransportTimeout
 from conformance.wire.envelope import Kind, parse_envelope
+from conformance.wire.headers import request_metadata_headers
 from conformance.wire.sse import SSEDecoder, SSEEvent
 
 __all__ = ["StreamableHttpTransport", "HttpExchange", "HeaderArg"]
@@ -74,7 +73,6 @@ _REQUEST_HEADERS_REPORTED = (
     "last-event-id",
     "origin",
 )
-_NAMED_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 @dataclass(eq=False)
@@ -145,35 +143,6 @@ def _reason(exc: BaseException) -> str:
             best = str(cur)
         cur = cur.__cause__ or cur.__context__
     return best
-
-
-def header_value(text: str) -> str:
-    """A header-safe form of ``text``: as is, or ``=?base64?...?=`` (2026-07-28 Value Encoding)."""
-    safe = (
-        text == text.strip(" \t")
-        and all(c == "\t" or " " <= c <= "~" for c in text)
-        and not (text.startswith("=?base64?") and text.endswith("?="))
-    )
-    if safe:
-        return text
-    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
-
-
-def request_metadata_headers(body: bytes) -> list[tuple[str, str]]:
-    """``Mcp-Method`` / ``Mcp-Name`` derived from a message body (nothing if it is not a JSON object with a method)."""
-    try:
-        value = json.loads(body)
-    except (ValueError, RecursionError):
-        return []
-    if not isinstance(value, dict) or not isinstance(value.get("method"), str):
-        return []
-    method = value["method"]
-    out = [("Mcp-Method", header_value(method))]
-    key = _NAMED_PARAM.get(method)
-    params = value.get("params")
-    if key is not None and isinstance(params, dict) and isinstance(params.get(key), str):
-        out.append(("Mcp-Name", header_value(params[key])))
-    return out
 
 
 class _End:

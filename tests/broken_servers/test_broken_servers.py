@@ -117,7 +117,10 @@ def suite_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         if item.module is sys.modules[__name__] and hasattr(item, "callspec") and "d" in item.callspec.params
     ]
     pool = ThreadPoolExecutor(max_workers=JOBS, thread_name_prefix="defect")
-    runs = {d.name: pool.submit(_run_suite, d, tmp_path_factory.mktemp(d.name)) for d in selected}
+    runs: dict[str, Future] = {}
+    for d in selected:  # one run per defect, however many tests look at it
+        if d.name not in runs:
+            runs[d.name] = pool.submit(_run_suite, d, tmp_path_factory.mktemp(d.name))
     try:
         yield runs
     finally:

@@ -130,6 +130,9 @@ async def test_only_stdio_runs_items_alongside_each_other() -> None:
     stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
     assert (http.detach, stdio.detach) == (False, True)
     assert Runner(Target(command=(PY, str(TINY))), versions=(V,), detach=False).detach is False
+    assert Runner(Target(command=(PY, str(TINY))), versions=(V,), jobs=1).detach is False  # --jobs 1
+    assert Runner(Target(command=(PY, str(TINY))), versions=(V,), jobs=2).detach is True
+    assert http.jobs == 1 and stdio.jobs >= 3
 
 
 async def test_items_of_order_zero_do_not_wait_for_those_that_merely_start_first() -> None:

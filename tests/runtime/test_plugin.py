@@ -224,3 +224,18 @@ def test_a_run_under_pytest_xdist_is_refused_with_what_to_do(run_plugin) -> None
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "does not run under pytest-xdist: drop -n/--numprocesses (or pass -n 0)" in result.stderr.str()
     assert report is None
+
+
+def test_jobs_1_is_the_sequential_reference_and_gives_the_same_verdicts(run_plugin, pytester: pytest.Pytester) -> None:
+    """--mcp-jobs 1 runs every scenario strictly after the previous one; the default overlaps
+    fresh-process scenarios on stdio.  Verdict for verdict, both runs agree."""
+    verdicts = []
+    for jobs in ("1", "4"):
+        result, report = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT,
+                                    "--mcp-version", "2025-11-25", "--mcp-version", "2026-07-28", "--mcp-jobs", jobs)
+        assert report is not None and report["exit_code"] == 0
+        verdicts.append(sorted((r["requirement"], r["version"], r["outcome"], r["reason"] or "") for r in report["results"]))
+        (pytester.path / "reports" / "report.json").unlink()
+    assert verdicts[0] == verdicts[1]
+    result, _ = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-jobs", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "--mcp-jobs must be at least 1" in result.stderr.str()

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from conformance.transports import ConnectError, HttpExchange, StreamableHttpTransport, TransportClosed, TransportTimeout
-from conformance.transports.http import header_value, request_metadata_headers
+from conformance.wire.headers import header_value, request_metadata_headers
 from conformance.wire.envelope import Kind
 
 from .conftest import SESSION, HttpPeer

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.peer import RawPeer
+from conformance.peer import PeerError, RawPeer
 from conformance.spec.versions import spec
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
@@ -45,6 +45,16 @@ async def barrier(peer: RawPeer, version: str, *, timeout: float | None = None) 
     ``server/discover`` where ping does not exist (2026-07-28)."""
     rid = await peer.request(barrier_method(version))
     return await peer.expect_response(rid, timeout=timeout)
+
+
+async def closing_round_trip(ctx: Any, peer: RawPeer) -> None:
+    """For the transcript-wide checks: one more round trip on ``peer`` (its answer proves what
+    was sent before it arrived), so that what they judge includes everything up to now; a
+    failure is noted and the messages received so far are judged."""
+    try:
+        await barrier(peer, ctx.version)
+    except PeerError as exc:
+        ctx.note(f"the closing round trip failed ({exc}); the messages received so far are checked")
 
 
 def error_field(env: Envelope, name: str) -> Any:

@@ -11,7 +11,7 @@ from conformance.registry import scenario
 from conformance.transcript import Direction, TranscriptEntry
 from conformance.wire.envelope import MISSING, Kind, id_repr, same_id
 
-from ._helpers import barrier, barrier_method, inbound_entries, list_tools, long_running_tools, loose_id
+from ._helpers import barrier, barrier_method, closing_round_trip, inbound_entries, list_tools, long_running_tools, loose_id
 
 PROGRESS_SECONDS = 0.4  # how long we ask an adjustable tool to take
 STEPS = 4
@@ -137,10 +137,7 @@ async def progress_tokens_known(ctx: ScenarioContext) -> None:
     """Every progress notification on every connection of this version during the run (like the
     schema check): its token is one a request of ours on that connection had provided."""
     peer = await ctx.connect()
-    try:
-        await barrier(peer, ctx.version)  # one more round trip; what arrives is checked below
-    except PeerError as exc:
-        ctx.note(f"the closing round trip failed ({exc}); the messages received so far are checked")
+    await closing_round_trip(ctx, peer)
     seen = 0
     reported = 0
     for conn in ctx.connections():

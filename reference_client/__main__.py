@@ -1,0 +1,112 @@
+"""``mcp-reference-client``: a strict MCP client that tours a server.
+
+    mcp-reference-client --stdio "python -m reference_server" [--version 2025-11-25]
+    mcp-reference-client --url http://127.0.0.1:8000/mcp
+    mcp-reference-client --sse-url http://127.0.0.1:8000/sse --version 2024-11-05
+
+Exit codes: 0 the tour completed and the server sent nothing invalid; 1 a step failed or the
+server sent something invalid (listed on stderr); 2 usage error; 3 the server could not be
+started or reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any, Sequence
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    from conformance.spec.versions import VERSIONS
+
+    p = argparse.ArgumentParser(prog="mcp-reference-client", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("server_url", nargs="?", metavar="URL",
+                   help="a streamable HTTP endpoint, as the official runner passes it (same as --url); with "
+                        "MCP_CONFORMANCE_SCENARIO set, MCP_CONFORMANCE_PROTOCOL_VERSION is the default version")
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--stdio", metavar="CMD", help="start the server with this command and speak MCP on its stdin/stdout")
+    target.add_argument("--url", help="a streamable HTTP endpoint (http://127.0.0.1:PORT/mcp)")
+    target.add_argument("--sse-url", help="a legacy HTTP+SSE endpoint (http://127.0.0.1:PORT/sse)")
+    p.add_argument("--version", default=None, choices=VERSIONS,
+                   help="protocol version to ask for (default 2025-11-25, or $MCP_CONFORMANCE_PROTOCOL_VERSION under the official runner)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)")
+    p.add_argument("--no-call", action="store_true", help="list tools but do not call them")
+    p.add_argument("--no-validate", action="store_true", help="do not validate what the server sends against the official schema")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only failures")
+    return p
+
+
+async def _run(ns: argparse.Namespace) -> int:
+    from conformance.spec.versions import spec
+
+    from reference_client.core import ClientCore
+    from reference_client.links import HttpLink, LinkClosed, SseLink, StdioLink
+    from reference_client.session import Session, StepFailed, tour
+
+    def log(line: str) -> None:
+        if not ns.quiet or line.startswith("FAILED"):
+            print(f"mcp-reference-client: {line}", file=sys.stderr, flush=True)
+
+    core = ClientCore(ns.version, validate=not ns.no_validate)
+    link: Any
+    if ns.stdio:
+        argv = shlex.split(ns.stdio)
+        if not argv:
+            print("mcp-reference-client: --stdio needs a command", file=sys.stderr)
+            return 2
+        link = StdioLink(argv)
+    elif ns.url:
+        link = HttpLink(ns.url, stateless=spec(ns.version).stateless, timeout=ns.timeout)
+        if spec(ns.version).stateless:
+            link.protocol_version = ns.version  # every request names its version (no negotiation)
+    else:
+        link = SseLink(ns.sse_url, timeout=ns.timeout)
+    try:
+        async with link:
+            session = Session(core, link, timeout=ns.timeout)
+            try:
+                failed = await tour(session, log, call_tools=not ns.no_call)
+            except StepFailed as exc:
+                failed = [str(exc)]
+                log(f"FAILED {exc}")
+    except LinkClosed as exc:
+        print(f"mcp-reference-client: {exc}", file=sys.stderr)
+        return 3 if not core.negotiated else 1
+    for v in core.violations:
+        print(f"mcp-reference-client: INVALID {v}", file=sys.stderr)
+    ok = not failed and not core.violations
+    log(f"tour {'completed' if ok else 'FAILED'}: {len(failed)} failed step(s), {len(core.violations)} invalid message(s)")
+    return 0 if ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import os
+
+    from conformance.spec.versions import VERSIONS
+
+    parser = _parser()
+    ns = parser.parse_args(argv)
+    targets = [t for t in (ns.stdio, ns.url, ns.sse_url, ns.server_url) if t]
+    if len(targets) != 1:
+        parser.error("give exactly one server: --stdio CMD, --url URL, --sse-url URL or a URL argument")
+    if ns.server_url:
+        ns.url = ns.server_url
+    if ns.version is None:
+        env_version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") if os.environ.get("MCP_CONFORMANCE_SCENARIO") else None
+        if env_version and env_version not in VERSIONS:
+            parser.error(f"MCP_CONFORMANCE_PROTOCOL_VERSION {env_version!r} is not a version this client knows ({', '.join(VERSIONS)})")
+        ns.version = env_version or "2025-11-25"
+    import anyio
+
+    try:
+        return anyio.run(_run, ns)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
