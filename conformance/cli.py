@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                "reached; 130 interrupted. report.json (and its renderings) is written on 0, 1, 3 and 130.",
     )
     parser.add_argument("-V", "--suite-version", action="version", version=f"mcp-conformance {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{server,list,report}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{server,list,report,fuzz}", parser_class=_Parser)
     server = sub.add_parser(
         "server",
         help="test an MCP server (default: the bundled reference server)",
@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     verbosity.add_argument("-q", "--quiet", action="store_true", help="less output")
     listing.add_argument("--json", action="store_true", help="print JSON instead of text")
     _add_report_command(sub)
+    sub.add_parser("fuzz", help="property-based message fuzzing with the spec as oracle (mcp-conformance fuzz --help)",
+                   add_help=False)
     return parser
 
 
@@ -254,6 +256,10 @@ class _CliPlugin:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "fuzz":  # its own parser: conformance/fuzz/command.py
+        from conformance.fuzz.command import main as fuzz_main
+
+        return fuzz_main(args[1:])
     if not args:
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -57,6 +57,10 @@ DEFAULT_REPORT_DIR = "reports"
 
 
 # ------------------------------------------------------------------------------------------------
+# the fuzzer's pytest side (--mcp-fuzz): its own options and items, conformance/fuzz/pytest_fuzz.py
+pytest_plugins = ("conformance.fuzz.pytest_fuzz",)
+
+
 # the option table, shared with the CLI
 
 

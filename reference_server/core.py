@@ -634,7 +634,7 @@ class Connection:
             await self._send_error(
                 sink,
                 rid,
-                RPCError(codes.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", {"supported": list(self.config.modern_versions), "requested": pv if isinstance(pv, str) else dumps(pv).decode()}, http_status=400),
+                RPCError(codes.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", {"supported": list(self.config.modern_versions), "requested": pv if isinstance(pv, str) else _json_text(pv)}, http_status=400),
             )
             return
         version = pv
@@ -756,7 +756,12 @@ class Connection:
 
     async def _send_error(self, sink: Sink, rid: Any, err: RPCError, *, answers: Any = MISSING) -> None:
         msg = _error_message(rid, err)
-        await sink(Outgoing(dumps(msg), "response", answers=rid if answers is MISSING else answers, message=msg, http_status=err.http_status))
+        try:
+            data = dumps(msg)
+        except ValueError:  # error data echoing a value JSON cannot carry (1e400 read as inf): drop the data
+            msg = {**msg, "error": {k: v for k, v in msg["error"].items() if k != "data"}}
+            data = dumps(msg)
+        await sink(Outgoing(data, "response", answers=rid if answers is MISSING else answers, message=msg, http_status=err.http_status))
 
 
 class _BatchCollector:
@@ -789,3 +794,12 @@ class _BatchCollector:
             await self.sink(Outgoing(data, "response", answers=MISSING, message=None))
         else:
             await self.sink(Outgoing(b"", "end"))
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text for an error's data; a number JSON cannot carry (1e400 parses to
+    inf) as Python writes it (found by `mcp-conformance fuzz`: the server crashed on it)."""
+    try:
+        return dumps(value).decode()
+    except ValueError:
+        return repr(value)

@@ -632,7 +632,10 @@ def render_html(report: Mapping[str, Any]) -> str:
     view = _View(report).build()
     csp = (f"default-src 'none'; style-src '{css_hash}'; script-src '{js_hash}'; img-src data:; "
            "base-uri 'none'; form-action 'none'")
-    return _env().get_template("report.html.j2").render(v=view, css=Markup(css), js=Markup(js), csp=csp)
+    from conformance.report.fuzz import html_fragment
+
+    return _env().get_template("report.html.j2").render(v=view, css=Markup(css), js=Markup(js), csp=csp,
+                                                        fuzz=Markup(html_fragment(report)))
 
 
 # -------------------------------------------------------------------------------------------

@@ -217,6 +217,17 @@ def render_junit(report: Mapping[str, Any]) -> str:
             "time": "0.000000", "timestamp": _clean(str(report.get("started") or "")), "package": "mcp-conformance",
         })
         ET.SubElement(suite, "system-err").text = _clean("\n".join(dict.fromkeys(problems)), MAX_TEXT)
+    from conformance.report.fuzz import junit_properties
+
+    fuzz_props = junit_properties(report)  # mcp-conformance fuzz: rates and reproducers
+    if fuzz_props:
+        suite = ET.SubElement(root, "testsuite", {
+            "name": "mcp-conformance fuzz", "tests": "0", "failures": "0", "errors": "0", "skipped": "0",
+            "time": "0.000000", "timestamp": _clean(str(report.get("started") or "")), "package": "mcp-conformance",
+        })
+        props = ET.SubElement(suite, "properties")
+        for name, value in fuzz_props:
+            ET.SubElement(props, "property", {"name": _clean(name), "value": _clean(value)})
     root.set("tests", str(totals["tests"]))
     root.set("failures", str(totals["failures"]))
     root.set("errors", str(totals["errors"]))

@@ -184,6 +184,9 @@ def render_markdown(report: Mapping[str, Any], *, html_name: str | None = "repor
             listed = ", ".join(_code(i) for i in items[:MAX_ITEMS]) + (" …" if len(items) > MAX_ITEMS else "")
             out.append(f"- {len(items)} {what}" + (f": {listed}" if items else ""))
         out.append("")
+    from conformance.report.fuzz import markdown_lines
+
+    out += markdown_lines(report, _code, _text)  # mcp-conformance fuzz: the campaigns and reproducers
     if html_name:
         out.append(f"Details (spec sentences, expected vs actual, the wire exchange): {_code(html_name)}.")
         out.append("")

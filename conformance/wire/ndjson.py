@@ -284,6 +284,8 @@ class SplitJoiner:
         if not held:
             if frame.problem is not None or frame.raw.strip()[:1] not in _OPENERS:
                 return [frame]
+            if frame.raw[:1] == b"{" and frame.raw.rstrip()[-1:] == b"}":
+                return [frame]  # the usual one-line message: no bracket scan (the fuzzer's hot path)
             depth, in_string = _brackets(frame.raw, 0, False)
             if depth <= 0 and not in_string:
                 return [frame]  # balanced on its own line: a message, or noise for the checks

@@ -6,6 +6,8 @@ Unknown prompt or missing required argument: ``-32602`` ("Invalid prompt name: -
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -109,6 +111,21 @@ def _prompt_with_input(ctx: "RequestContext", args: dict[str, str], inputs: Inpu
     return [_user(_text(f"Use this context: {context}"))]
 
 
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$")
+
+
+def _embedded_resource_prompt(ctx: Any, a: dict[str, Any]) -> list[dict[str, Any]]:
+    # the argument becomes a resource's "uri" (format uri in the schema): refuse what is not a URI
+    # rather than answer with a message the schema rejects (found by `mcp-conformance fuzz`)
+    uri = a["resourceUri"]
+    if not isinstance(uri, str) or not _URI.match(uri):
+        raise RPCError(codes.INVALID_PARAMS, "resourceUri must be a URI (scheme:...)", {"argument": "resourceUri"})
+    return [
+        _user({"type": "resource", "resource": {"uri": uri, "mimeType": "text/plain", "text": "Embedded resource content for testing."}}),
+        _user(_text("Please process the embedded resource above.")),
+    ]
+
+
 def _register_fixtures(reg: PromptRegistry) -> None:
     reg.add(Prompt("test_simple_prompt", "A simple prompt without arguments.", lambda ctx, a: [_user(_text("This is a simple prompt for testing."))], title="Simple prompt"))
     reg.add(
@@ -128,10 +145,7 @@ def _register_fixtures(reg: PromptRegistry) -> None:
         Prompt(
             "test_prompt_with_embedded_resource",
             "A prompt that embeds the resource named by resourceUri.",
-            lambda ctx, a: [
-                _user({"type": "resource", "resource": {"uri": a["resourceUri"], "mimeType": "text/plain", "text": "Embedded resource content for testing."}}),
-                _user(_text("Please process the embedded resource above.")),
-            ],
+            _embedded_resource_prompt,
             arguments=[{"name": "resourceUri", "title": "Resource URI", "description": "URI of the resource to embed", "required": True}],
             title="Prompt with embedded resource",
         )

@@ -15,6 +15,7 @@ from conformance.spec.versions import Transport
 from conformance.transcript import Direction, TranscriptEntry
 from conformance.wire.envelope import Kind
 from conformance.wire.ndjson import looks_like_split_message
+from conformance.wire.rules import JSONRPC_MEMBERS, not_a_message
 
 __all__ = [
     "JSONRPC_MEMBERS",
@@ -26,7 +27,6 @@ __all__ = [
     "split_lines",
 ]
 
-JSONRPC_MEMBERS = frozenset({"jsonrpc", "method", "id", "params", "result", "error"})
 UTF8 = "transport.utf8"
 MAX_SPLIT_LINES = 400  # longest pretty-printed message we try to reassemble
 
@@ -45,27 +45,12 @@ def invalid_utf8(entry: TranscriptEntry) -> bool:
     return env is not None and any("invalid UTF-8" in p for p in env.problems)
 
 
-def _jsonrpc_shaped(value: Any) -> bool:
-    if isinstance(value, dict):
-        return bool(JSONRPC_MEMBERS & set(value))
-    if isinstance(value, list):
-        return any(_jsonrpc_shaped(v) for v in value)
-    return False
-
-
 def stdout_noise(entry: TranscriptEntry) -> bool:
     """A stdout line that is no JSON-RPC message at all: not JSON, blank, or JSON without any
     JSON-RPC member.  Lines cut at the suite's size limit are not judged here."""
-    if entry.direction != Direction.IN or entry.meta.get("truncated"):
+    if entry.direction != Direction.IN:
         return False
-    env = entry.envelope
-    if env is None:
-        return True  # a blank line (truncated lines were excluded above)
-    if env.kind is Kind.PARSE_ERROR:
-        return True
-    if env.kind in (Kind.INVALID, Kind.BATCH):
-        return not _jsonrpc_shaped(env.value)  # e.g. a JSON log record, a bare number or array
-    return False
+    return not_a_message(entry.envelope, truncated=bool(entry.meta.get("truncated")))
 
 
 def claimed_by_transport(entry: TranscriptEntry, transport: Transport | str, version: str) -> bool:

@@ -12,6 +12,7 @@ from conformance.peer import PeerError, RawPeer
 from conformance.spec.versions import spec
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
+from conformance.wire.rules import barrier_method, is_response, loose_id, repaired_for_schema, response_shape_problems
 
 __all__ = [
     "barrier",
@@ -39,11 +40,6 @@ __all__ = [
 ]
 
 
-def barrier_method(version: str) -> str:
-    """``ping``, or ``server/discover`` where ping does not exist (2026-07-28)."""
-    return "ping" if spec(version).ping else "server/discover"
-
-
 async def barrier(peer: RawPeer, version: str, *, timeout: float | None = None) -> Envelope:
     """A request whose answer proves everything sent before it was read: ``ping``, or
     ``server/discover`` where ping does not exist (2026-07-28)."""
@@ -61,32 +57,11 @@ async def closing_round_trip(ctx: Any, peer: RawPeer) -> None:
         ctx.note(f"the closing round trip failed ({exc}); the messages received so far are checked")
 
 
-def is_response(env: Envelope | None) -> bool:
-    """A result or error response, or something shaped like one (an id without a method)."""
-    if env is None:
-        return False
-    if env.kind in (Kind.RESULT, Kind.ERROR):
-        return True
-    value = env.value
-    return env.kind is Kind.INVALID and isinstance(value, dict) and "method" not in value and (
-        "result" in value or "error" in value
-    )
-
-
 def error_field(env: Envelope, name: str) -> Any:
     err = env.error
     if isinstance(err, dict):
         return err.get(name, MISSING)
     return MISSING
-
-
-def loose_id(value: Any) -> str:
-    """An id compared loosely (``"7"`` ~ ``7`` ~ ``7.0``), only to explain a mismatch."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer() and not math.isinf(value):
-        return str(int(value))
-    return str(value)
 
 
 def probe_message(peer: RawPeer, version: str, **fields: Any) -> dict[str, Any]:
@@ -203,72 +178,6 @@ async def expect_answer(peer: RawPeer, rid: Any, *, timeout: float | None = None
         return entry is not None and entry.meta.get("stream") == stream
 
     return await peer.expect_message(match, what=f"the response to request {id_repr(rid)}", timeout=timeout)
-
-
-# -- the shape of responses (result xor error, error objects) -------------------------------------------
-
-
-def response_shape_problems(value: Any) -> list[tuple[str, str]]:
-    """``(requirement, problem)`` pairs for one JSON value the server sent, when it is a response
-    (no ``method``) that breaks the base rules: result xor error, an error object with a code and
-    a string message, an integer code."""
-    if not isinstance(value, dict) or "method" in value:
-        return []
-    if "id" not in value and "result" not in value and "error" not in value:
-        return []
-    out: list[tuple[str, str]] = []
-    has_result, has_error = "result" in value, "error" in value
-    if has_result and has_error:
-        out.append(("jsonrpc.response.result-xor-error", 'the response carries both "result" and "error"'))
-    elif not has_result and not has_error:
-        out.append(("jsonrpc.response.result-xor-error", 'the response carries neither "result" nor "error"'))
-    if has_error:
-        err = value["error"]
-        if not isinstance(err, dict):
-            out.append(("jsonrpc.error.object", f'"error" is not an object: {_kind(err)}'))
-        else:
-            if "code" not in err:
-                out.append(("jsonrpc.error.object", 'the error object has no "code"'))
-            elif isinstance(err["code"], bool) or not isinstance(err["code"], int):
-                out.append(("basic.error.code-integer", f"the error code is {_kind(err['code'])}, not an integer"))
-            if not isinstance(err.get("message", MISSING), str):
-                msg = err.get("message", MISSING)
-                out.append(("jsonrpc.error.object", 'the error object has no "message"' if msg is MISSING else f'"message" is {_kind(msg)}, not a string'))
-    return out
-
-
-def repaired_for_schema(value: Any) -> Any:
-    """``value`` with the problems :func:`response_shape_problems` reports repaired (so a schema
-    check reports only what else is wrong), or MISSING when there is nothing to repair."""
-    if not response_shape_problems(value):
-        return MISSING
-    fixed = dict(value)
-    if "result" in fixed and "error" in fixed:
-        fixed.pop("result")
-    elif "result" not in fixed and "error" not in fixed:
-        fixed["result"] = {}
-    if "error" in fixed:
-        err = fixed["error"]
-        err = dict(err) if isinstance(err, dict) else {}
-        code = err.get("code", MISSING)
-        if isinstance(code, bool) or not isinstance(code, int):
-            err["code"] = -32603
-        if not isinstance(err.get("message", MISSING), str):
-            err["message"] = ""
-        fixed["error"] = err
-    return fixed
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return f"a string ({value[:40]!r})"
-    if isinstance(value, (int, float)):
-        return f"a number ({value!r})"
-    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
 
 
 # -- tools that take a while (cancellation, progress, timeouts) -----------------------------------------

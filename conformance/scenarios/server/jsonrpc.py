@@ -13,6 +13,7 @@ from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, Kind, id_repr, same_id
+from conformance.wire.rules import REQUIRED_PARAM, unreadable_answer
 
 from ._helpers import (
     barrier,
@@ -33,12 +34,20 @@ UNKNOWN_NOTIFICATION = "notifications/mcp-conformance/no-such-notification"
 INVALID_JSON = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {'
 
 
-@scenario(requirements=["jsonrpc.error.method-not-found"])
+@scenario(requirements=["jsonrpc.error.method-not-found", "jsonrpc.request.response-required"])
 async def unknown_method(ctx: ScenarioContext) -> None:
-    """A request for a method nobody defines: error -32601."""
+    """A request for a method nobody defines: a response (every request gets one), error -32601."""
     peer = await ctx.connect()
     rid = await peer.request(UNKNOWN_METHOD, {})
-    env = await peer.expect_response(rid)
+    try:
+        env = await peer.expect_response(rid)
+    except ExpectTimeout as exc:
+        ctx.check("jsonrpc.request.response-required", False, problem="NoResponse",
+                  message=f"no response to a request for the unknown method {UNKNOWN_METHOD!r} within {exc.waited:.3g} s",
+                  expected=f"a response with id {id_repr(rid)}", actual="none")
+        ctx.not_reached("jsonrpc.error.method-not-found", "the request was not answered")
+        return
+    ctx.check("jsonrpc.request.response-required", True, entries=[env])
     ctx.check(
         "jsonrpc.error.method-not-found",
         env.kind is Kind.ERROR and env.error_code == errors.METHOD_NOT_FOUND,
@@ -298,7 +307,7 @@ async def invalid_request(ctx: ScenarioContext) -> None:
         mark = len(peer.transcript)
 
         def matches(env, echo=echo) -> bool:
-            return is_response(env) and (env.id is None or env.id is MISSING or (env.id == echo and type(env.id) is type(echo)))
+            return unreadable_answer(env, echo)
 
         try:
             await peer.send_json(msg)
@@ -349,10 +358,9 @@ async def invalid_request(ctx: ScenarioContext) -> None:
 
 # -- Invalid params (-32602) ----------------------------------------------------------------------
 
-_INVALID_PARAMS_PROBES: tuple[tuple[str, str, dict[str, Any], str], ...] = (
-    ("tools", "tools/call", {"arguments": {}}, 'tools/call without the required "name"'),
-    ("prompts", "prompts/get", {"arguments": {}}, 'prompts/get without the required "name"'),
-    ("resources", "resources/read", {}, 'resources/read without the required "uri"'),
+_INVALID_PARAMS_PROBES: tuple[tuple[str, str, dict[str, Any], str], ...] = tuple(
+    (cap, method, {"arguments": {}} if member == "name" else {}, f'{method} without the required "{member}"')
+    for method, (member, cap) in REQUIRED_PARAM.items()
 )
 
 

@@ -6,6 +6,7 @@ from conformance.context import ScenarioContext
 from conformance.registry import scenario
 from conformance.spec.versions import LATEST_STATEFUL
 from conformance.wire.envelope import Kind
+from conformance.wire.rules import empty_ping_result
 
 from ._helpers import error_field
 
@@ -22,7 +23,7 @@ async def empty_result(ctx: ScenarioContext) -> None:
                   expected={}, actual=env.error, entries=[env])
         return
     result = env.result
-    empty = isinstance(result, dict) and not (set(result) - {"_meta"})
+    empty = empty_ping_result(result)
     ctx.check("ping.response", empty, problem="NonEmptyPingResult",
               message="the ping result must be an empty object (only _meta may appear)",
               expected={}, actual=result, json_path="$.result", entries=[env])

@@ -127,3 +127,18 @@ define(
         "of the run; the integer type of the code is basic.error.code-integer."
     ),
 )
+
+define(
+    "jsonrpc.request.response-required",
+    "MUST",
+    url=f"{URL}#response_object",
+    quote="When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.",
+    area="jsonrpc",
+    source="jsonrpc",
+    note=(
+        "Judged by the fuzzer: a request (valid or not, with an id we could read) left unanswered after a "
+        "barrier request sent behind it was answered and a grace period passed, or a server that stopped "
+        "answering (exited, crashed, stalled). A request whose id could not be read is judged by "
+        "jsonrpc.error.parse-error / jsonrpc.error.invalid-request instead."
+    ),
+)

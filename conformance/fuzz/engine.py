@@ -1,0 +1,815 @@
+"""The fuzz engine: a pipelined driver over ``conformance.transports`` (the I/O layer).
+
+One campaign = one target, one version, one seed.  Frames come from :func:`generate.frame_at`
+(deterministic from ``(seed, index)``); the oracle (:mod:`conformance.fuzz.oracle`) says what may
+answer each one and judges it once it is settled.
+
+* **Pipelined with a window.**  Up to ``window`` frames are in flight (sent, not yet proven read).
+* **Silence by barrier, never by a per-message timeout.**  Every ``chunk`` frames -- and right
+  after every frame whose answer cannot carry a usable id -- a barrier request follows (``ping``;
+  ``server/discover`` on 2026-07-28, which has no ping).  Its answer proves the frames before it
+  were read; they are then given ``grace`` seconds (async servers answer out of order), after which
+  an unanswered one is *suspected* and leaves the window; it is *reported* only if nothing came by
+  ``final`` seconds.  Over HTTP the end of a POST's response plays the barrier's part.
+* **Liveness.**  A barrier unanswered for ``deadline`` seconds is a stall; a closed transport is an
+  exit (exit code and stderr tail kept).  Both are findings (``jsonrpc.request.response-required``);
+  the server is restarted (``max_restarts``) and the campaign goes on.  A stdio server's resident
+  memory is sampled (``/proc/<pid>/status``) and reported.
+* **Ids are never reused** within a session: frames get run-unique ids, barriers their own.
+* Server-to-client requests are answered (``ping`` with ``{}``, anything else with -32601); we
+  declare no client capabilities.
+
+The same engine replays a reproducer and drives the shrinker (:func:`replay_frame`).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import anyio
+
+from conformance.connect import Target, TargetError, _build_transport, target_error
+from conformance.fuzz import oracle as _oracle
+from conformance.fuzz.corpus import Corpus, build_corpus, stateless_meta
+from conformance.fuzz.generate import Frame, Plan, frame_at
+from conformance.fuzz.operators import Operator, select_operators
+from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
+from conformance.spec.versions import Transport, spec
+from conformance.transports.base import TransportClosed, TransportError
+from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope
+from conformance.wire.rules import barrier_method, empty_ping_result, is_response, loose_id
+
+__all__ = ["FuzzConfig", "Campaign", "SignatureRecord", "run_campaign", "replay_frame", "Session"]
+
+RING = 16  # frames kept for a crash reproducer
+_UNKEYED = frozenset({_oracle.UNREADABLE, _oracle.REJECTED, _oracle.SILENCE, _oracle.ANY})  # answers may carry no usable id
+
+
+@dataclass
+class FuzzConfig:
+    target: Target
+    version: str
+    seed: int = 0
+    budget: float | None = 60.0  # seconds of sending (None: until max_messages)
+    max_messages: int | None = None
+    window: int = 256
+    chunk: int = 32
+    grace: float = 0.25
+    final: float = 3.0
+    deadline: float = 10.0  # a barrier unanswered this long: a stall
+    timeout: float = 10.0  # handshake, start-up
+    fuzz_tools: tuple[str, ...] = ()
+    ops: tuple[str, ...] = ()
+    exclude_ops: tuple[str, ...] = ()
+    extra_corpus: tuple[dict, ...] = ()  # hypothesis examples (cached by the caller)
+    max_restarts: int = 3
+    memory_interval: float = 1.0
+    progress: Callable[["Campaign"], None] | None = None
+    progress_interval: float = 0.5
+
+
+@dataclass
+class SignatureRecord:
+    """One violation signature: the first example and how often it was seen."""
+
+    finding: Finding
+    frame: Frame | None
+    expect_what: str
+    accepted: tuple[str, ...]
+    count: int = 1
+    first_seen: float = 0.0
+    operators: collections.Counter = field(default_factory=collections.Counter)
+    methods: collections.Counter = field(default_factory=collections.Counter)
+    prefix: list[Frame] = field(default_factory=list)  # for exits/stalls: the frames before
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class _Pend:
+    __slots__ = ("frame", "exp", "answers", "refused", "settle_at", "suspect")
+
+    def __init__(self, frame: Frame, exp: Expect) -> None:
+        self.frame = frame
+        self.exp = exp
+        self.answers: list[Envelope] = []
+        self.refused: int | None = None
+        self.settle_at: float | None = None
+        self.suspect = False
+
+
+class _Dead(Exception):
+    def __init__(self, finding: Finding, detail: dict[str, Any]) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+        self.detail = detail
+
+
+def _rss_kib(pid: int | None) -> int | None:
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+class Session:
+    """One connection to the target (a started stdio process, or an HTTP session), handshake done."""
+
+    def __init__(self, cfg: FuzzConfig) -> None:
+        self.cfg = cfg
+        self.version = cfg.version
+        self.transport: Any = None
+        self.server_process: Any = None
+        self.capabilities: dict = {}
+        self.tools: list[dict] = []
+        self.prompts: list[dict] = []
+        self._n = 0
+        self.stateless = spec(cfg.version).stateless
+
+    @property
+    def pid(self) -> int | None:
+        t = self.transport
+        if t is not None and getattr(t, "name", "") == "stdio":
+            try:
+                return t.pid
+            except TransportError:
+                return None
+        if self.server_process is not None:
+            return self.server_process.pid
+        return None
+
+    def next_id(self, prefix: str) -> str:
+        self._n += 1
+        return f"{prefix}-{self._n}"
+
+    def barrier_message(self, rid: Any) -> dict[str, Any]:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": barrier_method(self.version)}
+        if self.stateless:
+            msg["params"] = {"_meta": stateless_meta(self.version)}
+        return msg
+
+    async def start(self, *, discover: bool = True) -> None:
+        target = self.cfg.target
+        try:
+            if target.transport is not Transport.STDIO and target.command:
+                from conformance.connect import ServerProcess
+
+                self.server_process = ServerProcess(target, kill_after=1.0)
+                await self.server_process.__aenter__()
+            self.transport = _build_transport(target, self.version, timeout=self.cfg.timeout)
+            await self.transport.start()
+            if not self.stateless:
+                init = {"jsonrpc": "2.0", "id": "fz-init", "method": "initialize",
+                        "params": {"protocolVersion": self.version, "capabilities": {},
+                                   "clientInfo": {"name": "mcp-conformance-fuzz", "version": "0.1.0"}}}
+                env = await self.rpc(init)
+                if env.kind is not Kind.RESULT or not isinstance(env.result, dict):
+                    raise TargetError(f"the target refused initialize for {self.version}: {env.summary()}",
+                                      hint="pick a --version the server supports")
+                caps = env.result.get("capabilities")
+                self.capabilities = caps if isinstance(caps, dict) else {}
+                negotiated = env.result.get("protocolVersion")
+                if negotiated != self.version:
+                    raise TargetError(f"the target negotiated {negotiated!r} instead of {self.version}",
+                                      hint="pick a --version the server supports")
+                if hasattr(self.transport, "protocol_version"):
+                    self.transport.protocol_version = negotiated
+                await self.transport.send(dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            else:
+                env = await self.rpc(self.barrier_message("fz-discover"))
+                if env.kind is Kind.RESULT and isinstance(env.result, dict):
+                    caps = env.result.get("capabilities")
+                    self.capabilities = caps if isinstance(caps, dict) else {}
+            if discover:
+                if isinstance(self.capabilities.get("tools"), dict):
+                    self.tools = await self._list("tools/list", "tools")
+                if isinstance(self.capabilities.get("prompts"), dict):
+                    self.prompts = await self._list("prompts/list", "prompts")
+        except TargetError:
+            await self.close()
+            raise
+        except (TransportError, OSError, TimeoutError) as exc:
+            await self.close()
+            raise target_error(exc, target, doing="starting the fuzz session") from exc
+
+    async def _list(self, method: str, member: str) -> list[dict]:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": f"fz-{member}", "method": method}
+        if self.stateless:
+            msg["params"] = {"_meta": stateless_meta(self.version)}
+        env = await self.rpc(msg)
+        items = env.result.get(member) if env.kind is Kind.RESULT and isinstance(env.result, dict) else None
+        return [t for t in items if isinstance(t, dict)] if isinstance(items, list) else []
+
+    async def rpc(self, msg: dict[str, Any]) -> Envelope:
+        """Send ``msg`` and read until its answer (answering server requests meanwhile)."""
+        key = id_key(msg["id"])
+        await self.transport.send(dumps(msg))
+        with anyio.fail_after(self.cfg.timeout):
+            while True:
+                item = await self.transport.receive()
+                env = item.envelope
+                if env is None:
+                    continue
+                for e in env.items if env.kind is Kind.BATCH else [env]:
+                    if is_response(e) and id_key(e.id) == key:
+                        return e
+                    if e.kind is Kind.REQUEST:
+                        await self.answer_server_request(e)
+
+    async def answer_server_request(self, env: Envelope) -> None:
+        if env.method == "ping":
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": env.id, "result": {}}
+        else:
+            reply = {"jsonrpc": "2.0", "id": env.id, "error": {"code": -32601, "message": "the fuzzer declares no client capabilities"}}
+        try:
+            await self.transport.send(dumps(reply))
+        except TransportError:
+            pass
+
+    async def close(self) -> None:
+        """Stop everything (the transport's own close is shielded from cancellation; it must run in
+        the task that started it, so no cancel scope of ours is put around it)."""
+        if self.transport is not None:
+            t = self.transport
+            self.transport = None
+            if hasattr(t, "close_grace"):
+                t.close_grace = 0.2
+            await t.aclose()
+        if self.server_process is not None:
+            sp = self.server_process
+            self.server_process = None
+            await sp.__aexit__(None, None, None)
+
+
+class Campaign:
+    """The state and the results of one campaign (read by the progress line and the report)."""
+
+    def __init__(self, cfg: FuzzConfig, operators: list[Operator]) -> None:
+        self.cfg = cfg
+        self.operators = operators
+        self.octx = OracleContext(cfg.version, cfg.target.transport.value)
+        self.sent = 0  # frames sent
+        self.judged = 0  # frames settled and judged
+        self.barriers = 0
+        self.started = 0.0
+        self.finished = 0.0
+        self.signatures: dict[tuple[str, str], SignatureRecord] = {}
+        self.findings_total = 0
+        self.by_operator: dict[str, dict[str, int]] = {op.name: {"messages": 0, "findings": 0} for op in operators}
+        self.by_method: collections.Counter = collections.Counter()
+        self.unattributed = 0
+        self.id_waits = 0
+        self.out_of_order = False  # the server was seen answering out of order (ambiguous frames then go one at a time)  # frames that waited for an earlier frame with the same id to settle
+        self.dropped = 0  # frames in flight when the server died (covered by the exit finding)
+        self.late = 0
+        self.server_requests = 0
+        self.notifications = 0
+        self.restarts = 0
+        self.memory: list[tuple[float, int]] = []
+        self.corpus: Corpus | None = None
+        self.plan: Plan | None = None
+        self.stopped_by = ""
+        self.errors: list[str] = []
+        self.capabilities: dict = {}
+
+    # -- bookkeeping -------------------------------------------------------------------------------
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished or time.monotonic()) - self.started if self.started else 0.0
+
+    @property
+    def rate(self) -> float:
+        e = self.elapsed
+        return self.judged / e if e > 0 else 0.0
+
+    def record(self, f: Finding, frame: Frame | None, exp: Expect | None, *, prefix: list[Frame] | None = None,
+               detail: dict[str, Any] | None = None) -> None:
+        self.findings_total += 1
+        sig = f.signature
+        rec = self.signatures.get(sig)
+        if rec is None:
+            rec = self.signatures[sig] = SignatureRecord(f, frame, exp.what if exp else "", exp.accepted if exp else (),
+                                                         first_seen=self.elapsed, prefix=list(prefix or []), detail=dict(detail or {}))
+        else:
+            rec.count += 1
+        if frame is not None:
+            rec.operators[frame.operator] += 1
+            rec.methods[frame.method] += 1
+            if frame.operator in self.by_operator:
+                self.by_operator[frame.operator]["findings"] += 1
+
+    def settle(self, p: _Pend, barrier: str) -> None:
+        self.judged += 1
+        for f in _oracle.judge(p.exp, p.answers, self.octx, refused=p.refused, barrier=barrier, grace=self.cfg.final):
+            self.record(f, p.frame, p.exp)
+
+    def memory_summary(self) -> dict[str, Any]:
+        if not self.memory:
+            return {"sampled": False}
+        values = [kib for _, kib in self.memory]
+        n = len(values)
+        q = max(1, n // 4)
+        first = sorted(values[:q])[q // 2]
+        last = sorted(values[-q:])[q // 2]
+        return {"sampled": True, "samples": n, "start_kib": values[0], "peak_kib": max(values), "end_kib": values[-1],
+                "first_quarter_median_kib": first, "last_quarter_median_kib": last,
+                "growth_kib": last - first}
+
+
+async def run_campaign(cfg: FuzzConfig) -> Campaign:
+    """Run one campaign; returns its results (findings not yet shrunk)."""
+    operators = select_operators(cfg.target.transport.value, list(cfg.ops) or None, list(cfg.exclude_ops) or None)
+    camp = Campaign(cfg, operators)
+    session = Session(cfg)
+    await session.start()
+    camp.capabilities = session.capabilities
+    camp.octx = OracleContext(cfg.version, cfg.target.transport.value, session.capabilities)
+    camp.corpus = build_corpus(cfg.version, tools=session.tools, prompts=session.prompts, fuzz_tools=cfg.fuzz_tools,
+                               extra=cfg.extra_corpus)
+    camp.plan = Plan(cfg.seed, camp.corpus, operators, cfg.target.transport.value)
+    camp.started = time.monotonic()
+    index = 0
+    try:
+        while True:
+            try:
+                index = await _drive(camp, session, index)
+                break
+            except _Dead as dead:
+                camp.record(dead.finding, dead.detail.get("frame"), None, prefix=dead.detail.get("prefix"), detail={
+                    k: v for k, v in dead.detail.items() if k not in ("frame", "prefix")})
+                await session.close()
+                if camp.restarts >= cfg.max_restarts or _done(camp, index):
+                    camp.stopped_by = camp.stopped_by or "the server died too often" if camp.restarts >= cfg.max_restarts else camp.stopped_by
+                    break
+                camp.restarts += 1
+                session = Session(cfg)
+                await session.start(discover=False)
+    finally:
+        camp.finished = time.monotonic()
+        await session.close()
+    return camp
+
+
+def _done(camp: Campaign, index: int) -> bool:
+    cfg = camp.cfg
+    if cfg.max_messages is not None and index >= cfg.max_messages:
+        camp.stopped_by = camp.stopped_by or f"{cfg.max_messages} messages"
+        return True
+    if cfg.budget is not None and camp.elapsed >= cfg.budget:
+        camp.stopped_by = camp.stopped_by or f"budget {cfg.budget:g} s"
+        return True
+    return False
+
+
+async def _drive(camp: Campaign, session: Session, index: int) -> int:
+    """Send frames from ``index`` on until the budget ends; returns the next index.  Raises _Dead."""
+    cfg = camp.cfg
+    plan = camp.plan
+    assert plan is not None
+    transport = session.transport
+    http = cfg.target.transport is not Transport.STDIO
+    bmethod = barrier_method(cfg.version)
+    keyed: dict[Any, _Pend] = {}
+    unkeyed: collections.deque[_Pend] = collections.deque()  # awaiting an answer without a usable id
+    unproven: collections.deque[_Pend] = collections.deque()  # sent, no barrier behind them answered yet (send order)
+    graced: collections.deque[_Pend] = collections.deque()  # proven read, within their grace
+    suspects: collections.deque[_Pend] = collections.deque()  # unanswered after the grace: until the final deadline
+    barriers: collections.OrderedDict[Any, tuple[int, float]] = collections.OrderedDict()  # key -> (next frame index, time)
+    ring: collections.deque[Frame] = collections.deque(maxlen=RING)
+    proven = [index]  # every frame with a smaller index was proven read
+    serial = [camp.out_of_order]  # one frame at a time that may be answered without a usable id
+    last_ambiguous = [-1]
+    room = anyio.Event()
+    dead: list[_Dead] = []
+    stop = False
+
+    loose: dict[str, Any] = {}  # loose_id of a pending id -> its key
+
+    def finish(p: _Pend) -> None:
+        key = p.exp.key
+        if key is not None and keyed.get(key) is p:
+            del keyed[key]
+            if isinstance(key, tuple) and key[0] != "json":
+                loose.pop(loose_id(key[1]), None)
+        for mk in p.exp.member_keys:
+            if keyed.get(mk) is p:
+                del keyed[mk]
+        if p.exp.kind in _UNKEYED:
+            try:
+                unkeyed.remove(p)
+            except ValueError:
+                pass
+        camp.settle(p, bmethod)
+
+    def settle_due(now: float, *, everything: bool = False) -> None:
+        while graced and (everything or graced[0].settle_at <= now):  # type: ignore[operator]
+            p = graced.popleft()
+            if not everything and _wants_answer(p) and not p.answers:
+                p.suspect = True  # suspected missing: leaves the window, reported only after the final deadline
+                p.settle_at = now + cfg.final
+                suspects.append(p)
+                continue
+            finish(p)
+        while suspects and (everything or suspects[0].settle_at <= now):  # type: ignore[operator]
+            finish(suspects.popleft())
+        if everything:
+            while unproven:
+                finish(unproven.popleft())
+
+    def on_barrier(next_index: int, now: float) -> None:
+        if next_index > proven[0]:
+            proven[0] = next_index
+        deadline = now + cfg.grace
+        while unproven and unproven[0].frame.index < next_index:
+            p = unproven.popleft()
+            p.settle_at = deadline
+            graced.append(p)
+        room.set()
+
+    def attribute(env: Envelope, now: float) -> None:
+        key = id_key(env.id)
+        if key is not None:
+            b = barriers.pop(key, None)
+            if b is not None:
+                on_barrier(b[0], now)
+                if bmethod == "ping" and (env.kind is not Kind.RESULT or not empty_ping_result(env.result)):
+                    camp.record(_oracle.finding(
+                        "ping.response", "PingRejected" if env.kind is Kind.ERROR else "NonEmptyPingResult",
+                        f"the ping sent as a barrier was answered with {env.summary()}", expected={"result": {}},
+                        actual=env.error if env.kind is Kind.ERROR else env.result), ring[-1] if ring else None, None)
+                return
+            p = keyed.get(key)
+            if p is not None:
+                p.answers.append(env)
+                if not serial[0] and barriers and next(iter(barriers.values()))[0] <= p.frame.index:
+                    # this answer overtook the barrier sent before its request: the server answers
+                    # out of order, so answers without a usable id could not be told apart if
+                    # several such frames were in flight; from now on one at a time
+                    serial[0] = True
+                    camp.out_of_order = True
+                return
+            for p in unkeyed:  # an echoed id that is not unique in flight (a boolean)
+                if p.exp.kind == _oracle.UNREADABLE and not p.answers and p.exp.echo is not MISSING and id_key(p.exp.echo) == key:
+                    p.answers.append(env)
+                    return
+            # candidates for an id not echoed verbatim: the same digits as another type, or a large
+            # integer cut or rounded (indexed, so an unattributed answer does not scan every key)
+            cands = [loose.get(loose_id(env.id))]
+            if isinstance(env.id, (int, float)) and not isinstance(env.id, bool):
+                cands += [k for k in keyed if isinstance(k, tuple) and k[0] == "int" and abs(k[1]) > 2**31]
+            miss = _oracle.near_miss(env, [k for k in cands if k is not None and k in keyed])
+            if miss is not MISSING:
+                p = keyed[id_key(miss)]
+                camp.record(_oracle.not_echoed(cfg.version, p.exp, env, miss), p.frame, p.exp)
+                p.answers.append(env)  # it did answer (once): no second 'missing' finding
+                return
+            camp.unattributed += 1
+            return
+        # no usable id.  A barrier follows every frame that may be answered so and servers answer
+        # such frames as they read them, in order: the owner is the oldest frame not yet proven
+        # read and not yet answered that may take it -- an unreadable/refused/anything frame, or a
+        # request that expects exactly this error code (then its id was not echoed).  Failing that
+        # (an async server), the most recent proven one still within its grace; else a
+        # notification was answered.
+        code = env.error_code
+        owner = None
+        for p in unproven:
+            if p.answers:
+                continue
+            x = p.exp
+            if x.kind in (_oracle.UNREADABLE, _oracle.REJECTED, _oracle.ANY):
+                if _oracle.accepts_unattributed(x, env):
+                    owner = p
+                    break
+            elif x.kind == _oracle.ANSWER and env.kind is Kind.ERROR and x.codes and code in x.codes:
+                camp.record(_oracle.not_echoed(cfg.version, x, env, x.echo), p.frame, x)
+                owner = p
+                break
+        if owner is None:
+            for p in reversed(unkeyed):
+                if p.settle_at is not None and not p.answers and p.exp.kind != _oracle.SILENCE and _oracle.accepts_unattributed(p.exp, env):
+                    owner = p
+                    break
+        if owner is None:
+            for p in unkeyed:
+                if p.exp.kind == _oracle.SILENCE:
+                    owner = p  # a notification answered
+                    break
+        if owner is None:
+            camp.unattributed += 1
+            return
+        owner.answers.append(env)
+
+    async def receiver() -> None:
+        nonlocal stop
+        try:
+            while True:
+                item = await transport.receive()
+                now = time.monotonic()
+                env = item.envelope
+                if not http and (item.problem is not None or _oracle.stdout_finding(env, item.raw, truncated=bool(item.meta.get("truncated")))):
+                    f = _oracle.stdout_finding(env, item.raw, truncated=bool(item.meta.get("truncated")))
+                    if f is not None:
+                        camp.record(f, ring[-1] if ring else None, None)
+                    if env is None:
+                        continue
+                if env is None:
+                    continue
+                if http and str(item.meta.get("stream", "")).startswith("post:"):
+                    continue  # judged by send_http from the POST's own response
+                for e in env.items if env.kind is Kind.BATCH else (env,):
+                    if is_response(e):
+                        attribute(e, now)
+                    elif e.kind is Kind.REQUEST:
+                        camp.server_requests += 1
+                        await session.answer_server_request(e)
+                    elif e.kind is Kind.NOTIFICATION:
+                        camp.notifications += 1
+                    else:
+                        camp.unattributed += 1
+                if (graced and graced[0].settle_at <= now) or (suspects and suspects[0].settle_at <= now):
+                    settle_due(now)
+        except TransportClosed as exc:
+            if stop:
+                return
+            dead.append(_exited(camp, session, exc, list(ring)))
+            room.set()
+        except TransportError as exc:
+            if not stop:
+                dead.append(_exited(camp, session, exc, list(ring)))
+                room.set()
+
+    async def ticker() -> None:
+        """Settles frames whose grace passed while nothing arrives, detects stalls, draws progress."""
+        last_progress = 0.0
+        while True:
+            await anyio.sleep(min(cfg.grace, 0.1))
+            now = time.monotonic()
+            settle_due(now)
+            if barriers:
+                _, (count, t0) = next(iter(barriers.items()))
+                if now - t0 > cfg.deadline:
+                    dead.append(_Dead(_oracle.finding(
+                        _oracle.RESPONSE_REQUIRED, "ServerStalled",
+                        f"the server stopped answering: the {bmethod} sent after frame {count - 1} "
+                        f"was not answered within {cfg.deadline:g} s",
+                        expected=f"an answer to {bmethod}", actual="no answer"),
+                        {"frame": ring[-1] if ring else None, "prefix": list(ring)[:-1]}))
+                    room.set()
+                    return
+            if cfg.progress and now - last_progress >= cfg.progress_interval:
+                last_progress = now
+                cfg.progress(camp)
+            if session.pid and (not camp.memory or camp.elapsed - camp.memory[-1][0] >= cfg.memory_interval):
+                kib = _rss_kib(session.pid)
+                if kib is not None:
+                    camp.memory.append((camp.elapsed, kib))
+
+    def barrier_bytes() -> bytes:
+        rid = session.next_id("fz-b")
+        barriers[id_key(rid)] = (index, time.monotonic())
+        camp.barriers += 1
+        return dumps(session.barrier_message(rid))
+
+    async def send_barrier() -> None:
+        await transport.send(barrier_bytes())
+
+    async def send_http(pends: list[_Pend]) -> None:
+        """One POST per frame; its answers are the messages of that POST's own response (a JSON
+        body or an SSE stream), so they are attributed to this frame's expectations only."""
+        frame = pends[0].frame
+        try:
+            ex = await transport.send(frame.data, headers=frame.headers)
+            if ex.is_sse:
+                await ex.wait_done(cfg.deadline)
+        except TransportError as exc:
+            sp = session.server_process
+            if sp is not None and sp.returncode is None and not isinstance(exc, TransportClosed):
+                # the process lives: this one POST got no HTTP response (reset, timeout)
+                for p in pends:
+                    try:
+                        unproven.remove(p)
+                    except ValueError:
+                        pass
+                    camp.judged += 1
+                camp.record(_oracle.finding(_oracle.RESPONSE_REQUIRED, "NoHttpResponse",
+                                            f"the POST of {pends[0].exp.what} got no HTTP response: {exc}",
+                                            expected="an HTTP response", actual=str(exc)), frame, pends[0].exp)
+                return
+            dead.append(_exited(camp, session, exc, list(ring)))
+            room.set()
+            return
+        finally:
+            http_inflight[0] -= 1
+            room.set()
+        status = ex.status
+        for p in pends:
+            if status >= 400:
+                p.refused = status
+        bodies = [e.data for e in ex.sse_events if e.data] if ex.is_sse else ([ex.body] if ex.body else [])
+        for body in bodies:
+            env = parse_envelope(body)
+            for e in env.items if env.kind is Kind.BATCH else (env,):
+                if not is_response(e):
+                    if e.kind is Kind.REQUEST:
+                        await session.answer_server_request(e)
+                    continue
+                i, extra = _oracle.owner_within([p.exp for p in pends], [bool(p.answers) for p in pends], e, cfg.version)
+                if extra is not None:
+                    camp.record(extra, pends[i].frame, pends[i].exp)
+                if i is None:
+                    camp.unattributed += 1
+                    continue
+                owner = pends[i]
+                owner.answers.append(e)
+        for p in pends:
+            try:
+                unproven.remove(p)
+            except ValueError:
+                pass
+            finish(p)
+
+    http_inflight = [0]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(receiver)
+        tg.start_soon(ticker)
+        since_barrier = 0
+        try:
+            while not dead:
+                if _done(camp, index):
+                    break
+                # the window: frames sent but not proven read
+                while not dead and ((index - proven[0] > cfg.window) if not http else http_inflight[0] >= cfg.window):
+                    room = anyio.Event()
+                    with anyio.move_on_after(0.05):
+                        await room.wait()
+                if dead:
+                    break
+                frame = frame_at(plan, index)
+                exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
+                # never two pending frames with the same id: wait until the first one is settled
+                conflict = [e.key for e in exps if e.key is not None and e.key in keyed]
+                if conflict:
+                    camp.id_waits += 1
+                    if not http:
+                        await send_barrier()
+                        since_barrier = 0
+                    while not dead and any(k in keyed for k in conflict):
+                        await anyio.sleep(0.005)
+                        settle_due(time.monotonic())
+                    if dead:
+                        break
+                if not http and serial[0] and (frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)):
+                    while not dead and proven[0] <= last_ambiguous[0]:
+                        room = anyio.Event()
+                        with anyio.move_on_after(0.05):
+                            await room.wait()
+                    if dead:
+                        break
+                pends = []
+                for e in exps:
+                    p = _Pend(frame, e)
+                    pends.append(p)
+                    if e.key is not None:
+                        keyed[e.key] = p
+                        if e.key[0] != "json":
+                            loose[loose_id(e.key[1])] = e.key
+                    for mk in e.member_keys:
+                        keyed.setdefault(mk, p)
+                    if e.kind in _UNKEYED:
+                        unkeyed.append(p)
+                    unproven.append(p)
+                ring.append(frame)
+                camp.by_operator[frame.operator]["messages"] += 1
+                camp.by_method[frame.method] += 1
+                index += 1
+                camp.sent += 1
+                since_barrier += 1
+                if http:
+                    http_inflight[0] += 1
+                    tg.start_soon(send_http, pends)
+                    continue
+                try:
+                    ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
+                    if ambiguous:
+                        last_ambiguous[0] = frame.index
+                    if ambiguous or since_barrier >= cfg.chunk:
+                        # the frame and its barrier in one write (the transport adds the last newline)
+                        await transport.send(frame.data + b"\n" + barrier_bytes())
+                        since_barrier = 0
+                    else:
+                        await transport.send(frame.data)
+                except TransportClosed as exc:
+                    dead.append(_exited(camp, session, exc, list(ring)))
+                    break
+            # the end: a last barrier, then wait until everything settled (bounded)
+            if not dead and not http:
+                await send_barrier()
+            end = time.monotonic() + cfg.deadline + cfg.final + 1
+            while not dead and (unproven or graced or suspects) and time.monotonic() < end:
+                await anyio.sleep(0.02)
+                settle_due(time.monotonic())
+        finally:
+            stop = True
+            tg.cancel_scope.cancel()
+    if dead:
+        camp.dropped += len(unproven) + len(graced) + len(suspects)
+        # frames in flight when the server died are covered by the exit finding
+        raise dead[0]
+    settle_due(time.monotonic(), everything=True)
+    return index
+
+
+def _wants_answer(p: _Pend) -> bool:
+    return p.exp.kind in (_oracle.ANSWER, _oracle.UNREADABLE, _oracle.REJECTED) and p.exp.silence_requirement is not None
+
+
+def _exited(camp: Campaign, session: Session, exc: BaseException, ring: list[Frame]) -> _Dead:
+    rc = getattr(exc, "returncode", None)
+    if rc is None and session.transport is not None:
+        rc = getattr(session.transport, "returncode", None)
+    tail = getattr(exc, "stderr_tail", "") or getattr(session.transport, "stderr_tail", "") or ""
+    last = ring[-1] if ring else None
+    msg = f"the server went away ({exc})" + (f", exit code {rc}" if rc is not None else "")
+    if last is not None:
+        msg += f", after frame {last.index} ({last.operator} on {last.method})"
+    return _Dead(_oracle.finding(_oracle.RESPONSE_REQUIRED, "ServerExited", msg, expected="the server keeps answering",
+                                 actual={"returncode": rc}),
+                 {"frame": last, "prefix": ring[:-1], "returncode": rc, "stderr_tail": _redact(tail[-1500:])})
+
+
+def _redact(text: str) -> str:
+    import re
+
+    return re.sub(r"(?i)((?:token|secret|password|key|authorization)\S*\s*[=:]\s*)\S+", r"\1<redacted>", text)
+
+
+# -- replay (reproducers, shrinking) ----------------------------------------------------------------
+
+
+async def replay_frame(session: Session, data: bytes, *, headers: dict[str, str] | None = None,
+                       prefix: list[bytes] = (), grace: float = 0.25, deadline: float = 10.0) -> list[Finding]:
+    """Send ``prefix`` then ``data`` on an open session, a barrier behind them, and judge ``data``
+    with the oracle.  Liveness findings (exit, stall) are returned too."""
+    octx = OracleContext(session.version, session.cfg.target.transport.value, session.capabilities)
+    exps = _oracle.expect(data, octx, headers=headers)
+    http = session.cfg.target.transport is not Transport.STDIO
+    answers: dict[int, list[Envelope]] = {i: [] for i in range(len(exps))}
+    refused: int | None = None
+    transport = session.transport
+    bid = session.next_id("fz-rb")
+    bkey = id_key(bid)
+    extra: list[Finding] = []
+    try:
+        for p in prefix:
+            await transport.send(p)
+        ex = await transport.send(data, headers=headers) if http else await transport.send(data)
+        status = getattr(ex, "status", None)
+        if isinstance(status, int) and status >= 400:
+            refused = status
+        await transport.send(dumps(session.barrier_message(bid)))
+        got_barrier = False
+        end_grace: float | None = None
+        t_end = time.monotonic() + deadline
+        while True:
+            now = time.monotonic()
+            limit = (end_grace if end_grace is not None else t_end) - now
+            if limit <= 0:
+                break
+            with anyio.move_on_after(limit):
+                item = await transport.receive()
+                env = item.envelope
+                if env is None:
+                    continue
+                for e in env.items if env.kind is Kind.BATCH else (env,):
+                    if not is_response(e):
+                        if e.kind is Kind.REQUEST:
+                            await session.answer_server_request(e)
+                        continue
+                    k = id_key(e.id)
+                    if k == bkey:
+                        got_barrier = True
+                        end_grace = time.monotonic() + grace
+                        continue
+                    owner, f = _oracle.owner_within(exps, [bool(answers[i]) for i in range(len(exps))], e, session.version)
+                    if f is not None:
+                        extra.append(f)
+                    if owner is not None:
+                        answers[owner].append(e)
+        if not got_barrier:
+            return [_oracle.finding(_oracle.RESPONSE_REQUIRED, "ServerStalled", "the barrier after the replayed frame was not answered")]
+    except TransportClosed as exc:
+        return [_oracle.finding(_oracle.RESPONSE_REQUIRED, "ServerExited", f"the server went away ({exc})")]
+    out: list[Finding] = list(extra)
+    for i, x in enumerate(exps):
+        out.extend(_oracle.judge(x, answers[i], octx, refused=refused, barrier=barrier_method(session.version), grace=grace))
+    return out

@@ -1,0 +1,556 @@
+"""The fuzz oracle: pure functions over (a sent frame, what came back or a silence bounded by a
+barrier).  Every judgment cites a requirement of the catalogue and is graded with
+:func:`conformance.outcomes.grade`, like any verdict.
+
+Two steps, both pure:
+
+* :func:`expect` reads the bytes we sent (strictly, with the same parser the suite uses) and says
+  which answers the spec allows: an :class:`Expect` per message (a frame may hold several lines on
+  stdio).  Where the spec allows several answers, all of them are listed (a Parse error with id null
+  or without an id; an Invalid Request with id null or the readable id echoed; any error or a result
+  for a schema-invalid call of a known method...).
+* :func:`judge` compares one :class:`Expect` with the answers attributed to it (by exact id, or for
+  an unreadable id by :func:`conformance.wire.rules.unreadable_answer`) once the frame is settled:
+  answered, or silent after a barrier sent behind it was answered and a grace passed.
+
+The readings are the scenarios' own (``conformance.wire.rules``: ``is_response``,
+``unreadable_answer``, ``response_shape_problems``, ``not_a_message``; the schema oracle
+``conformance.schema.validate``), never a second copy.
+
+Direction: the expectations below are those of a *server* receiving client frames (``C2S``); a
+client direction supplies its own :func:`expect` table (server-to-client requests must be answered
+exactly once, responses to its requests judged by the client's requirements) and reuses
+:func:`judge`, :class:`Finding` and the grading unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from conformance.outcomes import Level, Outcome, grade
+from conformance.schema.validate import validate
+from conformance.spec import errors as _errors
+from conformance.spec import methods as _methods
+from conformance.spec.requirements import catalogue, get as get_requirement
+from conformance.spec.versions import VERSIONS, spec
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, parse_envelope
+from conformance.wire.rules import JSONRPC_MEMBERS, empty_ping_result, is_response, loose_id, missing_required_param, not_a_message, response_shape_problems, unreadable_answer
+
+__all__ = [
+    "Expect",
+    "Finding",
+    "OracleContext",
+    "expect",
+    "judge",
+    "id_key",
+    "finding",
+    "stdout_finding",
+    "id_echo_requirement",
+    "ANSWER",
+    "UNREADABLE",
+    "SILENCE",
+    "ANY",
+    "REJECTED",
+]
+
+ANSWER = "answer"  # exactly one response with this id
+UNREADABLE = "unreadable"  # one error with id null / absent (or the readable id echoed)
+SILENCE = "silence"  # no response at all (a notification, a response we sent)
+ANY = "any"  # anything (or nothing) is allowed; only survival is judged
+REJECTED = "rejected"  # a batch where the version has none: one error (any code)
+
+RESPONSE_REQUIRED = "jsonrpc.request.response-required"
+SCHEMA_VALID = "basic.schema.messages-valid"
+
+
+def id_key(value: Any) -> Any:
+    """A hashable key for an id that keeps JSON types apart (``"7"`` vs ``7`` vs ``7.0`` vs ``true``);
+    ``None`` for null and absent ids."""
+    if value is None or value is MISSING:
+        return None
+    if isinstance(value, (dict, list)):
+        return ("json", json.dumps(value, sort_keys=True))
+    return (type(value).__name__, value)
+
+
+@dataclass(frozen=True)
+class OracleContext:
+    version: str
+    transport: str = "stdio"
+    server_capabilities: dict | None = None
+
+
+@dataclass
+class Expect:
+    kind: str
+    key: Any = None  # id_key of the id answers must carry (ANSWER), or of a readable id (UNREADABLE)
+    echo: Any = MISSING  # the id as sent, when readable
+    codes: frozenset[int] | None = None  # acceptable error codes (None: any)
+    result_ok: bool = True
+    method: str | None = None  # a result is validated against this method's result definition
+    requirement: str = RESPONSE_REQUIRED  # cited when the answer is wrong
+    silence_requirement: str | None = RESPONSE_REQUIRED  # cited when nothing came (None: silence is fine)
+    what: str = ""  # the frame, in words
+    lenient_echo: Any = MISSING  # an id a lenient decoder could have read (invalid UTF-8): any answer with it is accepted
+    max_answers: int = 1
+    member_keys: tuple[Any, ...] = ()  # REJECTED: ids inside the batch (answers to them mean it was served)
+    accepted: tuple[str, ...] = ()  # the answers the spec allows, in words (for reports)
+    ping: bool = False  # a ping: the result must be empty (ping.response)
+
+
+@dataclass
+class Finding:
+    requirement: str
+    problem: str  # violation class: MissingResponse, WrongErrorCode, ...
+    message: str
+    expected: Any = None
+    actual: Any = None
+    json_path: str | None = None
+
+    @property
+    def signature(self) -> tuple[str, str]:
+        return (self.requirement, self.problem)
+
+    def level(self) -> Level:
+        return get_requirement(self.requirement).level
+
+    def outcome(self, *, strict: bool = False) -> Outcome:
+        return grade(self.level(), True, strict=strict)
+
+    def to_json(self, version: str | None = None) -> dict[str, Any]:
+        req = get_requirement(self.requirement)
+        url = req.url_for(version) if hasattr(req, "url_for") else req.url
+        return {
+            "requirement": self.requirement, "level": req.level.value, "url": url, "quote": req.quote,
+            "problem": self.problem, "message": self.message, "expected": self.expected, "actual": self.actual,
+            "json_path": self.json_path,
+        }
+
+
+def finding(requirement: str, problem: str, message: str, **kw: Any) -> Finding:
+    get_requirement(requirement)  # an unknown id is our bug: fail loudly
+    return Finding(requirement, problem, message, **kw)
+
+
+def id_echo_requirement(version: str, is_error: bool) -> str:
+    """``basic.response.id-echo``, or its result/error halves where the version splits it."""
+    req = get_requirement("basic.response.id-echo")
+    if version in req.versions:
+        return req.id
+    return "basic.response.error-id-echo" if is_error else "basic.response.result-id-echo"
+
+
+def _known_anywhere(method: str) -> bool:
+    return any(m.name == method for m in _methods.METHODS)
+
+
+_TOP_ID = re.compile(rb'\{\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*,')
+
+
+def _lenient_id(raw: bytes) -> Any:
+    try:
+        value = json.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        m = _TOP_ID.match(raw)  # too deep for the parser: the id is usually written first
+        return json.loads(m.group(1)) if m else MISSING
+    if isinstance(value, dict) and "method" in value:
+        return value.get("id", MISSING)
+    return MISSING
+
+
+def _readable_id(value: Any) -> Any:
+    """The id an Invalid Request carries, if a server could read one (any JSON value but absent)."""
+    if isinstance(value, dict):
+        return value.get("id", MISSING)
+    return MISSING
+
+
+def expect(raw: bytes, ctx: OracleContext, *, headers: dict[str, str] | None = None) -> list[Expect]:
+    """What may answer the frame ``raw`` (exact bytes we sent).  On stdio a frame with newlines is
+    several messages; over HTTP it is one body.  A POST with mutated HTTP headers (a wrong
+    Content-Type, a session id never issued) is no valid MCP exchange: any answer, or a refusal,
+    is accepted and only the server's survival is judged."""
+    if headers:
+        return [Expect(ANY, silence_requirement=None, what=f"a POST with mutated headers {sorted(headers)}",
+                       accepted=("any answer or an HTTP refusal",))]
+    if ctx.transport == "stdio" and b"\n" in raw:
+        out: list[Expect] = []
+        for line in raw.split(b"\n"):
+            for exp in expect_message(line, ctx):
+                twin = next((o for o in out if exp.key is not None and o.key == exp.key), None)
+                if twin is not None:
+                    # the same id twice in one frame: one expectation, answered once or twice
+                    # (a server may refuse a reused id or serve both)
+                    twin.max_answers += 1
+                    twin.silence_requirement = twin.silence_requirement or exp.silence_requirement
+                    continue
+                out.append(exp)
+        return out
+    return expect_message(raw, ctx)
+
+
+def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
+    if not raw.strip(b" \t\r"):
+        return [Expect(ANY, what="a blank line", silence_requirement=None, accepted=("anything",))]
+    env = parse_envelope(raw)
+    if _too_deep(env):
+        # RFC 8259 section 9: "An implementation may set limits on the maximum depth of nesting." A
+        # server may read it, or answer an error (a Parse error included); a request still needs an answer
+        rid = _lenient_id(raw)
+        has_id = rid is not MISSING
+        return [Expect(ANY, key=id_key(rid) if has_id and not isinstance(rid, bool) else None, echo=rid,
+                       silence_requirement=RESPONSE_REQUIRED if has_id else None,
+                       what="a message nested deeper than parsers must support",
+                       accepted=("any answer (an error, a Parse error included, or a result)",) + (() if has_id else ("no answer",)))]
+    return _expect_env(env, raw, ctx, in_batch=False)
+
+
+def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool) -> list[Expect]:
+    version = ctx.version
+    if env.kind is Kind.PARSE_ERROR:
+        lenient = _lenient_id(raw) if any("UTF-8" in p for p in env.problems) else MISSING
+        return [Expect(
+            UNREADABLE, codes=frozenset({_errors.PARSE_ERROR}), result_ok=False,
+            requirement="jsonrpc.error.parse-error", silence_requirement="jsonrpc.error.parse-error",
+            what="a message that is not valid JSON" + (" (invalid UTF-8)" if lenient is not MISSING else ""),
+            lenient_echo=lenient,
+            accepted=("error -32700 with id null", "error -32700 without an id")
+            + (("any answer with the id a lenient UTF-8 decoder reads",) if lenient is not MISSING else ()),
+        )]
+    if env.kind is Kind.BATCH:
+        return _expect_batch(env, raw, ctx)
+    if _beyond_interoperable(env.value):
+        # RFC 8259 section 6: numbers outside IEEE 754 double range / precision "may" not be handled the
+        # same everywhere; an error (even a Parse error), a result or a refusal are all acceptable
+        return [Expect(ANY, silence_requirement=None, what="a message with a number outside the interoperable range",
+                       accepted=("any answer: RFC 8259 leaves such numbers to the implementation",))]
+    dups = [p for p in env.problems if p.startswith("duplicate key")]
+    if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
+        # which of two "id"/"method"/... members a server reads is implementation-defined (RFC 8259 4)
+        return [Expect(ANY, silence_requirement=None, what="a message with a duplicate JSON-RPC member",
+                       accepted=("anything: RFC 8259 leaves duplicate names to the implementation",))]
+    bad = [p for p in env.problems if not p.startswith("duplicate key")]
+    if env.kind is Kind.INVALID or (env.kind in (Kind.REQUEST, Kind.NOTIFICATION) and bad):
+        value = env.value
+        if isinstance(value, dict) and "method" not in value and ("result" in value or "error" in value):
+            return [Expect(ANY, silence_requirement=None, what="a malformed response", accepted=("anything",))]
+        echo = _readable_id(value)
+        has_id = echo is not MISSING
+        params_only = has_id and bad == ['"params" must be an object or an array']
+        # only "params" is wrong (null, a string...): Invalid Request, Invalid params, or -- for a
+        # method the server does not have -- Method not found are all honest answers
+        codes = {_errors.INVALID_REQUEST} | ({_errors.INVALID_PARAMS, _errors.METHOD_NOT_FOUND} if params_only else set())
+        if ctx.transport != "stdio" and spec(version).request_headers:
+            # the Mcp-Method / Mcp-Name headers are derived from the body: a body without a usable
+            # method cannot match them, so HeaderMismatch is as right an answer as Invalid Request
+            codes |= {c for c, name in spec(version).error_codes.items() if name == "HeaderMismatch"}
+        what = "an invalid Request object (" + "; ".join(bad) + ")"
+        return [Expect(
+            # a boolean id cannot be unique in flight: attributed by echo among the unkeyed instead
+            UNREADABLE, key=None if isinstance(echo, bool) else id_key(echo), echo=echo, codes=frozenset(codes), result_ok=False,
+            requirement="jsonrpc.error.invalid-request",
+            # without an id a server may have taken it for a (broken) notification: silence accepted
+            silence_requirement="jsonrpc.error.invalid-request" if has_id else None,
+            what=what,
+            accepted=(f"error {sorted(codes)} with id null, without an id, or with the id echoed",)
+            + (() if has_id else ("no answer (no id: it may have been read as a notification)",)),
+        )]
+    if env.kind is Kind.NOTIFICATION:
+        return [Expect(SILENCE, requirement="jsonrpc.notification.no-reply", silence_requirement=None,
+                       what=f"the notification {env.method!r}", accepted=("no response",))]
+    if env.kind in (Kind.RESULT, Kind.ERROR):
+        return [Expect(ANY, silence_requirement=None, what="a response to nothing we were asked", accepted=("anything",))]
+    # a request with a valid id
+    method = env.method or ""
+    key = id_key(env.id)
+    m = _methods.lookup(method, _methods.C2S, version)
+    if m is None or m.kind != _methods.REQUEST:
+        if _known_anywhere(method):
+            return [Expect(ANSWER, key=key, echo=env.id, what=f"a request for {method!r}, not a client request of {version}",
+                           accepted=("any error", "a result"))]
+        return [Expect(ANSWER, key=key, echo=env.id, codes=frozenset({_errors.METHOD_NOT_FOUND}), result_ok=False,
+                       requirement="jsonrpc.error.method-not-found", what=f"a request for the unknown method {method!r}",
+                       accepted=("error -32601 with the id echoed",))]
+    missing = missing_required_param(method, env.params)
+    caps = ctx.server_capabilities or {}
+    if missing is not None and isinstance(caps.get(missing[1]), dict) and _valid_with(env.value, missing[0], version):
+        # the invalid_params scenario's reading: a declared method without the member it needs
+        return [Expect(ANSWER, key=key, echo=env.id, codes=frozenset({_errors.INVALID_PARAMS}), result_ok=False,
+                       requirement="jsonrpc.error.invalid-params", what=f"a {method!r} request without the required {missing[0]!r}",
+                       accepted=("error -32602 with the id echoed",))]
+    valid = _schema_ok(env.value, version)
+    if method == "ping" and valid:
+        return [Expect(ANSWER, key=key, echo=env.id, method=method, codes=frozenset(), requirement="ping.response",
+                       what="a ping", accepted=("an empty result (only _meta may appear)",), ping=True)]
+    return [Expect(ANSWER, key=key, echo=env.id, method=method if valid else None,
+                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request",
+                   accepted=("a result valid for the method", "an error (any code)")
+                   if valid else ("an error (-32602 or any other code)", "a result (accepting odd input is no MUST violation)"))]
+
+
+def _valid_with(value: Any, member: str, version: str) -> bool:
+    """The request would be schema-valid with ``member`` present: the member is its only defect."""
+    fixed = dict(value)
+    fixed["params"] = {**value["params"], member: "mcp-conformance://x" if member == "uri" else "x"}
+    return _schema_ok(fixed, version)
+
+
+DEEP = 64  # nesting deeper than this is left to the implementation's limits
+
+
+def _too_deep(env: Envelope) -> bool:
+    if any("recursion" in p for p in env.problems):
+        return True
+    return env.value is not MISSING and _depth(env.value, 0) > DEEP
+
+
+def _depth(value: Any, d: int) -> int:
+    if d > DEEP:
+        return d
+    if isinstance(value, dict):
+        return max((_depth(v, d + 1) for v in value.values()), default=d + 1)
+    if isinstance(value, list):
+        return max((_depth(v, d + 1) for v in value), default=d + 1)
+    return d
+
+
+def _beyond_interoperable(value: Any, depth: int = 0) -> bool:
+    """A number JSON parsers may not all read alike: infinite as a double (1e400), or an integer
+    beyond +-(2**53 - 1) -- ids excepted, which are judged as ids (echoed verbatim)."""
+    if depth > 64:
+        return False
+    if isinstance(value, float):
+        return value in (float("inf"), float("-inf"))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return abs(value) > 2**53 - 1
+    if isinstance(value, dict):
+        return any(_beyond_interoperable(v, depth + 1) for k, v in value.items() if not (depth == 0 and k == "id"))
+    if isinstance(value, list):
+        return any(_beyond_interoperable(v, depth + 1) for v in value)
+    return False
+
+
+def _schema_ok(value: Any, version: str) -> bool:
+    try:
+        return not validate(value, version, _methods.C2S)
+    except Exception:  # noqa: BLE001 - a schema that cannot be loaded: judge leniently
+        return False
+
+
+def _expect_batch(env: Envelope, raw: bytes, ctx: OracleContext) -> list[Expect]:
+    version = ctx.version
+    if spec(version).batching:
+        if not env.items:
+            return [Expect(UNREADABLE, codes=frozenset({_errors.INVALID_REQUEST}), result_ok=False,
+                           requirement="jsonrpc.error.invalid-request", silence_requirement="jsonrpc.error.invalid-request",
+                           what="an empty batch", accepted=("error -32600 with id null",))]
+        out: list[Expect] = []
+        for item in env.items:
+            for exp in _expect_env(item, item.raw, ctx, in_batch=True):
+                if exp.kind == ANSWER and exp.silence_requirement == RESPONSE_REQUIRED:
+                    exp.silence_requirement = "batching.receive"  # 'MUST support receiving JSON-RPC batches'
+                out.append(exp)
+        # a refusal of the whole batch (an error without a usable id) is taken here; its requests
+        # then count as unanswered under batching.receive
+        out.append(Expect(ANY, silence_requirement=None, what=f"a JSON-RPC batch of {len(env.items)}", accepted=("anything",)))
+        return out
+    keys = tuple(id_key(i.id) for i in env.items if i.kind is Kind.REQUEST and id_key(i.id) is not None)
+    if version == VERSIONS[0]:  # 2024-11-05 says nothing about batches
+        return [Expect(ANY, silence_requirement=None, member_keys=keys, what="a batch (2024-11-05 says nothing about batches)",
+                       accepted=("anything",))]
+    req = "batching.rejected-stateless" if spec(version).stateless else "batching.rejected"
+    return [Expect(REJECTED, requirement=req, silence_requirement=req, member_keys=keys,
+                   what=f"a JSON-RPC batch of {len(env.items)} ({version} has no batching)",
+                   accepted=("one error response (any code)", "an HTTP 4xx"))]
+
+
+# -- judging -------------------------------------------------------------------------------------------
+
+
+def _answer_text(env: Envelope) -> str:
+    if env.kind is Kind.ERROR:
+        return f"error {id_repr(env.error_code)} (id {id_repr(env.id)})"
+    return f"{env.kind.value} (id {id_repr(env.id)})"
+
+
+def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: int | None = None,
+          barrier: str = "ping", grace: float = 0.0) -> list[Finding]:
+    """The findings for one settled expectation: ``answers`` attributed to it (in arrival order),
+    ``refused`` the HTTP 4xx/5xx status its POST got (if any)."""
+    out: list[Finding] = []
+    for env in answers:
+        out.extend(shape_findings(env))
+    if exp.kind == ANY:
+        if not answers and refused is None and exp.silence_requirement is not None:
+            out.append(finding(exp.silence_requirement, "MissingResponse",
+                               f"no response to {exp.what} (nor within {grace:g} s after the answer to the {barrier} sent after it)",
+                               expected=" or ".join(exp.accepted), actual="no response"))
+        return out
+    if exp.kind == SILENCE:
+        if answers:
+            out.append(finding(exp.requirement, "NotificationAnswered",
+                               f"{exp.what} was answered: {', '.join(_answer_text(a) for a in answers[:3])}",
+                               expected="no response", actual=[a.summary() for a in answers[:3]]))
+        return out
+    if not answers:
+        if refused is not None or exp.silence_requirement is None:
+            return out
+        cls = {"jsonrpc.error.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse"}.get(
+            exp.silence_requirement, "BatchUnanswered" if exp.kind == REJECTED else "MissingResponse")
+        out.append(finding(exp.silence_requirement, cls,
+                           f"no response to {exp.what} (nor within {grace:g} s after the answer to the {barrier} sent after it)",
+                           expected=" or ".join(exp.accepted) or "a response", actual="no response"))
+        return out
+    if exp.kind == REJECTED:
+        served = [a for a in answers if a.kind is Kind.RESULT]
+        if served:
+            out.append(finding(exp.requirement, "BatchServed", f"{exp.what} was served ({len(served)} result(s)); an error response is expected",
+                               expected=" or ".join(exp.accepted), actual=[a.summary() for a in served[:3]]))
+        return out
+    if len(answers) > exp.max_answers:
+        out.append(finding(RESPONSE_REQUIRED, "DuplicateResponse",
+                           f"{exp.what} was answered {len(answers)} times: {', '.join(_answer_text(a) for a in answers[:3])}",
+                           expected="exactly one response", actual=[a.summary() for a in answers[:3]]))
+    env = answers[0]
+    if exp.lenient_echo is not MISSING and env.id is not MISSING and env.id is not None and id_key(env.id) == id_key(exp.lenient_echo):
+        return out  # a lenient decode answered as the request it read: accepted
+    is_error = env.kind is Kind.ERROR
+    if is_error:
+        code = env.error_code
+        if exp.ping:
+            out.append(finding("ping.response", "PingRejected", f"a ping was answered with error {id_repr(code)}",
+                               expected={"result": {}}, actual=env.error, json_path="$.error"))
+        elif exp.codes is not None and code not in exp.codes and isinstance(code, int) and not isinstance(code, bool):
+            out.append(finding(exp.requirement, "WrongErrorCode",
+                               f"{exp.what} must be answered with error {' or '.join(str(c) for c in sorted(exp.codes))}, got error {id_repr(code)}",
+                               expected={"error": {"code": sorted(exp.codes)}}, actual=env.error, json_path="$.error.code"))
+        if exp.kind == UNREADABLE and exp.requirement == "jsonrpc.error.parse-error" and env.id is not None and env.id is not MISSING:
+            out.append(finding("jsonrpc.response.null-id-when-unreadable", "NonNullIdForUnreadableRequest",
+                               f"the id of an unreadable request cannot be detected, so the response id must be null, got {id_repr(env.id)}",
+                               expected=None, actual=env.id, json_path="$.id"))
+    elif env.kind is Kind.RESULT:
+        if not exp.result_ok:
+            problem = {"jsonrpc.error.method-not-found": "UnknownMethodAccepted", "jsonrpc.error.parse-error": "InvalidJsonAccepted",
+                       "jsonrpc.error.invalid-request": "InvalidRequestAccepted"}.get(exp.requirement, "Accepted")
+            out.append(finding(exp.requirement, problem, f"{exp.what} was answered with a result; expected {' or '.join(exp.accepted)}",
+                               expected=" or ".join(exp.accepted), actual=env.value if _small(env.value) else env.summary()))
+        elif exp.ping and not empty_ping_result(env.result):
+            out.append(finding("ping.response", "NonEmptyPingResult", "the ping result must be an empty object (only _meta may appear)",
+                               expected={}, actual=env.result if _small(env.result) else "<large>", json_path="$.result"))
+        elif exp.method is not None:
+            out.extend(result_findings(env, exp.method, ctx.version))
+    return out
+
+
+def _small(value: Any) -> bool:
+    try:
+        return len(json.dumps(value)) < 2000
+    except (TypeError, ValueError):
+        return False
+
+
+def shape_findings(env: Envelope) -> list[Finding]:
+    """Result xor error, the error object, an integer code (the scenarios' response_shapes reading)."""
+    value = env.value
+    out = []
+    for req, problem in response_shape_problems(value):
+        cls = {"jsonrpc.response.result-xor-error": "ResultXorError", "jsonrpc.error.object": "MalformedErrorObject"}.get(req, "NonIntegerErrorCode")
+        out.append(finding(req, cls, problem, actual=sorted(value) if isinstance(value, dict) else value))
+    return out
+
+
+def result_findings(env: Envelope, method: str, version: str) -> list[Finding]:
+    """A result checked against the schema of ``method``'s result (basic.schema.messages-valid)."""
+    try:
+        problems = validate(env.value, version, _methods.S2C, answering=method)
+    except Exception as exc:  # noqa: BLE001
+        return [finding(SCHEMA_VALID, "SchemaUnavailable", f"the schema could not check the answer: {exc}")]
+    if not problems:
+        return []
+    first = problems[0]
+    return [finding(SCHEMA_VALID, "SchemaMismatch",
+                    f"the answer to {method!r} does not match the {version} schema: {first.message}"
+                    + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                    expected=getattr(first, "schema_path", None), actual=getattr(first, "json_path", None),
+                    json_path=getattr(first, "json_path", None))]
+
+
+def stdout_finding(env: Envelope | None, raw: bytes, *, truncated: bool = False) -> Finding | None:
+    """A stdout line that is no JSON-RPC message (transport.stdio.stdout-only-messages)."""
+    if not not_a_message(env, truncated=truncated):
+        return None
+    return finding("transport.stdio.stdout-only-messages", "NonJsonOnStdout",
+                   f"the server wrote something that is not a JSON-RPC message to stdout: {raw[:120]!r}",
+                   expected="only JSON-RPC messages", actual=raw[:200].decode("utf-8", "backslashreplace"))
+
+
+def near_miss(env: Envelope, pending_keys: Iterable[Any]) -> Any:
+    """A pending id the answer's id matches only loosely ("7" for 7): an id not echoed verbatim."""
+    if env.id is MISSING or env.id is None:
+        return MISSING
+    lid = loose_id(env.id)
+    got = env.id
+    for k in pending_keys:
+        if k is None or not isinstance(k, tuple) or k[0] == "json" or id_key(got) == k:
+            continue
+        sent = k[1]
+        if loose_id(sent) == lid:
+            return sent
+        if k[0] == "int" and isinstance(got, (int, float)) and not isinstance(got, bool) and abs(sent) > 2**31:
+            # a large integer cut to 32 bits or rounded through a double by the server
+            if got in ((sent & 0xFFFFFFFF), ((sent + 2**31) % 2**32) - 2**31) or (isinstance(got, float) and got == float(sent)):
+                return sent
+    return MISSING
+
+
+def accepts_unattributed(exp: Expect, env: Envelope) -> bool:
+    """``env`` (with no id we can look up) may be the answer to ``exp``: the scenarios' reading of an
+    answer to an unreadable request (id null, absent, or the readable id echoed)."""
+    if exp.kind == UNREADABLE:
+        return unreadable_answer(env, exp.echo) or (exp.lenient_echo is not MISSING and unreadable_answer(env, exp.lenient_echo))
+    if exp.kind == REJECTED:
+        return unreadable_answer(env)
+    if exp.kind == ANY:
+        return is_response(env)  # anything is allowed, so an answer without a usable id may be its
+    return False
+
+
+def known_requirements() -> set[str]:
+    return set(catalogue())
+
+
+def not_echoed(version: str, exp: Expect | None, env: Envelope, sent: Any) -> Finding:
+    """The request ``sent`` (its id) was answered by ``env`` with another id, or none."""
+    got = "without its id (id " + ("null" if env.id is None else "<absent>") + ")" if env.id is None or env.id is MISSING \
+        else f"with id {json.dumps(env.id)}"
+    what = exp.what if exp is not None else "the request"
+    return finding(id_echo_requirement(version, env.kind is Kind.ERROR), "IdNotEchoed",
+                   f"{what} (id {json.dumps(sent)}) was answered {got}: the response must carry the same id, same JSON type and value",
+                   expected=sent, actual=None if env.id is None else ("<absent>" if env.id is MISSING else env.id), json_path="$.id")
+
+
+def owner_within(exps: list[Expect], answered: list[bool], env: Envelope, version: str) -> tuple[int | None, Finding | None]:
+    """Which of one frame's expectations ``env`` answers (a POST's own answers, a replay): by exact
+    id; else an id cut or rounded (not echoed); else, without a usable id, one that may be answered
+    so, or a request expecting exactly this error code (its id not echoed), or a notification."""
+    k = id_key(env.id)
+    if k is not None:
+        i = next((i for i, x in enumerate(exps) if x.key == k or k in x.member_keys), None)
+        if i is not None:
+            return i, None
+        miss = near_miss(env, [x.key for x in exps])
+        if miss is MISSING:
+            return None, None
+        i = next(i for i, x in enumerate(exps) if x.key == id_key(miss))
+        return i, not_echoed(version, exps[i], env, miss)
+    i = next((i for i, x in enumerate(exps) if not answered[i] and accepts_unattributed(x, env)), None)
+    if i is not None:
+        return i, None
+    if env.kind is Kind.ERROR:
+        i = next((i for i, x in enumerate(exps) if x.kind == ANSWER and not answered[i] and x.codes and env.error_code in x.codes), None)
+        if i is not None:
+            return i, not_echoed(version, exps[i], env, exps[i].echo)
+    return next((i for i, x in enumerate(exps) if x.kind == SILENCE), None), None

@@ -1,0 +1,117 @@
+"""The pytest side of the fuzzer: ``--mcp-fuzz`` adds one item per fuzz target (target x version),
+marked ``mcp_fuzz``; a finding graded fail fails the item with its sentence and reproducer.
+
+    pytest --mcp-server-command "python my_server.py" --mcp-fuzz -m mcp_fuzz \\
+        [--mcp-fuzz-budget 30s | --mcp-fuzz-max-messages N] [--mcp-fuzz-seed N] [--mcp-fuzz-tools GLOB]
+
+The target options (``--mcp-server-command``, ``--mcp-server-url``, ``--mcp-transport``,
+``--mcp-version``, ``--mcp-report-dir``, ``--mcp-strict``) are the conformance plugin's.  The
+campaign, reproducers and ``report.json`` (with its ``fuzz`` section) go to
+``<report dir>/fuzz/``, exactly as ``mcp-conformance fuzz`` writes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GROUP = "mcp-conformance fuzz"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("mcp-fuzz", "MCP conformance fuzzing (mcp-conformance fuzz)")
+    g.addoption("--mcp-fuzz", action="store_true", default=False, dest="mcp_fuzz",
+                help="add one fuzz item per target and version (select them alone with -m mcp_fuzz)")
+    g.addoption("--mcp-fuzz-budget", dest="mcp_fuzz_budget", default=None, metavar="DURATION",
+                help="how long each campaign sends (default 30s)")
+    g.addoption("--mcp-fuzz-max-messages", dest="mcp_fuzz_max_messages", type=int, default=None, metavar="N",
+                help="frames per campaign instead of a time budget")
+    g.addoption("--mcp-fuzz-seed", dest="mcp_fuzz_seed", type=int, default=0, metavar="N", help="campaign seed (default 0)")
+    g.addoption("--mcp-fuzz-tools", dest="mcp_fuzz_tools", action="append", default=[], metavar="GLOB",
+                help="tools the campaign may call (default none; destructive ones only by exact name)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mcp_fuzz: a fuzz campaign against the MCP target (mcp-conformance --mcp-fuzz)")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("mcp_fuzz", default=False):
+        return
+    from conformance.pytest_plugin import build_target, get_option
+    from conformance.spec.versions import VERSIONS
+
+    command = get_option(config, "server_command")
+    url = get_option(config, "server_url")
+    if not command and not url:
+        raise pytest.UsageError("--mcp-fuzz needs a target: --mcp-server-command or --mcp-server-url")
+    target = build_target(command=command, url=url, transport=get_option(config, "transport"))
+    versions: list[str] = []
+    for v in get_option(config, "version") or ["2025-11-25"]:
+        versions += list(VERSIONS) if v == "all" else [x.strip() for x in str(v).split(",") if x.strip()]
+    parent = FuzzSuite.from_parent(session, name="mcp-fuzz", nodeid="mcp-fuzz")
+    new = [FuzzItem.from_parent(parent, name=f"mcp_fuzz[{v}-{target.transport.value}]", target=target, version=v)
+           for v in versions]
+    for item in new:
+        item.add_marker("mcp_fuzz")
+    items.extend(new)
+    config.hook.pytest_collectreport(report=pytest.CollectReport(parent.nodeid, "passed", None, list(new)))
+
+
+class FuzzSuite(pytest.Collector):
+    def collect(self) -> list[Any]:
+        return []
+
+
+class FuzzFailure(Exception):
+    pass
+
+
+class FuzzItem(pytest.Item):
+    def __init__(self, *, target: Any, version: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.target = target
+        self.version = version
+
+    def runtest(self) -> None:
+        import argparse
+        import time
+
+        import anyio
+
+        from conformance.fuzz.command import _campaign_and_shrink, _write_report, parse_duration
+        from conformance.fuzz.engine import FuzzConfig
+        from conformance.pytest_plugin import get_option
+
+        cfg = self.config
+        budget_text = cfg.getoption("mcp_fuzz_budget")
+        max_messages = cfg.getoption("mcp_fuzz_max_messages")
+        budget = parse_duration(budget_text) if budget_text else (None if max_messages else 30.0)
+        strict = bool(get_option(cfg, "strict"))
+        report_dir = Path(get_option(cfg, "report_dir") or "reports") / "fuzz" / self.version
+        target = self.target.resolve()
+        fc = FuzzConfig(target=target, version=self.version, seed=cfg.getoption("mcp_fuzz_seed"), budget=budget,
+                        max_messages=max_messages, fuzz_tools=tuple(cfg.getoption("mcp_fuzz_tools") or ()))
+        started = time.time()
+        section, rows = anyio.run(_campaign_and_shrink, fc, report_dir, True, strict)
+        ns = argparse.Namespace(seed=fc.seed, strict=strict)
+        _write_report(report_dir, target, [self.version], ns, started, "complete", [section], rows, [])
+        self.user_properties.append(("mcp_fuzz", {k: section[k] for k in ("messages", "judged", "judged_per_second")}))
+        failed = [f for f in section["findings"] if f["outcome"] == "fail"]
+        if failed:
+            raise FuzzFailure("\n".join(
+                f"{f['requirement']} [{f['level']}] {f['problem']} x{f['count']}: {f['message']}\n"
+                f"    \"{f['quote']}\" ({f['url']})\n"
+                f"    reproducer: {report_dir / f['reproducer'] if f['reproducer'] else '-'}"
+                for f in failed))
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
+        if isinstance(excinfo.value, FuzzFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[str, int, str]:
+        return ("mcp-fuzz", 0, self.name)

@@ -1,0 +1,176 @@
+"""Predicates over parsed messages that more than one judge uses: the scenarios
+(``scenarios/server/_helpers.py``, ``jsonrpc.py``) and the fuzz oracle (``conformance/fuzz/oracle.py``).
+Pure: no I/O.  One copy of each reading of the spec, so that a fuzz finding and a scenario verdict
+never disagree about what an acceptable answer is.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from conformance.spec.versions import spec
+from conformance.wire.envelope import MISSING, Envelope, Kind, same_id
+
+__all__ = [
+    "barrier_method",
+    "is_response",
+    "loose_id",
+    "unreadable_answer",
+    "response_shape_problems",
+    "repaired_for_schema",
+    "json_kind",
+    "JSONRPC_MEMBERS",
+    "not_a_message",
+    "empty_ping_result",
+    "REQUIRED_PARAM",
+    "missing_required_param",
+]
+
+JSONRPC_MEMBERS = frozenset({"jsonrpc", "method", "id", "params", "result", "error"})
+
+
+def barrier_method(version: str) -> str:
+    """``ping``, or ``server/discover`` where ping does not exist (2026-07-28)."""
+    return "ping" if spec(version).ping else "server/discover"
+
+
+def is_response(env: Envelope | None) -> bool:
+    """A result or error response, or something shaped like one (an id without a method)."""
+    if env is None:
+        return False
+    if env.kind in (Kind.RESULT, Kind.ERROR):
+        return True
+    value = env.value
+    return env.kind is Kind.INVALID and isinstance(value, dict) and "method" not in value and (
+        "result" in value or "error" in value
+    )
+
+
+def loose_id(value: Any) -> str:
+    """An id compared loosely (``"7"`` ~ ``7`` ~ ``7.0``), only to explain a mismatch."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer() and not math.isinf(value):
+        return str(int(value))
+    return str(value)
+
+
+def unreadable_answer(env: Envelope | None, echo: Any = MISSING) -> bool:
+    """``env`` may answer a request whose id could not be used (Parse error / Invalid Request):
+    a response with id null, without an id, or -- where the id could be read -- with exactly
+    that id echoed (same JSON type and value; GUIDE: 'Invalid Request whose id is readable')."""
+    if not is_response(env):
+        return False
+    assert env is not None
+    if env.id is None or env.id is MISSING:
+        return True
+    return echo is not MISSING and same_id(env.id, echo)
+
+
+def response_shape_problems(value: Any) -> list[tuple[str, str]]:
+    """``(requirement, problem)`` pairs for one JSON value the server sent, when it is a response
+    (no ``method``) that breaks the base rules: result xor error, an error object with a code and
+    a string message, an integer code."""
+    if not isinstance(value, dict) or "method" in value:
+        return []
+    if "id" not in value and "result" not in value and "error" not in value:
+        return []
+    out: list[tuple[str, str]] = []
+    has_result, has_error = "result" in value, "error" in value
+    if has_result and has_error:
+        out.append(("jsonrpc.response.result-xor-error", 'the response carries both "result" and "error"'))
+    elif not has_result and not has_error:
+        out.append(("jsonrpc.response.result-xor-error", 'the response carries neither "result" nor "error"'))
+    if has_error:
+        err = value["error"]
+        if not isinstance(err, dict):
+            out.append(("jsonrpc.error.object", f'"error" is not an object: {json_kind(err)}'))
+        else:
+            if "code" not in err:
+                out.append(("jsonrpc.error.object", 'the error object has no "code"'))
+            elif isinstance(err["code"], bool) or not isinstance(err["code"], int):
+                out.append(("basic.error.code-integer", f"the error code is {json_kind(err['code'])}, not an integer"))
+            if not isinstance(err.get("message", MISSING), str):
+                msg = err.get("message", MISSING)
+                out.append(("jsonrpc.error.object", 'the error object has no "message"' if msg is MISSING else f'"message" is {json_kind(msg)}, not a string'))
+    return out
+
+
+def repaired_for_schema(value: Any) -> Any:
+    """``value`` with the problems :func:`response_shape_problems` reports repaired (so a schema
+    check reports only what else is wrong), or MISSING when there is nothing to repair."""
+    if not response_shape_problems(value):
+        return MISSING
+    fixed = dict(value)
+    if "result" in fixed and "error" in fixed:
+        fixed.pop("result")
+    elif "result" not in fixed and "error" not in fixed:
+        fixed["result"] = {}
+    if "error" in fixed:
+        err = fixed["error"]
+        err = dict(err) if isinstance(err, dict) else {}
+        code = err.get("code", MISSING)
+        if isinstance(code, bool) or not isinstance(code, int):
+            err["code"] = -32603
+        if not isinstance(err.get("message", MISSING), str):
+            err["message"] = ""
+        fixed["error"] = err
+    return fixed
+
+
+def json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"a string ({value[:40]!r})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    return {dict: "an object", list: "an array"}.get(type(value), type(value).__name__)
+
+
+def _jsonrpc_shaped(value: Any) -> bool:
+    if isinstance(value, dict):
+        return bool(JSONRPC_MEMBERS & set(value))
+    if isinstance(value, list):
+        return any(_jsonrpc_shaped(v) for v in value)
+    return False
+
+
+def not_a_message(env: Envelope | None, *, truncated: bool = False) -> bool:
+    """A received frame that is no JSON-RPC message at all (the stdio rule's 'anything that is not
+    a valid MCP message'): blank, not JSON, or JSON without any JSON-RPC member.  Frames cut at
+    our size limit are not judged."""
+    if truncated:
+        return False
+    if env is None:
+        return True  # a blank line
+    if env.kind is Kind.PARSE_ERROR:
+        return True
+    if env.kind in (Kind.INVALID, Kind.BATCH):
+        return not _jsonrpc_shaped(env.value)  # e.g. a JSON log record, a bare number or array
+    return False
+
+
+def empty_ping_result(result: Any) -> bool:
+    """A ping answered as the spec asks: an empty object (only ``_meta`` may appear)."""
+    return isinstance(result, dict) and not (set(result) - {"_meta"})
+
+
+# the member each method cannot do without, and the capability that declares the method: a
+# request lacking it has invalid params (-32602) -- the probes of the invalid_params scenario
+REQUIRED_PARAM: dict[str, tuple[str, str]] = {
+    "tools/call": ("name", "tools"),
+    "prompts/get": ("name", "prompts"),
+    "resources/read": ("uri", "resources"),
+}
+
+
+def missing_required_param(method: str | None, params: Any) -> tuple[str, str] | None:
+    """``(member, capability)`` when the params object of ``method`` lacks the member the method needs."""
+    need = REQUIRED_PARAM.get(method or "")
+    if need is None or not isinstance(params, dict) or need[0] in params:
+        return None  # (no params at all is another matter: the whole request fails the schema)
+    return need

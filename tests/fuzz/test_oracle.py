@@ -1,0 +1,140 @@
+"""The oracle: what may answer a frame, and judgments that cite the catalogue and accept every
+answer the spec allows."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.fuzz.oracle import ANSWER, ANY, REJECTED, SILENCE, UNREADABLE, OracleContext, expect, judge
+from conformance.outcomes import Outcome
+from conformance.spec.requirements import catalogue
+from conformance.wire.envelope import parse_envelope
+
+CTX = OracleContext("2025-11-25", "stdio", {"tools": {}, "prompts": {}, "resources": {}})
+
+
+def env(text: str):
+    return parse_envelope(text.encode())
+
+
+def one(raw: bytes, ctx=CTX):
+    exps = expect(raw, ctx)
+    assert len(exps) == 1
+    return exps[0]
+
+
+def probs(exp, answers, **kw):
+    return sorted((f.requirement, f.problem) for f in judge(exp, answers, CTX, **kw))
+
+
+def test_parse_error_accepts_null_or_absent_id_and_nothing_else() -> None:
+    x = one(b'{"jsonrpc":"2.0","id":1,"method":"ping"')
+    assert x.kind == UNREADABLE and x.requirement == "jsonrpc.error.parse-error"
+    assert probs(x, [env('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","error":{"code":-32700,"message":"p"}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"p"}}')]) == [("jsonrpc.error.parse-error", "WrongErrorCode")]
+    assert probs(x, []) == [("jsonrpc.error.parse-error", "NoParseErrorResponse")]
+
+
+def test_invalid_request_accepts_null_or_the_readable_id_and_silence_only_without_id() -> None:
+    x = one(b'{"jsonrpc":"1.0","id":"a","method":"ping"}')
+    assert x.kind == UNREADABLE and x.requirement == "jsonrpc.error.invalid-request"
+    for answer in ('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}',
+                   '{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"x"}}'):
+        assert probs(x, [env(answer)]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":"a","result":{}}')]) == [("jsonrpc.error.invalid-request", "InvalidRequestAccepted")]
+    assert probs(x, []) == [("jsonrpc.error.invalid-request", "NoInvalidRequestResponse")]
+    no_id = one(b'{"jsonrpc":"1.0","method":"notifications/x"}')
+    assert probs(no_id, []) == []  # may have been read as a (broken) notification
+    params = one(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":"bar"}')
+    assert probs(params, [env('{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"x"}}')]) == []
+
+
+def test_unknown_method_needs_32601_with_the_id() -> None:
+    x = one(b'{"jsonrpc":"2.0","id":9,"method":"no/such"}')
+    assert x.kind == ANSWER and x.requirement == "jsonrpc.error.method-not-found"
+    assert probs(x, [env('{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"x"}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":9,"error":{"code":-32600,"message":"x"}}')]) == [("jsonrpc.error.method-not-found", "WrongErrorCode")]
+    assert probs(x, [env('{"jsonrpc":"2.0","id":9,"result":{}}')]) == [("jsonrpc.error.method-not-found", "UnknownMethodAccepted")]
+    # a method of another version or direction is no unknown method: anything goes
+    assert one(b'{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{}}').codes is None
+
+
+def test_valid_request_any_error_or_a_schema_valid_result() -> None:
+    x = one(b'{"jsonrpc":"2.0","id":4,"method":"tools/list"}')
+    assert probs(x, [env('{"jsonrpc":"2.0","id":4,"result":{"tools":[]}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"x"}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":4,"result":{"tools":3}}')]) == [("basic.schema.messages-valid", "SchemaMismatch")]
+    assert probs(x, []) == [("jsonrpc.request.response-required", "MissingResponse")]
+    two = [env('{"jsonrpc":"2.0","id":4,"result":{"tools":[]}}')] * 2
+    assert probs(x, two) == [("jsonrpc.request.response-required", "DuplicateResponse")]
+    bad = env('{"jsonrpc":"2.0","id":4,"result":{"tools":[]},"error":{"code":1,"message":"x"}}')
+    assert ("jsonrpc.response.result-xor-error", "ResultXorError") in probs(x, [bad])
+
+
+def test_schema_invalid_params_of_a_known_method_is_no_must_failure() -> None:
+    x = one(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}')
+    assert probs(x, [env('{"jsonrpc":"2.0","id":5,"result":{"content":[],"isError":true}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"x"}}')]) == []
+
+
+def test_missing_required_member_is_the_invalid_params_scenarios_reading() -> None:
+    x = one(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{}}}')
+    assert x.requirement == "jsonrpc.error.invalid-params"
+    assert probs(x, [env('{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"x"}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"x"}}')]) == [("jsonrpc.error.invalid-params", "WrongErrorCode")]
+    undeclared = OracleContext("2025-11-25", "stdio", {})
+    assert expect(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{}}}', undeclared)[0].codes is None
+
+
+def test_notifications_and_responses_must_not_be_answered() -> None:
+    x = one(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
+    assert x.kind == SILENCE
+    assert probs(x, []) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}')]) == [("jsonrpc.notification.no-reply", "NotificationAnswered")]
+    assert one(b'{"jsonrpc":"2.0","id":"r","result":{}}').kind == ANY
+
+
+def test_ping_needs_an_empty_result() -> None:
+    x = one(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    assert probs(x, [env('{"jsonrpc":"2.0","id":1,"result":{"_meta":{}}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":1,"result":{"a":1}}')]) == [("ping.response", "NonEmptyPingResult")]
+    assert probs(x, [env('{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}')]) == [("ping.response", "PingRejected")]
+
+
+def test_batches_per_version() -> None:
+    batch = b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]'
+    assert one(batch, OracleContext("2024-11-05")).kind == ANY
+    x = one(batch)
+    assert x.kind == REJECTED and x.requirement == "batching.rejected"
+    assert probs(x, [env('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":1,"result":{}}')]) == [("batching.rejected", "BatchServed")]
+    assert one(batch, OracleContext("2026-07-28")).requirement == "batching.rejected-stateless"
+    members = expect(batch, OracleContext("2025-03-26"))
+    assert [e.kind for e in members] == [ANSWER, SILENCE, ANY]
+    assert members[0].silence_requirement == "batching.receive"
+
+
+def test_one_frame_of_several_lines_and_a_reused_id() -> None:
+    exps = expect(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1,"method":"ping"}', CTX)
+    assert len(exps) == 1 and exps[0].max_answers == 2
+    split = expect(b'{"jsonrpc":"2.0",\n"id":1,"method":"ping"}', CTX)
+    assert [e.kind for e in split] == [UNREADABLE, UNREADABLE]
+    http = expect(b'{"jsonrpc":"2.0",\n"id":1,"method":"ping"}', OracleContext("2025-11-25", "streamable-http"))
+    assert [e.kind for e in http] == [ANSWER]
+
+
+def test_every_finding_cites_the_catalogue_and_is_graded_by_level() -> None:
+    x = one(b'{"jsonrpc":"2.0","id":9,"method":"no/such"}')
+    [f] = judge(x, [env('{"jsonrpc":"2.0","id":9,"result":{}}')], CTX)
+    assert f.requirement in catalogue()
+    assert f.outcome() is Outcome.FAIL  # a MUST
+    b = one(b'[]')
+    [g] = judge(b, [], CTX)
+    assert g.outcome() is Outcome.WARNING and g.outcome(strict=True) is Outcome.FAIL  # a SHOULD
+    assert f.to_json()["quote"] == catalogue()[f.requirement].quote
+
+
+def test_duplicate_jsonrpc_members_accept_anything() -> None:
+    x = one(b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}')
+    assert x.kind == ANY and probs(x, []) == []

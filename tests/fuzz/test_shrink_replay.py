@@ -1,0 +1,74 @@
+"""JSON-aware delta debugging, and the reproducer file format."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.fuzz.oracle import OracleContext, expect
+from conformance.fuzz.replay import FORMAT, Reproducer, ReproducerError
+from conformance.fuzz.shrink import candidates, shrink
+
+
+def test_candidates_are_strictly_shorter_and_structural_first() -> None:
+    data = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,3]}}}'
+    cands = list(candidates(data))
+    assert cands and all(len(c) < len(data) for c in cands)
+    assert json.loads(cands[0])  # the first ones are JSON
+
+
+def test_shrink_keeps_what_the_predicate_needs() -> None:
+    data = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,3],"b":"long string"}}}'
+    def keeps_method(b: bytes) -> bool:
+        try:
+            value = json.loads(b)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and value.get("method") == "tools/call"
+
+    best, n = shrink(data, keeps_method)
+    assert json.loads(best) == {"method": "tools/call"}
+    assert 0 < n <= 200
+
+
+def test_shrink_with_the_oracle_as_predicate_keeps_the_signature() -> None:
+    ctx = OracleContext("2025-11-25")
+    data = b'{"jsonrpc":"2.0","id":"fz-3","method":"tools/call","params":{"name":"x"'
+    best, _ = shrink(data, lambda b: expect(b, ctx)[0].requirement == "jsonrpc.error.parse-error")
+    assert len(best) == 1 and expect(best, ctx)[0].requirement == "jsonrpc.error.parse-error"
+
+
+def test_shrink_is_bounded() -> None:
+    _, n = shrink(bytes(i % 251 for i in range(5000)), lambda b: False, max_steps=50)
+    assert n == 50
+
+
+def _repro(frame: bytes) -> Reproducer:
+    return Reproducer("2025-11-25", "stdio", 7, 42, frame, frame + b"!", ["truncate"],
+                      [{"operator": "truncate", "path": "bytes[3:]", "before": "x", "after": "<cut>", "note": ""}],
+                      ("jsonrpc.error.parse-error", "NoParseErrorResponse"), {"requirement": "jsonrpc.error.parse-error"},
+                      prefix=[b"\xff\xfe"])
+
+
+@pytest.mark.parametrize("frame", [b'{"a":', b'{"\xff":1}', "ü".encode()])
+def test_reproducer_round_trip_keeps_exact_bytes(frame: bytes) -> None:
+    r = _repro(frame)
+    data = json.loads(json.dumps(r.to_json()))
+    assert data["format"] == FORMAT
+    back = Reproducer.from_json(data)
+    assert back.frame == frame and back.original == frame + b"!" and back.prefix == [b"\xff\xfe"]
+    assert back.signature == r.signature and back.seed == 7 and back.index == 42
+
+
+def test_reproducer_errors_name_the_problem() -> None:
+    with pytest.raises(ReproducerError, match="format"):
+        Reproducer.from_json({"format": "other"})
+    data = _repro(b"{").to_json()
+    del data["signature"]
+    with pytest.raises(ReproducerError, match="signature"):
+        Reproducer.from_json(data)
+    data = _repro(b"{").to_json()
+    data["frame"] = {"base64": "***"}
+    with pytest.raises(ReproducerError, match="base64"):
+        Reproducer.from_json(data)
