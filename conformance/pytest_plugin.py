@@ -299,32 +299,27 @@ def _selection(select: list[str], exclude: list[str]) -> list[str]:
     return select_requirements(list(reqs), select, exclude)
 
 
-def _settings(config: pytest.Config) -> _Settings:
-    timeout_raw = get_option(config, "timeout")
+def _number(config: pytest.Config, name: str, what: str, kind: Any, ok: Any, rule: str) -> Any:
+    """Option ``name`` parsed with ``kind`` (None when not given); a usage error naming the flag
+    when it is not ``what`` or breaks ``rule``."""
+    raw = get_option(config, name)
+    if raw in (None, ""):
+        return None
+    flag = _BY_NAME[name].flag
     try:
-        timeout = float(timeout_raw) if timeout_raw not in (None, "") else DEFAULT_TIMEOUT
+        value = kind(raw)
     except (TypeError, ValueError):
-        raise pytest.UsageError(f"--mcp-timeout {timeout_raw!r} is not a number of seconds") from None
-    if not timeout > 0:
-        raise pytest.UsageError(f"--mcp-timeout must be positive, not {timeout_raw!r}")
-    jobs_raw = get_option(config, "jobs")
-    jobs: int | None = None
-    if jobs_raw not in (None, ""):
-        try:
-            jobs = int(jobs_raw)
-        except (TypeError, ValueError):
-            raise pytest.UsageError(f"--mcp-jobs {jobs_raw!r} is not a whole number") from None
-        if jobs < 1:
-            raise pytest.UsageError(f"--mcp-jobs must be at least 1, not {jobs_raw!r}")
-    run_timeout_raw = get_option(config, "run_timeout")
-    run_timeout: float | None = None
-    if run_timeout_raw not in (None, ""):
-        try:
-            run_timeout = float(run_timeout_raw)
-        except (TypeError, ValueError):
-            raise pytest.UsageError(f"--mcp-run-timeout {run_timeout_raw!r} is not a number of seconds") from None
-        if not run_timeout > 0:
-            raise pytest.UsageError(f"--mcp-run-timeout must be positive, not {run_timeout_raw!r}")
+        raise pytest.UsageError(f"{flag} {raw!r} is not {what}") from None
+    if not ok(value):
+        raise pytest.UsageError(f"{flag} must be {rule}, not {raw!r}")
+    return value
+
+
+def _settings(config: pytest.Config) -> _Settings:
+    timeout = _number(config, "timeout", "a number of seconds", float, lambda v: v > 0, "positive")
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    jobs = _number(config, "jobs", "a whole number", int, lambda v: v >= 1, "at least 1")
+    run_timeout = _number(config, "run_timeout", "a number of seconds", float, lambda v: v > 0, "positive")
     versions = _versions(get_option(config, "version"))
     select = list(get_option(config, "select"))
     exclude = list(get_option(config, "exclude"))

@@ -235,16 +235,22 @@ class HttpLink:
             if answered or last_id is None:
                 return
             await anyio.sleep(min(retry_ms, 10_000) / 1000)
-            headers = {"Accept": "text/event-stream", "Last-Event-ID": last_id}
-            if self.session_id is not None:
-                headers["Mcp-Session-Id"] = self.session_id
-            if self.protocol_version is not None:
-                headers["MCP-Protocol-Version"] = self.protocol_version
-            request = self._client.build_request("GET", self.url, headers=headers)
+            request = self._client.build_request("GET", self.url, headers=self._stream_headers(last_id))
             response = await self._client.send(request, stream=True)
             if response.status_code != 200:
                 await response.aclose()
                 return
+
+    def _stream_headers(self, last_id: str | None) -> dict[str, str]:
+        """A GET for an SSE stream of this session (resumed after ``last_id`` when given)."""
+        headers = {"Accept": "text/event-stream"}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        if last_id is not None:
+            headers["Last-Event-ID"] = last_id
+        return headers
 
     def open_stream(self) -> None:
         """The GET stream for messages the server sends on its own (its requests, notifications):
@@ -256,15 +262,8 @@ class HttpLink:
         last_id: str | None = None
         retry_ms = 1000
         for _attempt in range(5):
-            headers = {"Accept": "text/event-stream"}
-            if self.session_id is not None:
-                headers["Mcp-Session-Id"] = self.session_id
-            if self.protocol_version is not None:
-                headers["MCP-Protocol-Version"] = self.protocol_version
-            if last_id is not None:
-                headers["Last-Event-ID"] = last_id
             try:
-                async with self._client.stream("GET", self.url, headers=headers) as response:
+                async with self._client.stream("GET", self.url, headers=self._stream_headers(last_id)) as response:
                     if response.status_code != 200:
                         return  # 405: no such stream; anything else: nothing to listen to
                     decoder = SSEDecoder()

@@ -11,6 +11,7 @@ from conformance.context import ScenarioContext
 from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import Transport
+from conformance.wire.headers import mirrored_params
 
 from ._stateless import PV_KEY, Answer, ask, describe, list_tools, verdict
 
@@ -220,22 +221,6 @@ async def standard_headers(ctx: ScenarioContext) -> None:
 # -- Mcp-Param-* (x-mcp-header) ---------------------------------------------------------------------
 
 
-def _mirrored(schema: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str, str]]:
-    """(property path, header name, type) of each x-mcp-header reachable through ``properties``."""
-    out: list[tuple[tuple[str, ...], str, str]] = []
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(props, dict):
-        return out
-    for prop, sub in props.items():
-        if not isinstance(sub, dict):
-            continue
-        header = sub.get("x-mcp-header")
-        if isinstance(header, str) and header:
-            out.append(((*path, prop), header, str(sub.get("type", "string"))))
-        out.extend(_mirrored(sub, (*path, prop)))
-    return out
-
-
 def _plain_value(schema: Any) -> Any:
     kind = schema.get("type") if isinstance(schema, dict) else None
     if isinstance(schema, dict) and isinstance(schema.get("enum"), list) and schema["enum"]:
@@ -276,7 +261,7 @@ async def custom_param_headers(ctx: ScenarioContext) -> None:
     tools, failed = await list_tools(peer)
     chosen = None
     for tool in tools:
-        mirrored = _mirrored(tool.get("inputSchema"))
+        mirrored = mirrored_params(tool.get("inputSchema"))
         strings = [m for m in mirrored if m[2] == "string" and len(m[0]) == 1]
         if strings:
             chosen = (tool, strings[0], mirrored)
