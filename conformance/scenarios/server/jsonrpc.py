@@ -47,6 +47,12 @@ async def unknown_method(ctx: ScenarioContext) -> None:
                   expected=f"a response with id {id_repr(rid)}", actual="none")
         ctx.not_reached("jsonrpc.error.method-not-found", "the request was not answered")
         return
+    except ConnectionLost as exc:  # the server went away instead of answering
+        ctx.check("jsonrpc.request.response-required", False, problem="ConnectionLost",
+                  message=f"the connection ended instead of a response to a request for the unknown method {UNKNOWN_METHOD!r}: {exc}",
+                  expected=f"a response with id {id_repr(rid)}", actual=str(exc.cause))
+        ctx.not_reached("jsonrpc.error.method-not-found", "the request was not answered")
+        return
     ctx.check("jsonrpc.request.response-required", True, entries=[env])
     ctx.check(
         "jsonrpc.error.method-not-found",

@@ -22,7 +22,8 @@ from conformance.scenarios.server._stateless import (
     key,
     modern_requests,
 )
-from conformance.scenarios.server.headers import _b64, _mirrored
+from conformance.scenarios.server.headers import _b64
+from conformance.wire.headers import mirrored_params as _mirrored
 from conformance.peer import RawPeer
 from conformance.transports.memory import memory_pair
 from conformance.wire.envelope import parse_envelope
