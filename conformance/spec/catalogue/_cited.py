@@ -32,6 +32,55 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/cancellation#timing-considerations',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation#timing-considerations',
     },
+    'client.basic.error-code-integer': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#responses',
+        '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic#responses',
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic#responses',
+    },
+    'client.basic.jsonrpc': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic',
+    },
+    'client.basic.notification-no-id': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#notifications',
+    },
+    'client.basic.request-id-not-null': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#requests',
+    },
+    'client.basic.request-id-type': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#requests',
+    },
+    'client.basic.request-id-unique': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#requests',
+    },
+    'client.basic.response-id-echo': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#responses',
+    },
+    'client.basic.result-xor-error': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#responses',
+    },
+    'client.cancel.invalid-ignored': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/utilities/cancellation#error-handling',
+        '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/utilities/cancellation#error-handling',
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/cancellation#error-handling',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation#error-handling',
+    },
+    'client.lifecycle.timeouts': {
+        '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/lifecycle#timeouts',
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/lifecycle#timeouts',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#timeouts',
+    },
+    'client.stdio.no-embedded-newlines': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#stdio',
+        '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/transports#stdio',
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#stdio',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio',
+    },
+    'client.stdio.only-mcp': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#stdio',
+        '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/transports#stdio',
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#stdio',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio',
+    },
     'logging.set-level.filter': {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest',
     },

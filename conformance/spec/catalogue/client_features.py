@@ -1,0 +1,150 @@
+"""client/roots, client/sampling, client/elicitation: the client features, as duties of the client.
+
+Up to 2025-11-25 a client declares its capabilities in the initialize request and the server asks
+for roots, sampling and elicitation with requests of its own; in 2026-07-28 the client declares
+them in the _meta of each request and the server asks through input requests of an
+InputRequiredResult (basic/patterns/mrtr), answered in the retry of the original request.
+"""
+
+from __future__ import annotations
+
+from conformance.spec.requirements import define
+from conformance.spec.versions import LATEST, LATEST_STATEFUL, spec_url
+
+_DECLARE_NOTE = (
+    "Support shows only in the answers: the suite's server sends {method} to a client that did "
+    "not declare {capability} in its initialize request; an answer with a result means the "
+    "client supports the feature without declaring it and is flagged. An error answer is "
+    "fine."
+)
+
+_DECLARE_NOTE_2026 = (
+    "Support shows only in the answers: an input response to a {method} input request (in the "
+    "retry of the request that got the InputRequiredResult) from a request whose "
+    "io.modelcontextprotocol/clientCapabilities does not include {capability} is flagged. Needs "
+    "a client that calls a tool (or gets a prompt, reads a resource)."
+)
+
+# -- roots ----------------------------------------------------------------------------------------
+
+define(
+    "client.roots.declare",
+    "MUST",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, "client/roots", "capabilities"),
+    quote="Clients that support roots MUST declare the `roots` capability during initialization:",
+    role="client",
+    area="roots",
+    note=_DECLARE_NOTE.format(method="roots/list", capability="roots"),
+)
+
+define(
+    "client.roots.declare-2026",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, "client/roots", "capabilities"),
+    quote=(
+        "Clients that support roots MUST declare the `roots` capability in "
+        "`_meta.io.modelcontextprotocol/clientCapabilities` on each request:"
+    ),
+    role="client",
+    area="roots",
+    note=_DECLARE_NOTE_2026.format(method="roots/list", capability="roots"),
+)
+
+define(
+    "client.roots.unsupported-error",
+    "SHOULD",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, "client/roots", "error-handling"),
+    quote=(
+        "Clients SHOULD return standard JSON-RPC errors for common failure cases: - Client does "
+        "not support roots: `-32601` (Method not found) - Internal errors: `-32603`"
+    ),
+    role="client",
+    area="roots",
+    note=(
+        "Probe: roots/list to a client that did not declare roots; an error with code -32601 is "
+        "expected, another code gets a warning (a result is client.roots.declare). 2026-07-28 "
+        "drops the list: roots/list is an input request there, and 'the client does not need "
+        "to replay the initial call with an error message'."
+    ),
+)
+
+define(
+    "client.roots.file-uri",
+    "MUST",
+    url=spec_url(LATEST, "client/roots", "root"),
+    quote="This MUST be a `file://` URI in the current specification.",
+    role="client",
+    area="roots",
+    note=(
+        "Judged on every Root.uri the client returned (a roots/list result up to 2025-11-25, a "
+        "roots input response in 2026-07-28): it starts with file://. Needs a client that "
+        "exposes roots."
+    ),
+)
+
+# -- sampling -------------------------------------------------------------------------------------
+
+define(
+    "client.sampling.declare",
+    "MUST",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, "client/sampling", "capabilities"),
+    quote=(
+        "Clients that support sampling MUST declare the `sampling` capability during "
+        "initialization:"
+    ),
+    role="client",
+    area="sampling",
+    note=_DECLARE_NOTE.format(method="sampling/createMessage", capability="sampling"),
+)
+
+define(
+    "client.sampling.declare-2026",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, "client/sampling", "capabilities"),
+    quote=(
+        "Clients that support sampling MUST declare the `sampling` capability in "
+        "`_meta.io.modelcontextprotocol/clientCapabilities` on each request:"
+    ),
+    role="client",
+    area="sampling",
+    note=_DECLARE_NOTE_2026.format(method="sampling/createMessage", capability="sampling"),
+)
+
+# -- elicitation (2025-06-18 and later) -------------------------------------------------------------
+
+define(
+    "client.elicitation.declare",
+    "MUST",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, "client/elicitation", "capabilities"),
+    quote=(
+        "Clients that support elicitation MUST declare the `elicitation` capability during "
+        "initialization:"
+    ),
+    role="client",
+    area="elicitation",
+    note=(
+        _DECLARE_NOTE.format(method="elicitation/create", capability="elicitation")
+        + " Elicitation exists from 2025-06-18."
+    ),
+)
+
+define(
+    "client.elicitation.declare-2026",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, "client/elicitation", "capabilities"),
+    quote=(
+        "Clients that support elicitation MUST declare the `elicitation` capability in "
+        "`_meta.io.modelcontextprotocol/clientCapabilities` on each request:"
+    ),
+    role="client",
+    area="elicitation",
+    note=_DECLARE_NOTE_2026.format(method="elicitation/create", capability="elicitation"),
+)

@@ -1,0 +1,189 @@
+"""2026-07-28, as duties of the client: per-request _meta (basic/index#_meta), the server/discover
+probe (server/discover), no client responses (basic/transports/stdio, basic/transports/streamable-
+http) and the request headers and body of stateless streamable HTTP.
+
+These rules bind requests of the 2026-07-28 era: every request of a client that never sends
+initialize, and the server/discover probe of a client that supports both eras (after a fallback
+to initialize the rules of the negotiated version apply).
+"""
+
+from __future__ import annotations
+
+from conformance.spec.requirements import define
+from conformance.spec.versions import Transport, spec_url
+
+V = "2026-07-28"
+STDIO = (Transport.STDIO,)
+HTTP = (Transport.STREAMABLE_HTTP,)
+HTTP_PAGE = "basic/transports/streamable-http"
+
+# -- per-request _meta ----------------------------------------------------------------------------
+
+define(
+    "client.meta.required-fields",
+    "MUST",
+    since=V,
+    url=spec_url(V, "basic/index", "_meta"),
+    quote=(
+        "Client requests carry the following `io.modelcontextprotocol/*` fields in `_meta`; "
+        "fields marked as required MUST be included on every request."
+    ),
+    role="client",
+    area="stateless",
+    aliases=("request-metadata", "sep-2575-client-populates-meta"),
+    note=(
+        "The table marks two fields required: io.modelcontextprotocol/protocolVersion (a "
+        "string) and io.modelcontextprotocol/clientCapabilities (a ClientCapabilities object). "
+        "Judged on every request of the 2026-07-28 era, server/discover included, in "
+        "params._meta. Notifications are not requests."
+    ),
+)
+
+define(
+    "client.meta.client-info",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, "basic/index", "_meta"),
+    quote=(
+        "Clients SHOULD include `io.modelcontextprotocol/clientInfo` on every request unless "
+        "specifically configured not to do so."
+    ),
+    role="client",
+    area="stateless",
+    aliases=("sep-2575-client-sends-client-info",),
+    note=(
+        "The field is an Implementation (name and version). Whether a client was 'specifically "
+        "configured not to' is not observable: a request of the 2026-07-28 era without it gets a "
+        "warning."
+    ),
+)
+
+# -- server/discover ------------------------------------------------------------------------------
+
+define(
+    "client.discover.first",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, "server/discover", "when-to-call"),
+    quote=(
+        "A client that supports both modern (per-request `_meta`) and legacy (`initialize` "
+        "handshake) servers SHOULD send `server/discover` first; see stdio: Backward "
+        "Compatibility for the fallback rules."
+    ),
+    role="client",
+    area="stateless",
+    transports=STDIO,
+    note=(
+        "The sentence is the 'stdio backward-compatibility probe' case of the page (on HTTP the "
+        "status codes drive the fallback); the stdio page words the same duty ('SHOULD probe "
+        "with server/discover before sending any other request, setting its preferred modern "
+        "version in _meta'). Only a client that shows both eras to the same server (a request "
+        "with 2026-07-28 _meta and an initialize) is judged: its first request must be "
+        "server/discover. A client that only ever initializes cannot be told from a legacy-only "
+        "client and is not judged."
+    ),
+)
+
+# -- no client responses --------------------------------------------------------------------------
+
+_NO_RESPONSES_NOTE = (
+    "Judged on every message of the 2026-07-28 era: an object with a result or an error member "
+    "is flagged. The suite's server sends no requests in 2026-07-28 ('Servers MUST NOT initiate "
+    "JSON-RPC requests, and clients do not send JSON-RPC responses.', basic/patterns), so such a "
+    "response answers nothing."
+)
+
+define(
+    "client.stdio.no-responses",
+    "MUST",
+    since=V,
+    url=spec_url(V, "basic/transports/stdio", "sending-messages"),
+    quote="The client MUST NOT write JSON-RPC _responses_.",
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=_NO_RESPONSES_NOTE,
+)
+
+define(
+    "client.http2026.no-responses",
+    "MUST",
+    since=V,
+    url=spec_url(V, HTTP_PAGE, "sending-messages"),
+    quote="The client MUST NOT send JSON-RPC _responses_.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_NO_RESPONSES_NOTE,
+)
+
+# -- stateless streamable HTTP: headers and body ----------------------------------------------------
+
+define(
+    "client.http2026.version-header",
+    "MUST",
+    since=V,
+    url=spec_url(V, HTTP_PAGE, "protocol-version-header"),
+    quote="Every POST request to the MCP endpoint MUST include an `MCP-Protocol-Version` header.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    aliases=("sep-2575-http-client-sends-version-header",),
+    note="Judged on every POST of the 2026-07-28 era, server/discover included.",
+)
+
+define(
+    "client.http2026.version-header-matches-meta",
+    "MUST",
+    since=V,
+    url=spec_url(V, HTTP_PAGE, "protocol-version-header"),
+    quote=(
+        "The header value MUST match the `io.modelcontextprotocol/protocolVersion` field carried "
+        "in the request body's `_meta`."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    aliases=("sep-2575-http-version-header-matches-meta",),
+    note=(
+        "Compared as strings, on every POST of a request that has both (a missing header is "
+        "client.http2026.version-header, a missing field client.meta.required-fields)."
+    ),
+)
+
+define(
+    "client.http2026.standard-headers",
+    "MUST",
+    since=V,
+    url=spec_url(V, HTTP_PAGE, "standard-request-headers"),
+    quote="These headers are REQUIRED for compliance.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    aliases=("http-standard-headers",),
+    note=(
+        "REQUIRED is RFC 2119's synonym of MUST: graded MUST. The headers (the table above the "
+        "sentence): Mcp-Method, from method, on all requests; Mcp-Name, from params.name or "
+        "params.uri, on tools/call, resources/read and prompts/get requests. Judged on every "
+        "POST carrying a request: Mcp-Method equal to the body's method, and for those three "
+        "methods Mcp-Name equal to the name or uri (or its Base64 sentinel form, which the page "
+        "requires when the value cannot be a plain ASCII header value). Notification POSTs are "
+        "not judged: 'header requirements for notification POSTs are not defined by this "
+        "revision'."
+    ),
+)
+
+define(
+    "client.http2026.single-body",
+    "MUST",
+    since=V,
+    url=spec_url(V, HTTP_PAGE, "sending-messages"),
+    quote="The body of the HTTP POST MUST be a single JSON-RPC _request_ or _notification_.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "A POST body that is a JSON array or holds more than one message is flagged; a response "
+        "in the body is client.http2026.no-responses."
+    ),
+)

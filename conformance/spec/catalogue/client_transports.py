@@ -1,0 +1,309 @@
+"""basic/transports, as duties of the client: stdio (2026-07-28: basic/transports/stdio),
+streamable HTTP (2025-03-26 .. 2025-11-25 on basic/transports; 2026-07-28:
+basic/transports/streamable-http) and the HTTP+SSE transport of 2024-11-05.
+
+The 2026-07-28 header and body rules of streamable HTTP are in client_modern.
+"""
+
+from __future__ import annotations
+
+from conformance.spec.requirements import define
+from conformance.spec.versions import LATEST, LATEST_STATEFUL, Transport, spec_url
+
+PAGE = "basic/transports"  # 2024-11-05 .. 2025-11-25
+STDIO_PAGE = "basic/transports/stdio"  # 2026-07-28; earlier: basic/transports#stdio
+HTTP_PAGE_2026 = "basic/transports/streamable-http"
+FIRST_HTTP = "2025-03-26"  # streamable HTTP was introduced in 2025-03-26
+STDIO = (Transport.STDIO,)
+HTTP = (Transport.STREAMABLE_HTTP,)
+SSE = (Transport.SSE,)
+
+# -- stdio ----------------------------------------------------------------------------------------
+
+define(
+    "client.stdio.no-embedded-newlines",
+    "MUST",
+    url=spec_url(LATEST, STDIO_PAGE),
+    quote="Messages are delimited by newlines, and MUST NOT contain embedded newlines.",
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "Judged on the bytes the client wrote to the server's stdin: every line is one complete "
+        "JSON value. A message spread over several lines (pretty-printed JSON, a raw newline "
+        "inside a string) or two messages on one line are flagged."
+    ),
+)
+
+define(
+    "client.stdio.only-mcp",
+    "MUST",
+    url=spec_url(LATEST, STDIO_PAGE),
+    quote="The client MUST NOT write anything to the server's `stdin` that is not a valid MCP message.",
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "Flags stdin lines that are not MCP messages at all: text that is not JSON, blank lines, "
+        "JSON values that are not JSON-RPC messages. A line that is JSON-RPC but invalid for the "
+        "version's schema is judged by client.basic.schema-valid."
+    ),
+)
+
+# -- streamable HTTP: sending messages --------------------------------------------------------------
+
+_POST_NOTE = (
+    "Judged on every HTTP request the client made: each JSON-RPC message travels in the body of "
+    "a POST to the MCP endpoint (the URL the client was given); a message in a GET or DELETE, or "
+    "sent to another path, is flagged."
+)
+
+define(
+    "client.http.post",
+    "MUST",
+    since=FIRST_HTTP,
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "sending-messages-to-the-server"),
+    quote="The client MUST use HTTP POST to send JSON-RPC messages to the MCP endpoint.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_POST_NOTE,
+)
+
+define(
+    "client.http.post-2026",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, HTTP_PAGE_2026, "sending-messages"),
+    quote="The client MUST use HTTP POST to send JSON-RPC messages.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_POST_NOTE + " 2026-07-28 drops 'to the MCP endpoint' from this sentence; the one before "
+    "it says 'Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the "
+    "MCP endpoint.'",
+)
+
+_ACCEPT_NOTE = (
+    "Judged on every POST: the Accept header (all its elements; parameters such as q ignored) "
+    "lists both application/json and text/event-stream. A wildcard (*/*, application/*) does not "
+    "list them."
+)
+
+define(
+    "client.http.accept",
+    "MUST",
+    since=FIRST_HTTP,
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "sending-messages-to-the-server"),
+    quote=(
+        "The client MUST include an `Accept` header, listing both `application/json` and "
+        "`text/event-stream` as supported content types."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_ACCEPT_NOTE,
+)
+
+define(
+    "client.http.accept-2026",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, HTTP_PAGE_2026, "sending-messages"),
+    quote=(
+        "The client MUST include an `Accept` header listing both `application/json` and "
+        "`text/event-stream` as supported content types."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_ACCEPT_NOTE,
+)
+
+define(
+    "client.http.single-message-body",
+    "MUST",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "sending-messages-to-the-server"),
+    quote=(
+        "The body of the POST request MUST be a single JSON-RPC _request_, _notification_, or "
+        "_response_."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "A POST body that is a JSON array (a batch) or holds more than one message is flagged. "
+        "2025-03-26 allowed a batch in a POST body (not applied there); 2026-07-28 is "
+        "client.http2026.single-body."
+    ),
+)
+
+# -- streamable HTTP: sessions (2025-03-26 .. 2025-11-25) -------------------------------------------
+# 2025-03-26 and 2025-06-18 spell the header `Mcp-Session-Id`, 2025-11-25 `MCP-Session-Id` (header
+# names are case-insensitive): one requirement per wording, the -2025-03-26 ones for the first two.
+
+_SESSION_ID_NOTE = (
+    "Judged when the server issued a session id with the initialize result: every later HTTP "
+    "request of the client (POST, GET, DELETE) carries exactly that id, until the client starts "
+    "a new session (an initialize without the header, e.g. after a 404)."
+)
+
+define(
+    "client.http.session-id",
+    "MUST",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "session-management"),
+    quote=(
+        "If an `MCP-Session-Id` is returned by the server during initialization, clients using "
+        "the Streamable HTTP transport MUST include it in the `MCP-Session-Id` header on all of "
+        "their subsequent HTTP requests."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_SESSION_ID_NOTE,
+)
+
+define(
+    "client.http.session-id-2025-03-26",
+    "MUST",
+    since=FIRST_HTTP,
+    until="2025-06-18",
+    url=spec_url("2025-06-18", PAGE, "session-management"),
+    quote=(
+        "If an `Mcp-Session-Id` is returned by the server during initialization, clients using "
+        "the Streamable HTTP transport MUST include it in the `Mcp-Session-Id` header on all of "
+        "their subsequent HTTP requests."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_SESSION_ID_NOTE,
+)
+
+_SESSION_404_NOTE = (
+    "Probe: the suite's server answers the client's first request after the handshake with 404 "
+    "for its session; the client's next request must be an initialize without a session id "
+    "header. A client that gives up instead is flagged."
+)
+
+define(
+    "client.http.session-404-reinitialize",
+    "MUST",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "session-management"),
+    quote=(
+        "When a client receives HTTP 404 in response to a request containing an "
+        "`MCP-Session-Id`, it MUST start a new session by sending a new `InitializeRequest` "
+        "without a session ID attached."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_SESSION_404_NOTE,
+)
+
+define(
+    "client.http.session-404-reinitialize-2025-03-26",
+    "MUST",
+    since=FIRST_HTTP,
+    until="2025-06-18",
+    url=spec_url("2025-06-18", PAGE, "session-management"),
+    quote=(
+        "When a client receives HTTP 404 in response to a request containing an "
+        "`Mcp-Session-Id`, it MUST start a new session by sending a new `InitializeRequest` "
+        "without a session ID attached."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_SESSION_404_NOTE,
+)
+
+_SESSION_DELETE_NOTE = (
+    "Judged when the server issued a session id: before the client goes away (the run ends), a "
+    "DELETE on the MCP endpoint carrying the session id is expected; a client that leaves "
+    "without it gets a warning."
+)
+
+define(
+    "client.http.session-delete",
+    "SHOULD",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "session-management"),
+    quote=(
+        "Clients that no longer need a particular session (e.g., because the user is leaving the "
+        "client application) SHOULD send an HTTP DELETE to the MCP endpoint with the "
+        "`MCP-Session-Id` header, to explicitly terminate the session."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_SESSION_DELETE_NOTE,
+)
+
+define(
+    "client.http.session-delete-2025-03-26",
+    "SHOULD",
+    since=FIRST_HTTP,
+    until="2025-06-18",
+    url=spec_url("2025-06-18", PAGE, "session-management"),
+    quote=(
+        "Clients that no longer need a particular session (e.g., because the user is leaving the "
+        "client application) SHOULD send an HTTP DELETE to the MCP endpoint with the "
+        "`Mcp-Session-Id` header, to explicitly terminate the session."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_SESSION_DELETE_NOTE,
+)
+
+# -- streamable HTTP: protocol version header (2025-06-18 .. 2025-11-25) ----------------------------
+
+define(
+    "client.http.version-header",
+    "MUST",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "protocol-version-header"),
+    quote=(
+        "If using HTTP, the client MUST include the `MCP-Protocol-Version: <protocol-version>` "
+        "HTTP header on all subsequent requests to the MCP server, allowing the MCP server to "
+        "respond based on the MCP protocol version."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "'Subsequent' is read as after the initialize request: every later POST, GET and DELETE "
+        "carries MCP-Protocol-Version. Its value is worded separately ('The protocol version "
+        "sent by the client SHOULD be the one negotiated during initialization.') and judged "
+        "with client.lifecycle.respect-negotiation. The lifecycle page repeats the duty in a "
+        "note (basic/lifecycle#version-negotiation). 2024-11-05 and 2025-03-26 define no such "
+        "header."
+    ),
+)
+
+# -- HTTP+SSE (2024-11-05) ------------------------------------------------------------------------
+
+define(
+    "client.sse.post-to-endpoint",
+    "MUST",
+    versions=("2024-11-05",),
+    url=spec_url("2024-11-05", PAGE, "http-with-sse"),
+    quote="All subsequent client messages MUST be sent as HTTP POST requests to this endpoint.",
+    role="client",
+    area="transport-sse",
+    transports=SSE,
+    note=(
+        "'This endpoint' is the URI of the server's endpoint event, resolved against the SSE "
+        "URL. Probe: the endpoint event names a path with a query of its own (and, in a second "
+        "variant, an absolute URL); every message the client sent must be a POST to exactly "
+        "that URI, query included."
+    ),
+)

@@ -1,0 +1,142 @@
+"""basic/utilities (ping, cancellation, progress; 2026-07-28: basic/patterns/cancellation and
+basic/patterns/progress, no ping), as duties of the client."""
+
+from __future__ import annotations
+
+from conformance.spec.requirements import define
+from conformance.spec.versions import LATEST, LATEST_STATEFUL, spec_url
+
+CANCEL_PAGE = "basic/patterns/cancellation"  # up to 2025-11-25: basic/utilities/cancellation
+CANCEL_PAGE_LEGACY = "basic/utilities/cancellation"
+PROGRESS_PAGE = "basic/patterns/progress"  # up to 2025-11-25: basic/utilities/progress
+PROGRESS_PAGE_LEGACY = "basic/utilities/progress"
+
+# -- ping (2024-11-05 .. 2025-11-25) ----------------------------------------------------------------
+
+define(
+    "client.ping.respond",
+    "MUST",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, "basic/utilities/ping", "behavior-requirements"),
+    quote="The receiver MUST respond promptly with an empty response",
+    role="client",
+    area="ping",
+    note=(
+        "'Promptly' is read as 'within the run's response timeout'; 'empty' as a result object "
+        "with no member other than _meta. Probes: the suite's server pings the client after the "
+        "initialize result (also before notifications/initialized: the lifecycle page lets a "
+        "server send pings then) on every channel it has: stdout (stdio), the SSE stream "
+        "(HTTP+SSE), a POST response stream and the GET stream (streamable HTTP). 2026-07-28 "
+        "has no ping."
+    ),
+)
+
+# -- cancellation ---------------------------------------------------------------------------------
+
+_OWN_INFLIGHT_NOTE = (
+    "Judged on every notifications/cancelled the client sent: its requestId names a request the "
+    "client itself sent that was still unanswered when the cancellation was written. One that "
+    "crosses the response on the wire (the response written just before) is accepted, as the "
+    "page's Timing Considerations allow."
+)
+
+define(
+    "client.cancel.reference-own-inflight",
+    "MUST",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, CANCEL_PAGE_LEGACY, "behavior-requirements"),
+    quote=(
+        "Cancellation notifications MUST only reference requests that: - Were previously issued "
+        "in the same direction - Are believed to still be in-progress"
+    ),
+    role="client",
+    area="cancellation",
+    note=_OWN_INFLIGHT_NOTE + " 'In the same direction': a client may not cancel the server's requests.",
+)
+
+define(
+    "client.cancel.reference-own-inflight-2026",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, CANCEL_PAGE, "behavior-requirements"),
+    quote=(
+        "Cancellation notifications MUST only reference requests that: - Were previously issued "
+        "by the client - Are believed to still be in-progress"
+    ),
+    role="client",
+    area="cancellation",
+    note=(
+        _OWN_INFLIGHT_NOTE + " 2026-07-28 words the first condition 'issued by the client'; on "
+        "streamable HTTP the client cancels by closing the response stream, so cancellation "
+        "notifications are expected on stdio only."
+    ),
+)
+
+define(
+    "client.cancel.not-initialize",
+    "MUST",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, CANCEL_PAGE_LEGACY, "behavior-requirements"),
+    quote="The `initialize` request MUST NOT be cancelled by clients",
+    role="client",
+    area="cancellation",
+    note=(
+        "Probe (slow): the suite's server never answers initialize; a notifications/cancelled "
+        "naming the initialize request's id is flagged. Giving up without it (closing the "
+        "connection, exiting) is fine."
+    ),
+)
+
+define(
+    "client.cancel.invalid-ignored",
+    "SHOULD",
+    url=spec_url(LATEST, CANCEL_PAGE, "error-handling"),
+    quote="Invalid cancellation notifications SHOULD be ignored:",
+    role="client",
+    area="cancellation",
+    note=(
+        "The list: unknown request IDs, already completed requests, malformed notifications. "
+        "Probes: the suite's server sends notifications/cancelled for an id it never used, for a "
+        "request of its own the client already answered (up to 2025-11-25), and one without "
+        "requestId; the client is expected to carry on (answer the next ping up to 2025-11-25, "
+        "go on with its requests) and not to answer the notification "
+        "(client.basic.notification-no-response). In 2026-07-28 server cancellations may only "
+        "reference a subscriptions/listen request, so any other one is invalid."
+    ),
+)
+
+# -- progress -------------------------------------------------------------------------------------
+
+_TOKEN_NOTE = (
+    "Judged on every client request with params._meta.progressToken: no two such requests that "
+    "are unanswered at the same time share a token (compared as JSON values: \"1\" and 1 "
+    "differ). A request the client cancelled no longer counts as active."
+)
+
+define(
+    "client.progress.token-unique",
+    "MUST",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PROGRESS_PAGE_LEGACY, "progress-flow"),
+    quote=(
+        "Progress tokens can be chosen by the sender using any means, but MUST be unique across "
+        "all active requests."
+    ),
+    role="client",
+    area="progress",
+    note=_TOKEN_NOTE + " Only the client's own tokens are judged here (the sender).",
+)
+
+define(
+    "client.progress.token-unique-2026",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, PROGRESS_PAGE, "progress-flow"),
+    quote=(
+        "Progress tokens can be chosen by the client using any means, but MUST be unique across "
+        "all active requests."
+    ),
+    role="client",
+    area="progress",
+    note=_TOKEN_NOTE + " 2026-07-28 names the client as the one choosing tokens.",
+)
