@@ -1,12 +1,13 @@
 """``mcp-reference-client``: a strict MCP client that tours a server.
 
-    mcp-reference-client --stdio "python -m reference_server" [--version 2025-11-25]
-    mcp-reference-client --url http://127.0.0.1:8000/mcp
-    mcp-reference-client --sse-url http://127.0.0.1:8000/sse --version 2024-11-05
+    mcp-reference-client --stdio "python -m reference_server"      # dual-era: server/discover, else initialize
+    mcp-reference-client --url http://127.0.0.1:8000/mcp --version 2025-06-18
+    mcp-reference-client --sse-url http://127.0.0.1:8000/sse
+    mcp-reference-client --stdio CMD --fault ignore-ping             # break one client requirement
 
-Exit codes: 0 the tour completed and the server sent nothing invalid; 1 a step failed or the
-server sent something invalid (listed on stderr); 2 usage error; 3 the server could not be
-started or reached.
+Exit codes: 0 the tour completed and the server sent nothing invalid; 1 a step failed, the server
+sent something invalid (listed on stderr) or answered a protocol version this client does not
+support; 2 usage error; 3 the server could not be started or reached.
 """
 
 from __future__ import annotations
@@ -22,8 +23,12 @@ __all__ = ["main"]
 def _parser() -> argparse.ArgumentParser:
     from conformance.spec.versions import VERSIONS
 
+    from reference_client.faults import describe
+
     p = argparse.ArgumentParser(prog="mcp-reference-client", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="faults (--fault NAME: break exactly one client requirement; "
+                                       "fixtures/broken_clients/README.md says which):\n" + describe())
     p.add_argument("server_url", nargs="?", metavar="URL",
                    help="a streamable HTTP endpoint, as the official runner passes it (same as --url); with "
                         "MCP_CONFORMANCE_SCENARIO set, MCP_CONFORMANCE_PROTOCOL_VERSION is the default version")
@@ -31,8 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     target.add_argument("--stdio", metavar="CMD", help="start the server with this command and speak MCP on its stdin/stdout")
     target.add_argument("--url", help="a streamable HTTP endpoint (http://127.0.0.1:PORT/mcp)")
     target.add_argument("--sse-url", help="a legacy HTTP+SSE endpoint (http://127.0.0.1:PORT/sse)")
-    p.add_argument("--version", default=None, choices=VERSIONS,
-                   help="protocol version to ask for (default 2025-11-25, or $MCP_CONFORMANCE_PROTOCOL_VERSION under the official runner)")
+    p.add_argument("--version", default=None, choices=[*VERSIONS, "dual"],
+                   help="protocol version to ask for; default (or 'dual'): dual-era -- probe with server/discover "
+                        "(2026-07-28), fall back to initialize asking for 2025-11-25 (legacy HTTP+SSE: initialize "
+                        "directly); under the official runner $MCP_CONFORMANCE_PROTOCOL_VERSION")
+    p.add_argument("--fault", default=None, metavar="NAME", help="inject one named fault (listed below)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer (default 10)")
     p.add_argument("--no-call", action="store_true", help="list tools but do not call them")
     p.add_argument("--no-validate", action="store_true", help="do not validate what the server sends against the official schema")
@@ -45,31 +53,47 @@ async def _run(ns: argparse.Namespace) -> int:
 
     from reference_client.core import ClientCore
     from reference_client.links import HttpLink, LinkClosed, SseLink, StdioLink
-    from reference_client.session import Session, StepFailed, tour
+    from reference_client.session import DUAL, ClientQuit, MODERN_VERSIONS, Session, StepFailed, tour
 
     def log(line: str) -> None:
         if not ns.quiet or line.startswith("FAILED"):
             print(f"mcp-reference-client: {line}", file=sys.stderr, flush=True)
 
-    core = ClientCore(ns.version, validate=not ns.no_validate)
+    mode = ns.version
+    start = MODERN_VERSIONS[-1] if mode == DUAL else mode
     link: Any
     if ns.stdio:
         argv = shlex.split(ns.stdio)
         if not argv:
             print("mcp-reference-client: --stdio needs a command", file=sys.stderr)
             return 2
-        link = StdioLink(argv)
+        transport = "stdio"
     elif ns.url:
-        link = HttpLink(ns.url, stateless=spec(ns.version).stateless, timeout=ns.timeout)
-        if spec(ns.version).stateless:
-            link.protocol_version = ns.version  # every request names its version (no negotiation)
+        transport = "streamable-http"
+    else:
+        transport = "sse"
+    core = ClientCore(start, validate=not ns.no_validate, fault=ns.fault, transport=transport)
+    if ns.stdio:
+        link = StdioLink(argv, close_stdin_first=not core.faulty("kill-without-closing-stdin"))
+    elif ns.url:
+        link = HttpLink(ns.url, stateless=spec(start).stateless, timeout=ns.timeout,
+                        delete_session=ns.fault != "no-delete")
+        if spec(start).stateless:
+            link.protocol_version = start  # every request names its version (no negotiation)
     else:
         link = SseLink(ns.sse_url, timeout=ns.timeout)
+    if ns.fault:
+        log(f"fault {ns.fault}: {_fault_summary(ns.fault)}")
+    quit_why: str | None = None
     try:
         async with link:
-            session = Session(core, link, timeout=ns.timeout)
+            session = Session(core, link, timeout=ns.timeout, log=log)
             try:
-                failed = await tour(session, log, call_tools=not ns.no_call)
+                failed = await tour(session, log, call_tools=not ns.no_call, mode=mode)
+            except ClientQuit as exc:
+                quit_why = str(exc)
+                failed = [f"quit: {exc}"]
+                log(f"quitting: {exc}")
             except StepFailed as exc:
                 failed = [str(exc)]
                 log(f"FAILED {exc}")
@@ -78,9 +102,17 @@ async def _run(ns: argparse.Namespace) -> int:
         return 3 if not core.negotiated else 1
     for v in core.violations:
         print(f"mcp-reference-client: INVALID {v}", file=sys.stderr)
-    ok = not failed and not core.violations
+    ok = not failed and not core.violations and quit_why is None
+    if core.negotiated:
+        log(f"protocol version {core.negotiated} ({'stateless' if spec(core.negotiated).stateless else 'initialize'})")
     log(f"tour {'completed' if ok else 'FAILED'}: {len(failed)} failed step(s), {len(core.violations)} invalid message(s)")
     return 0 if ok else 1
+
+
+def _fault_summary(name: str) -> str:
+    from reference_client.faults import FAULTS
+
+    return FAULTS[name].summary
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -99,7 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         env_version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") if os.environ.get("MCP_CONFORMANCE_SCENARIO") else None
         if env_version and env_version not in VERSIONS:
             parser.error(f"MCP_CONFORMANCE_PROTOCOL_VERSION {env_version!r} is not a version this client knows ({', '.join(VERSIONS)})")
-        ns.version = env_version or "2025-11-25"
+        ns.version = env_version or "dual"
+    from reference_client.faults import FAULTS
+
+    if ns.fault is not None and ns.fault not in FAULTS:
+        parser.error(f"unknown fault {ns.fault!r} (known: {', '.join(FAULTS)})")
     import anyio
 
     try:

@@ -25,7 +25,7 @@ from conformance.spec import errors as codes
 from conformance.spec.methods import C2S, S2C, lookup
 from conformance.spec.versions import VERSIONS, spec
 
-__all__ = ["ClientCore", "Incoming", "CLIENT_INFO", "ROOTS", "default_capabilities"]
+__all__ = ["ClientCore", "Incoming", "CLIENT_INFO", "ROOTS", "default_capabilities", "other_id"]
 
 PV_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -33,6 +33,8 @@ INFO_KEY = "io.modelcontextprotocol/clientInfo"
 
 CLIENT_INFO = {"name": "mcp-reference-client", "version": "0.1.0"}
 ROOTS = [{"uri": "file:///tmp/mcp-reference-client", "name": "scratch"}]
+HTTPS_ROOTS = [{"uri": "https://example.com/mcp-reference-client", "name": "scratch"}]  # fault https-root
+MISSING: Any = object()
 SAMPLED_TEXT = "mcp-reference-client: a deterministic sampling answer"
 
 
@@ -105,10 +107,30 @@ def default_capabilities(version: str) -> dict[str, Any]:
     return caps
 
 
+# faults that leave a capability undeclared (and then answer as if it were, or answer wrongly)
+_UNDECLARED = {
+    "undeclared-roots": "roots",
+    "roots-unsupported-internal-error": "roots",
+    "undeclared-sampling": "sampling",
+    "string-error-code": "sampling",
+    "undeclared-elicitation": "elicitation",
+}
+
+
+def other_id(rid: Any) -> Any:
+    """``rid`` changed the way a sloppy client changes it: 7 -> "7", "7" -> 7, "s" -> "s-wrong"."""
+    if isinstance(rid, int) and not isinstance(rid, bool):
+        return str(rid)
+    if isinstance(rid, str) and rid.lstrip("-").isdigit():
+        return int(rid)
+    return f"{rid}-wrong"
+
+
 @dataclass
 class Incoming:
     """What one inbound message meant: ``kind`` is ``response`` (``id``, ``message``), ``request``
-    (``reply`` to send), ``notification``, or ``invalid`` (``problem``)."""
+    (``reply`` to send), ``notification`` (``reply`` only under a fault), ``batch`` (``items``),
+    ``ignored`` (a late answer to a request we gave up on), or ``invalid`` (``problem``)."""
 
     kind: str
     message: Any
@@ -116,6 +138,7 @@ class Incoming:
     method: str | None = None
     reply: dict[str, Any] | None = None
     problem: str | None = None
+    items: list["Incoming"] = field(default_factory=list)
 
 
 @dataclass
@@ -124,41 +147,88 @@ class ClientCore:
     capabilities: dict[str, Any] = field(default_factory=dict)
     validate: bool = True
     negotiated: str | None = None  # the protocol version the handshake settled on
+    fault: str | None = None  # a named fault (reference_client.faults), None: strict
+    transport: str | None = None  # stdio | streamable-http | sse (for the faults' gates)
     violations: list[str] = field(default_factory=list)
     notifications: list[dict[str, Any]] = field(default_factory=list)
+    quit: str | None = None  # set when the client must stop (fault exit-on-invalid-cancel)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _pending: dict[Any, str] = field(default_factory=dict)  # (type, id) -> method
+    _abandoned: dict[Any, int] = field(default_factory=dict)  # (type, id) -> answers still to absorb
     _cancelled: set[Any] = field(default_factory=set)
+    _server_ids: set[Any] = field(default_factory=set)  # ids of the server's requests seen
+    _given_caps: bool = False
 
     def __post_init__(self) -> None:
         if self.version not in VERSIONS:
             raise ValueError(f"unknown protocol version {self.version!r} (known: {', '.join(VERSIONS)})")
+        if self.fault is not None:
+            from reference_client.faults import FAULTS
+
+            if self.fault not in FAULTS:
+                raise ValueError(f"unknown fault {self.fault!r}")
+        self._given_caps = bool(self.capabilities)
         if not self.capabilities:
-            self.capabilities = default_capabilities(self.version)
+            self.capabilities = self._default_caps(self.version)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "version" and value not in VERSIONS:
             raise ValueError(f"unknown protocol version {value!r} (known: {', '.join(VERSIONS)})")
         super().__setattr__(name, value)
 
+    def _default_caps(self, version: str) -> dict[str, Any]:
+        caps = default_capabilities(version)
+        drop = _UNDECLARED.get(self.fault or "")
+        if drop is not None and self._acts(self.fault, version):
+            caps.pop(drop, None)
+        return caps
+
+    def use_version(self, version: str) -> None:
+        """Speak (or ask for) ``version`` from now on: the default capabilities follow its era."""
+        self.version = version
+        self.negotiated = None
+        if not self._given_caps:
+            self.capabilities = self._default_caps(version)
+
     @property
     def stateless(self) -> bool:
-        return spec(self.version).stateless
+        return spec(self.judged_version).stateless
 
     @property
     def judged_version(self) -> str:
         return self.negotiated or self.version
 
+    def _acts(self, name: str | None, version: str | None = None) -> bool:
+        if name is None:
+            return False
+        from reference_client.faults import FAULTS
+
+        return FAULTS[name].acts(version or self.judged_version, self.transport)
+
+    def faulty(self, name: str) -> bool:
+        """Is fault ``name`` the one injected, and does it act on this version and transport?"""
+        return self.fault == name and self._acts(name)
+
     # -- what we send ------------------------------------------------------------------------
 
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        rid = next(self._ids)
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def request(self, method: str, params: dict[str, Any] | None = None, *, rid: Any = MISSING,
+                progress: bool = False) -> dict[str, Any]:
+        """A request with a fresh integer id (or ``rid``), the per-request ``_meta`` on 2026-07-28,
+        and a progress token (unique: it is derived from the id) when ``progress``."""
+        rid = self.next_id() if rid is MISSING else rid
         params = dict(params or {})
-        if self.stateless:
+        if self.stateless or progress:
             meta = dict(params.get("_meta") or {})
-            meta.setdefault(PV_KEY, self.version)
-            meta.setdefault(CAPS_KEY, self.capabilities)
-            meta.setdefault(INFO_KEY, CLIENT_INFO)
+            if self.stateless:
+                meta.setdefault(PV_KEY, self.version)
+                meta.setdefault(CAPS_KEY, self.capabilities)
+                if not self.faulty("meta-without-client-info"):
+                    meta.setdefault(INFO_KEY, CLIENT_INFO)
+            if progress:
+                meta.setdefault("progressToken", f"mcp-reference-client-{rid}")
             params["_meta"] = meta
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params:
@@ -173,19 +243,43 @@ class ClientCore:
         return msg
 
     def initialize_params(self) -> dict[str, Any]:
-        return {"protocolVersion": self.version, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO}
+        params = {"protocolVersion": self.version, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO}
+        if self.faulty("no-client-info"):
+            del params["clientInfo"]
+        return params
 
     def cancel(self, rid: Any, reason: str) -> dict[str, Any]:
-        """``notifications/cancelled`` for our request ``rid`` (never for initialize)."""
-        self._pending.pop(_key(rid), None)
+        """``notifications/cancelled`` for our request ``rid`` (never for initialize); a response
+        that arrives afterwards is ignored ("The sender of the cancellation notification SHOULD
+        ignore any response to the request that arrives afterward")."""
+        self.abandon(rid)
         return self.notification("notifications/cancelled", {"requestId": rid, "reason": reason})
+
+    def abandon(self, rid: Any, answers: int = 1) -> None:
+        """We stop waiting for ``rid``: up to ``answers`` late responses to it are dropped quietly."""
+        key = _key(rid)
+        self._pending.pop(key, None)
+        self._abandoned[key] = self._abandoned.get(key, 0) + answers
+
+    def expect_more(self, rid: Any, answers: int = 1) -> None:
+        """``rid`` is in flight more than once (fault reuse-inflight-id): the extra answers are absorbed."""
+        key = _key(rid)
+        self._abandoned[key] = self._abandoned.get(key, 0) + answers
+
+    def more_expected(self, rid: Any) -> bool:
+        return self._abandoned.get(_key(rid), 0) > 0
 
     def method_of(self, rid: Any) -> str | None:
         return self._pending.get(_key(rid))
 
+    def in_flight(self, rid: Any) -> bool:
+        return _key(rid) in self._pending
+
     # -- what we receive ---------------------------------------------------------------------
 
     def receive(self, msg: Any) -> Incoming:
+        if isinstance(msg, list):
+            return self._batch(msg)
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
             return self._invalid(msg, 'not a JSON-RPC 2.0 message ("jsonrpc" must be "2.0")')
         if "method" in msg:
@@ -196,10 +290,34 @@ class ClientCore:
             return self._response(msg)
         return self._invalid(msg, 'neither "method", "result" nor "error" is present')
 
+    def _batch(self, msg: list[Any]) -> Incoming:
+        """A JSON-RPC batch: only 2025-03-26 has them ("MCP implementations ... MUST support
+        receiving JSON-RPC batches"); every request in it is answered (the session sends the
+        answers back as one batch)."""
+        if not spec(self.judged_version).batching:
+            return self._invalid(msg, f"a JSON-RPC batch; protocol version {self.judged_version} has no batches")
+        if not msg:
+            return self._invalid(msg, "an empty JSON-RPC batch")
+        if self.faulty("ignore-batch"):
+            return Incoming("ignored", msg)
+        items = [self.receive(m) if not isinstance(m, list) else self._invalid(m, "a batch inside a batch") for m in msg]
+        return Incoming("batch", msg, items=items)
+
     def _response(self, msg: dict[str, Any]) -> Incoming:
         rid = msg.get("id")
-        method = self._pending.pop(_key(rid), None)
+        key = _key(rid)
+        method = self._pending.pop(key, None)
+        if method is not None and "error" in msg and self._abandoned.get(key, 0) > 0:
+            # the same id is in flight twice (fault reuse-inflight-id): an error (the server
+            # refusing the duplicate) is taken as the duplicate's answer; the other one is awaited
+            self._pending[key] = method
+            method = None
         if method is None:
+            if self._abandoned.get(key, 0) > 0:
+                self._abandoned[key] -= 1
+                if not self._abandoned[key]:
+                    del self._abandoned[key]
+                return Incoming("ignored", msg, id=rid)  # late, or the answer to a fault's extra
             if msg.get("error") is not None and rid is None:
                 return Incoming("response", msg, id=None)  # an error about a message the server could not read
             return self._invalid(msg, f"a response with id {rid!r}, which no request of ours in flight has")
@@ -214,18 +332,28 @@ class ClientCore:
     def _notification(self, msg: dict[str, Any]) -> Incoming:
         self._check(msg)
         self.notifications.append(msg)
-        if msg.get("method") == "notifications/cancelled":
+        method = msg.get("method")
+        if method == "notifications/cancelled":
             params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            # "Invalid cancellation notifications SHOULD be ignored" (cancellation#error-handling)
             self._cancelled.add(_key(params.get("requestId")))
-        return Incoming("notification", msg, method=msg.get("method"))
+            if self.faulty("exit-on-invalid-cancel") and ("requestId" not in params or _key(params.get("requestId")) not in self._server_ids):
+                self.quit = f"notifications/cancelled for {params.get('requestId', '(no requestId)')!r}, a request the server never sent"
+        reply = None
+        if self.faulty("answer-notification"):
+            reply = self._error(None, codes.INVALID_REQUEST, f"Invalid Request: {method} has no id")
+        return Incoming("notification", msg, method=method, reply=reply)
 
     def _server_request(self, msg: dict[str, Any]) -> Incoming:
         rid, method = msg.get("id"), msg.get("method")
         if rid is None or isinstance(rid, bool) or not isinstance(rid, (str, int)):
             return self._invalid(msg, f"a request with id {rid!r}: ids must be strings or integers, never null")
+        self._server_ids.add(_key(rid))
         if self.stateless:
+            # and no answer: "The client MUST NOT write JSON-RPC responses" (2026-07-28 stdio and
+            # streamable HTTP pages)
             self.violations.append(f"the server sent a {method!r} request; 2026-07-28 has no server-to-client requests")
-            return Incoming("request", msg, id=rid, method=method, reply=self._error(rid, codes.METHOD_NOT_FOUND, "Method not found"))
+            return Incoming("request", msg, id=rid, method=method, reply=None)
         self._check(msg)
         return Incoming("request", msg, id=rid, method=method, reply=self._answer(rid, method, msg.get("params")))
 
@@ -239,29 +367,49 @@ class ClientCore:
         for key, request in requests.items():
             method = request.get("method") if isinstance(request, dict) else None
             reply = self._answer(0, method, request.get("params") if isinstance(request, dict) else None, inline=True)
-            if "result" not in reply:
+            if reply is None or "result" not in reply:
                 return None
             out[key] = reply["result"]
         return out
 
-    def _answer(self, rid: Any, method: Any, params: Any, *, inline: bool = False) -> dict[str, Any]:
+    def _answer(self, rid: Any, method: Any, params: Any, *, inline: bool = False) -> dict[str, Any] | None:
         version = self.judged_version
         # inline (2026-07-28 input requests) the kinds are those of the version's schema
         known = isinstance(method, str) and (inline or lookup(method, S2C, version) is not None)
         if method == "ping":
-            return {"jsonrpc": "2.0", "id": rid, "result": {}}
-        if known and method == "roots/list" and "roots" in self.capabilities:
-            return {"jsonrpc": "2.0", "id": rid, "result": {"roots": ROOTS}}
-        if known and method == "sampling/createMessage" and "sampling" in self.capabilities:
-            return {"jsonrpc": "2.0", "id": rid, "result": {
-                "role": "assistant", "content": {"type": "text", "text": SAMPLED_TEXT},
-                "model": "mcp-reference-client", "stopReason": "endTurn"}}
-        if known and method == "elicitation/create" and "elicitation" in self.capabilities:
+            if self.faulty("ignore-ping"):
+                return None
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": {}}
+            if self.faulty("response-wrong-id") or self.faulty("result-wrong-id"):
+                reply["id"] = other_id(rid)
+            if self.faulty("result-and-error"):
+                reply["error"] = {"code": codes.INTERNAL_ERROR, "message": "mcp-reference-client: both result and error"}
+            return reply
+        if known and method == "roots/list":
+            if "roots" in self.capabilities or self.faulty("undeclared-roots"):
+                roots = HTTPS_ROOTS if self.faulty("https-root") else ROOTS
+                return {"jsonrpc": "2.0", "id": rid, "result": {"roots": roots}}
+            if self.faulty("roots-unsupported-internal-error"):
+                return self._error(rid, codes.INTERNAL_ERROR, "Internal error: roots are not supported")
+        if known and method == "sampling/createMessage":
+            if "sampling" in self.capabilities or self.faulty("undeclared-sampling"):
+                return {"jsonrpc": "2.0", "id": rid, "result": {
+                    "role": "assistant", "content": {"type": "text", "text": SAMPLED_TEXT},
+                    "model": "mcp-reference-client", "stopReason": "endTurn"}}
+            if self.faulty("string-error-code"):
+                return {"jsonrpc": "2.0", "id": rid, "error": {"code": str(codes.METHOD_NOT_FOUND), "message": "Method not found: sampling is not supported"}}
+        if known and method == "elicitation/create" and ("elicitation" in self.capabilities or self.faulty("undeclared-elicitation")):
             answer = elicitation_answer(params)
             schema = params.get("requestedSchema") if isinstance(params, dict) else None
             required = set(schema.get("required") or []) if isinstance(schema, dict) else set()
             return {"jsonrpc": "2.0", "id": rid, "result": fit_elicitation(answer, version, required)}
-        return self._error(rid, codes.METHOD_NOT_FOUND, f"Method not found: {method}")
+        code = codes.METHOD_NOT_FOUND
+        if not known and self.faulty("unknown-method-wrong-code"):
+            code = codes.INVALID_REQUEST
+        reply = self._error(rid, code, f"Method not found: {method}")
+        if self.faulty("error-wrong-id"):
+            reply["id"] = other_id(rid)
+        return reply
 
     @staticmethod
     def _error(rid: Any, code: int, message: str) -> dict[str, Any]:

@@ -1,23 +1,33 @@
 """The reference client's front-ends: bytes to and from a server.  Each link is an async context
-manager with ``send(message, headers=...)`` and ``receive()`` (the next parsed message; raises
+manager with ``send(message, headers=..., tweak=..., quiet=...)``, ``send_together(messages)`` and
+``receive()`` (the next parsed message, a :class:`Garbage` or an :class:`HttpRefusal`; raises
 :class:`LinkClosed` when the server is gone), and cleans up on exit (stdio: close stdin, wait,
 SIGTERM, SIGKILL; streamable HTTP: DELETE the session).
 
 * :class:`StdioLink` -- the server as a child process, newline-delimited JSON on its stdin/stdout.
 * :class:`HttpLink` -- streamable HTTP: every message is a POST (Accept: application/json,
-  text/event-stream); a JSON or SSE answer is read in the background; the session id from the
-  initialize response is sent back on every request, and MCP-Protocol-Version once negotiated;
-  on 2026-07-28 no session, and Mcp-Method / Mcp-Name (and the caller's Mcp-Param-*) headers.
+  text/event-stream; Content-Type: application/json); a JSON or SSE answer is read in the
+  background; the session id from the initialize response is sent back on every later request,
+  and MCP-Protocol-Version once negotiated (2025-06-18 and later); an HTTP 404 on a request that
+  carried the session id is reported (the session starts a new one); on 2026-07-28 no session,
+  and Mcp-Method / Mcp-Name (and the caller's Mcp-Param-*) headers; a request is cancelled there
+  by closing its response stream (:meth:`HttpLink.abort`).
 * :class:`SseLink` -- the legacy HTTP+SSE transport: a GET stream whose ``endpoint`` event names
-  where to POST.
+  where to POST (exactly that URL, query included, resolved against the SSE URL).
+
+A :class:`Tweak` changes how one message goes on the wire (the fault injection of
+``reference_client.faults``): other bytes, another HTTP method, headers dropped or set, another
+URL.  ``quiet`` sends are a fault's extra messages: a refusal of them is not reported.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
 from urllib.parse import urljoin
 
 import anyio
@@ -27,7 +37,7 @@ from conformance.wire.headers import metadata_headers
 from conformance.wire.ndjson import NDJSONDecoder
 from conformance.wire.sse import SSEDecoder
 
-__all__ = ["LinkClosed", "StdioLink", "HttpLink", "SseLink", "Garbage"]
+__all__ = ["LinkClosed", "StdioLink", "HttpLink", "SseLink", "Garbage", "HttpRefusal", "Tweak", "dumps"]
 
 
 class LinkClosed(Exception):
@@ -45,11 +55,52 @@ class Garbage:
         return f"<not JSON on {self.where}: {self.raw[:80]!r}>"
 
 
+@dataclass
+class HttpRefusal:
+    """An HTTP error status for a message we POSTed, without a JSON-RPC answer to it in the body
+    (``rid`` is the request's id, None for a notification).  ``expired``: HTTP 404 on a request
+    that carried the session id -- the session is gone."""
+
+    rid: Any
+    status: int
+    body: bytes
+    method: str | None = None
+    parsed: Any = None
+    expired: bool = False
+
+    def __str__(self) -> str:
+        text = self.body[:200].decode("utf-8", "replace").strip()
+        return f"HTTP {self.status}" + (f" {text}" if text else "")
+
+
+@dataclass
+class Tweak:
+    """How one message deviates on the wire (fault injection)."""
+
+    raw: bytes | None = None  # these bytes instead of the message's compact JSON (stdio: + nothing)
+    http_method: str = "POST"
+    drop_headers: tuple[str, ...] = ()
+    set_headers: dict[str, str] = field(default_factory=dict)
+    url: str | None = None
+
+
+def dumps(msg: Any) -> bytes:
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
 def _parse(raw: bytes, where: str) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):
         return Garbage(raw, where)
+
+
+def _same_id(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _is_request(msg: Any) -> bool:
+    return isinstance(msg, dict) and "method" in msg and "id" in msg
 
 
 class _Inbox:
@@ -58,7 +109,10 @@ class _Inbox:
         self.closed_why: str | None = None
 
     async def put(self, item: Any) -> None:
-        await self.send.send(item)
+        try:
+            await self.send.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
 
     async def get(self) -> Any:
         try:
@@ -72,7 +126,7 @@ class _Inbox:
     async def close(self, why: str) -> None:
         if self.closed_why is None:
             self.closed_why = why
-            await self.send.send(LinkClosed(why))
+            await self.put(LinkClosed(why))
 
     def shut(self) -> None:
         self.send.close()
@@ -88,12 +142,16 @@ async def _finish(link: Any) -> None:
 
 
 class StdioLink:
-    def __init__(self, argv: list[str]) -> None:
+    transport = "stdio"
+
+    def __init__(self, argv: list[str], *, close_stdin_first: bool = True) -> None:
         self.argv = argv
+        self.close_stdin_first = close_stdin_first  # False: fault kill-without-closing-stdin
         self.proc: Any = None
         self._inbox = _Inbox()
         self._tg: Any = None
         self.protocol_version: str | None = None  # unused on stdio; the HTTP links send it
+        self.stateless = False  # unused on stdio
 
     async def __aenter__(self) -> "StdioLink":
         try:
@@ -118,12 +176,20 @@ class StdioLink:
         code = self.proc.returncode
         await self._inbox.close("the server closed its stdout" + (f" (exit code {code})" if code is not None else ""))
 
-    async def send(self, msg: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> None:
-        data = json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    async def _write(self, data: bytes) -> None:
         try:
             await self.proc.stdin.send(data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             raise LinkClosed(f"the server's stdin is closed ({exc})") from exc
+
+    async def send(self, msg: Any, headers: Mapping[str, str] | None = None, *, tweak: Tweak | None = None,
+                   quiet: bool = False) -> None:
+        data = tweak.raw if tweak is not None and tweak.raw is not None else dumps(msg) + b"\n"
+        await self._write(data)
+
+    async def send_together(self, msgs: Sequence[Any]) -> None:
+        """Several messages in one write: all of them are in flight before any answer is read."""
+        await self._write(b"".join(dumps(m) + b"\n" for m in msgs))
 
     async def receive(self) -> Any:
         return await self._inbox.get()
@@ -131,15 +197,17 @@ class StdioLink:
     async def __aexit__(self, *exc: Any) -> None:
         with anyio.CancelScope(shield=True):
             proc = self.proc
-            try:
-                await proc.stdin.aclose()  # the stdio shutdown: close stdin, then wait for the exit
-            except Exception:
-                pass
-            for sig, wait in ((None, 2.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+            steps: list[tuple[Any, float]] = [(None, 2.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)]
+            if self.close_stdin_first:
+                try:
+                    await proc.stdin.aclose()  # the stdio shutdown: close stdin, then wait for the exit
+                except Exception:
+                    pass
+            else:
+                steps = steps[1:]  # fault kill-without-closing-stdin: straight to SIGTERM
+            for sig, wait in steps:
                 if sig is not None and proc.returncode is None:
                     try:
-                        import os
-
                         os.killpg(proc.pid, sig)
                     except (ProcessLookupError, PermissionError):
                         pass
@@ -147,6 +215,10 @@ class StdioLink:
                     await proc.wait()
                 if proc.returncode is not None:
                     break
+            try:
+                await proc.stdin.aclose()
+            except Exception:
+                pass
         await self._finish()
 
     async def _finish(self) -> None:
@@ -154,15 +226,20 @@ class StdioLink:
 
 
 class HttpLink:
-    def __init__(self, url: str, *, stateless: bool, timeout: float) -> None:
+    transport = "streamable-http"
+
+    def __init__(self, url: str, *, stateless: bool, timeout: float, delete_session: bool = True) -> None:
         self.url = url
         self.stateless = stateless
         self.timeout = timeout
+        self.delete_session = delete_session  # False: fault no-delete
         self.session_id: str | None = None
-        self.protocol_version: str | None = None  # set by the tour once negotiated (stateless: at once)
+        self.protocol_version: str | None = None  # set once negotiated (2025-06-18+), or at once on 2026-07-28
+        self.session_expired = False  # an HTTP 404 answered a request that carried the session id
         self._inbox = _Inbox()
         self._client: Any = None
         self._tg: Any = None
+        self._readers: dict[Any, anyio.CancelScope] = {}
 
     async def __aenter__(self) -> "HttpLink":
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False)
@@ -170,7 +247,13 @@ class HttpLink:
         await self._tg.__aenter__()
         return self
 
-    def _headers(self, msg: Mapping[str, Any], extra: Mapping[str, str] | None) -> dict[str, str]:
+    def new_session(self) -> None:
+        """Forget the session (a new ``initialize`` goes without a session id)."""
+        self.session_id = None
+        self.session_expired = False
+        self.protocol_version = None if not self.stateless else self.protocol_version
+
+    def _headers(self, msg: Any, extra: Mapping[str, str] | None) -> dict[str, str]:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
@@ -181,40 +264,103 @@ class HttpLink:
         headers.update(extra or {})
         return headers
 
-    async def send(self, msg: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> None:
-        body = json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        request = self._client.build_request("POST", self.url, content=body, headers=self._headers(msg, headers))
-        try:
-            response = await self._client.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            raise LinkClosed(f"POST {self.url} failed: {exc!r}") from exc
-        if msg.get("method") == "initialize" and response.headers.get("mcp-session-id"):
-            self.session_id = response.headers["mcp-session-id"]
-        self._tg.start_soon(self._read_answer, response, msg)
+    async def send(self, msg: Any, headers: Mapping[str, str] | None = None, *, tweak: Tweak | None = None,
+                   quiet: bool = False) -> None:
+        """POST ``msg``.  A request's answer is awaited in the background (its response may take
+        as long as the server likes; the session bounds the wait); a notification or response is
+        sent once the server has acknowledged it (or ``timeout`` passed), so that what follows is
+        not overtaken."""
+        tweak = tweak or Tweak()
+        body = tweak.raw if tweak.raw is not None else dumps(msg)
+        hdrs = self._headers(msg, headers)
+        for name in tweak.drop_headers:
+            for key in [k for k in hdrs if k.lower() == name.lower()]:
+                del hdrs[key]
+        for name, value in tweak.set_headers.items():
+            for key in [k for k in hdrs if k.lower() == name.lower()]:
+                del hdrs[key]
+            hdrs[name] = value
+        sent = anyio.Event()
+        self._tg.start_soon(self._exchange, tweak.http_method, tweak.url or self.url, body, hdrs, msg, quiet, sent)
+        if not _is_request(msg):
+            with anyio.move_on_after(self.timeout):
+                await sent.wait()
+        else:
+            await anyio.sleep(0)  # let the POST start: requests go out in the order they were sent
 
-    async def _read_answer(self, response: httpx.Response, msg: Mapping[str, Any]) -> None:
-        where = f"the answer to {msg.get('method', 'a message')} (HTTP {response.status_code})"
+    async def send_together(self, msgs: Sequence[Any]) -> None:
+        for msg in msgs:
+            await self.send(msg)
+
+    async def _exchange(self, method: str, url: str, body: bytes, headers: dict[str, str], msg: Any, quiet: bool,
+                        sent: anyio.Event) -> None:
+        rid = msg.get("id") if _is_request(msg) else None
+        key = (type(rid).__name__, rid) if _is_request(msg) else None
+        with anyio.CancelScope() as scope:
+            if key is not None:
+                self._readers[key] = scope
+            try:
+                request = self._client.build_request(method, url, content=body, headers=headers)
+                try:
+                    response = await self._client.send(request, stream=True)
+                except httpx.HTTPError as exc:
+                    sent.set()
+                    if not quiet:
+                        await self._inbox.close(f"{method} {url} failed: {exc!r}")
+                    return
+                if isinstance(msg, dict) and msg.get("method") == "initialize" and response.headers.get("mcp-session-id"):
+                    self.session_id = response.headers["mcp-session-id"]
+                sent.set()
+                try:
+                    await self._read_answer(response, msg, rid, headers, quiet)
+                finally:
+                    await response.aclose()
+            finally:
+                if key is not None and self._readers.get(key) is scope:
+                    del self._readers[key]
+                sent.set()
+
+    async def abort(self, rid: Any) -> None:
+        """Close the response stream of request ``rid``: the 2026-07-28 cancellation signal
+        ("Closing the SSE response stream is the cancellation signal")."""
+        scope = self._readers.pop((type(rid).__name__, rid), None)
+        if scope is not None:
+            scope.cancel()
+
+    async def _read_answer(self, response: httpx.Response, msg: Any, rid: Any, sent_headers: Mapping[str, str],
+                           quiet: bool) -> None:
+        method = msg.get("method") if isinstance(msg, dict) else None
+        where = f"the answer to {method or 'a message'} (HTTP {response.status_code})"
         try:
             ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            if ctype == "text/event-stream":
+            if response.status_code >= 400:
+                body = await response.aread()
+                if quiet:
+                    return
+                parsed = _parse(body, where) if body.strip() else None
+                if (rid is not None and isinstance(parsed, dict) and _same_id(parsed.get("id"), rid)
+                        and ("result" in parsed or "error" in parsed)):
+                    await self._inbox.put(parsed)  # a JSON-RPC answer to the request: read as any answer
+                    return
+                expired = response.status_code == 404 and "Mcp-Session-Id" in sent_headers
+                if expired:
+                    self.session_expired = True
+                await self._inbox.put(HttpRefusal(rid if _is_request(msg) else None, response.status_code, body, method,
+                                                  None if isinstance(parsed, Garbage) else parsed, expired))
+            elif ctype == "text/event-stream":
                 await self._read_stream(response, msg, where)
             else:
                 body = await response.aread()
                 if body.strip() and ctype == "application/json":
                     await self._inbox.put(_parse(body, where))
-                elif response.status_code == 404 and self.session_id is not None:
-                    await self._inbox.close("the server ended the session (HTTP 404)")
-                elif response.status_code >= 400:
-                    await self._inbox.put(Garbage(body or str(response.status_code).encode(), where))
         except httpx.HTTPError as exc:
-            await self._inbox.put(Garbage(repr(exc).encode(), where))
-        finally:
-            await response.aclose()
+            if not quiet:
+                await self._inbox.put(Garbage(repr(exc).encode(), where))
 
-    async def _read_stream(self, response: httpx.Response, msg: Mapping[str, Any], where: str) -> None:
+    async def _read_stream(self, response: httpx.Response, msg: Any, where: str) -> None:
         """The SSE answer to a POST, resumed with GET + Last-Event-ID after the server's ``retry``
         time when the connection ends before the response came (2025-11-25 resumability)."""
-        rid = msg.get("id")
+        rid = msg.get("id") if _is_request(msg) else None
         answered = rid is None
         last_id: str | None = None
         retry_ms = 1000
@@ -228,16 +374,18 @@ class HttpLink:
                         retry_ms = event.retry
                     if event.data.strip():
                         value = _parse(event.data.encode("utf-8"), where)
-                        if isinstance(value, dict) and "method" not in value and value.get("id") == rid:
+                        if isinstance(value, dict) and "method" not in value and _same_id(value.get("id"), rid):
                             answered = True
                         await self._inbox.put(value)
             await response.aclose()
-            if answered or last_id is None:
+            if answered or last_id is None or self.stateless:
                 return
             await anyio.sleep(min(retry_ms, 10_000) / 1000)
             request = self._client.build_request("GET", self.url, headers=self._stream_headers(last_id))
             response = await self._client.send(request, stream=True)
             if response.status_code != 200:
+                if response.status_code == 404 and self.session_id is not None:
+                    self.session_expired = True
                 await response.aclose()
                 return
 
@@ -256,15 +404,19 @@ class HttpLink:
         """The GET stream for messages the server sends on its own (its requests, notifications):
         opened once the session exists; a 405 means the server offers none."""
         if not self.stateless:
-            self._tg.start_soon(self._get_stream)
+            self._tg.start_soon(self._get_stream, self.session_id)
 
-    async def _get_stream(self) -> None:
+    async def _get_stream(self, session_id: str | None) -> None:
         last_id: str | None = None
         retry_ms = 1000
         for _attempt in range(5):
+            if self.session_id != session_id:
+                return  # a new session opens its own stream
             try:
                 async with self._client.stream("GET", self.url, headers=self._stream_headers(last_id)) as response:
                     if response.status_code != 200:
+                        if response.status_code == 404 and session_id is not None and self.session_id == session_id:
+                            self.session_expired = True
                         return  # 405: no such stream; anything else: nothing to listen to
                     decoder = SSEDecoder()
                     async for chunk in response.aiter_bytes():
@@ -284,7 +436,7 @@ class HttpLink:
 
     async def __aexit__(self, *exc: Any) -> None:
         with anyio.CancelScope(shield=True):
-            if self.session_id is not None:
+            if self.session_id is not None and self.delete_session and not self.stateless:
                 with anyio.move_on_after(self.timeout):
                     try:  # end the session (a server may answer 405: it does not allow that)
                         await self._client.delete(self.url, headers={"Mcp-Session-Id": self.session_id,
@@ -296,11 +448,14 @@ class HttpLink:
 
 
 class SseLink:
+    transport = "sse"
+
     def __init__(self, url: str, *, timeout: float) -> None:
         self.url = url
         self.timeout = timeout
         self.endpoint: str | None = None
         self.protocol_version: str | None = None
+        self.stateless = False
         self._inbox = _Inbox()
         self._client: Any = None
         self._tg: Any = None
@@ -314,8 +469,9 @@ class SseLink:
         with anyio.move_on_after(self.timeout):
             await self._ready.wait()
         if self.endpoint is None:
+            why = self._inbox.closed_why
             await self.__aexit__(None, None, None)
-            raise LinkClosed(f"no endpoint event on {self.url} within {self.timeout:g} s")
+            raise LinkClosed(why or f"no endpoint event on {self.url} within {self.timeout:g} s")
         return self
 
     async def _stream(self) -> None:
@@ -328,6 +484,8 @@ class SseLink:
                 async for chunk in response.aiter_bytes():
                     for event in decoder.feed(chunk):
                         if event.event == "endpoint" and self.endpoint is None:
+                            # "All subsequent client messages MUST be sent as HTTP POST requests
+                            # to this endpoint": the URL as given, query and all
                             self.endpoint = urljoin(self.url, event.data.strip())
                             self._ready.set()
                         elif event.event == "message" and event.data.strip():
@@ -337,15 +495,27 @@ class SseLink:
             return
         await self._inbox.close("the server closed the SSE stream")
 
-    async def send(self, msg: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> None:
-        body = json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    async def send(self, msg: Any, headers: Mapping[str, str] | None = None, *, tweak: Tweak | None = None,
+                   quiet: bool = False) -> None:
+        tweak = tweak or Tweak()
+        body = tweak.raw if tweak.raw is not None else dumps(msg)
+        hdrs = {"Content-Type": "application/json", **(headers or {}), **tweak.set_headers}
+        url = tweak.url or self.endpoint
         try:
-            response = await self._client.post(self.endpoint, content=body, headers={"Content-Type": "application/json", **(headers or {})})
+            response = await self._client.request(tweak.http_method, url, content=body, headers=hdrs, timeout=self.timeout)
         except httpx.HTTPError as exc:
-            raise LinkClosed(f"POST {self.endpoint} failed: {exc!r}") from exc
-        if response.status_code >= 400:
-            await self._inbox.put(Garbage(response.content or str(response.status_code).encode(),
-                                          f"the POST of {msg.get('method', 'a message')} (HTTP {response.status_code})"))
+            if quiet:
+                return
+            raise LinkClosed(f"POST {url} failed: {exc!r}") from exc
+        if response.status_code >= 400 and not quiet:
+            method = msg.get("method") if isinstance(msg, dict) else None
+            parsed = _parse(response.content, "the POST answer") if response.content.strip() else None
+            await self._inbox.put(HttpRefusal(msg.get("id") if _is_request(msg) else None, response.status_code,
+                                              response.content, method, None if isinstance(parsed, Garbage) else parsed))
+
+    async def send_together(self, msgs: Sequence[Any]) -> None:
+        for msg in msgs:  # each POST is acknowledged at once; the answers come on the stream
+            await self.send(msg)
 
     async def receive(self) -> Any:
         return await self._inbox.get()

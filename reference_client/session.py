@@ -1,18 +1,36 @@
-"""Requests with deadlines over a link, and the tour of a server.
+"""Requests with deadlines over a link, the handshake of either era, and the tour of a server.
 
 :class:`Session` sends a request and reads until its response arrives, answering the server's
 requests meanwhile (unless the server cancelled them); a request unanswered within the timeout is
-cancelled with ``notifications/cancelled`` (never ``initialize``) and reported.
+cancelled -- ``notifications/cancelled``, or on 2026-07-28 streamable HTTP by closing its response
+stream -- and reported (``initialize`` is never cancelled).  Over streamable HTTP an HTTP 404 to a
+request that carried the session id starts a new session (a new ``initialize`` without the id) and
+the request is sent again.
 
-:func:`tour` is what ``mcp-reference-client`` does by default: the handshake of the version asked
-for, ping, every page of tools/prompts/resources/templates, each tool called with arguments made
-from its input schema (tools that may be destructive are left alone), each prompt got, the first
-resource read, the log level set; every step is one line on the log, and the tour fails on any
-step that fails and on anything invalid the server sent.
+:func:`handshake` settles the version.  With one version asked for it does what that version
+does (``initialize`` + ``notifications/initialized``, or ``server/discover`` on 2026-07-28).
+Without (``dual``, the default) it is the dual-era client of the 2026-07-28 pages: on stdio and
+streamable HTTP it probes with ``server/discover`` (2026-07-28 ``_meta``) first; a DiscoverResult
+listing 2026-07-28 -> stateless 2026-07-28; ``-32022`` UnsupportedProtocolVersion with
+``supported`` -> a mutually supported version; any other error, an HTTP 4xx whose body is not such
+an error, or no answer within min(timeout, 3 s) -> legacy: ``initialize`` asking for 2025-11-25.
+Over legacy HTTP+SSE there is no probe.  An ``initialize`` answered with a version this client
+does not support (2024-11-05 .. 2025-11-25 are) ends the session at once: no
+``notifications/initialized``, no further request.
+
+:func:`tour` is what ``mcp-reference-client`` does by default: the handshake, ping, every page of
+tools/prompts/resources/templates, each tool called with arguments made from its input schema
+(tools that may be destructive are left alone), each prompt got, the first resource read, the log
+level set -- only what the server declared; every step is one line on the log, and the tour fails
+on any step that fails and on anything invalid the server sent.
+
+Faults (``reference_client.faults``) are injected here (the handshake and the extra messages),
+in the core (answers, ids, ``_meta``) and in the links (shutdown, DELETE).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 import anyio
@@ -21,44 +39,139 @@ from conformance.spec import errors as codes
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.headers import mirrored_params, param_header_value, x_mcp_header_problems
 
-from reference_client.core import ClientCore
-from reference_client.links import Garbage
+from reference_client.core import MISSING, ClientCore
+from reference_client.links import Garbage, HttpRefusal, Tweak, dumps
 
-__all__ = ["Session", "StepFailed", "tour", "sample_arguments"]
+__all__ = ["Session", "StepFailed", "ClientQuit", "VersionUnsupported", "tour", "handshake", "sample_arguments",
+           "DUAL", "LEGACY_VERSIONS", "MODERN_VERSIONS"]
+
+DUAL = "dual"
+LEGACY_VERSIONS = tuple(v for v in VERSIONS if not spec(v).stateless)
+MODERN_VERSIONS = tuple(v for v in VERSIONS if spec(v).stateless)
+PROBE_TIMEOUT = 3.0  # the dual-era probe waits min(timeout, this) for server/discover
 
 
 class StepFailed(Exception):
     pass
 
 
+class LeftAlone(StepFailed):
+    """The server needs what this client does not do (a capability it did not declare)."""
+
+
+class Refused(StepFailed):
+    """A request was refused with an HTTP error status and no JSON-RPC answer."""
+
+    def __init__(self, method: str, refusal: HttpRefusal) -> None:
+        super().__init__(f"{method}: {refusal}")
+        self.refusal = refusal
+
+
+class ProbeTimeout(StepFailed):
+    pass
+
+
+class VersionUnsupported(StepFailed):
+    """The server answered initialize with a version this client does not support: disconnect."""
+
+
+class ClientQuit(Exception):
+    """The client stops at once (fault exit-on-invalid-cancel)."""
+
+
+def _same_id(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
 class Session:
-    def __init__(self, core: ClientCore, link: Any, *, timeout: float) -> None:
+    def __init__(self, core: ClientCore, link: Any, *, timeout: float, log: Callable[[str], None] | None = None) -> None:
         self.core = core
         self.link = link
         self.timeout = timeout
+        self.log = log or (lambda line: None)
+        self.transport: str = getattr(link, "transport", "stdio")
+        self.core.transport = self.transport
+        self.server_caps: dict[str, Any] = {}
+        self.asked: str | None = None  # the version initialize asked for (legacy era)
+        self.operating = False  # the handshake is done
+        self._victim_done = False  # the first request after the handshake has been sent
+        self._first_id: Any = None  # ... and its id
+        self._extras_done = False
+        self._reinits = 0
+
+    def faulty(self, name: str) -> bool:
+        return self.core.faulty(name)
 
     async def call(self, method: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None,
-                   timeout: float | None = None) -> dict[str, Any]:
-        msg = self.core.request(method, params)
+                   timeout: float | None = None, probe: bool = False, progress: bool = False,
+                   after_send: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
+        if self.operating and getattr(self.link, "session_expired", False) and method != "initialize":
+            await self._new_session("the server ended the session (HTTP 404)")
+        victim = self.operating and not self._victim_done
+        msg = self.core.request(method, params, progress=progress)
         rid = msg["id"]
-        await self.link.send(msg, headers)
+        if victim:
+            self._victim_done = True
+            self._first_id = rid
+            companions = self._victim_companions(msg)
+            if companions:
+                await self.link.send_together([msg, *companions])
+            else:
+                await self.link.send(msg, headers)
+        else:
+            await self.link.send(msg, headers)
+        if after_send is not None:
+            await after_send(msg)
         wait = self.timeout if timeout is None else timeout
-        with anyio.move_on_after(wait):
-            while True:
-                answer = await self._next()
-                if answer is not None and answer.get("id") == rid and type(answer.get("id")) is type(rid):
-                    return answer
-        if method != "initialize":  # "The initialize request MUST NOT be cancelled by clients"
-            await self.link.send(self.core.cancel(rid, f"no response within {wait:g} s"))
-        raise StepFailed(f"{method}: no response within {wait:g} s (cancelled)")
+        try:
+            with anyio.move_on_after(wait):
+                while True:
+                    for answer in await self._next():
+                        if isinstance(answer, HttpRefusal):
+                            if answer.rid is None or not _same_id(answer.rid, rid):
+                                continue
+                            self.core.abandon(rid)
+                            if answer.expired and method != "initialize":
+                                if self.faulty("give-up-after-404"):
+                                    raise StepFailed(f"{method}: the server ended the session (HTTP 404); giving up")
+                                await self._new_session(f"{method} was answered HTTP 404: the session is gone")
+                                return await self.call(method, params, headers=headers, timeout=timeout, progress=progress)
+                            raise Refused(method, answer)
+                        aid = answer.get("id")
+                        if _same_id(aid, rid):
+                            return answer
+                        if probe and aid is None and "error" in answer:
+                            self.core.abandon(rid)
+                            return answer  # an error about our probe the server could not attribute
+            if probe:
+                self.core.abandon(rid)  # a late answer is dropped; the server is taken as legacy
+                raise ProbeTimeout(f"{method}: no answer within {wait:g} s")
+            if method == "initialize":  # "The initialize request MUST NOT be cancelled by clients"
+                self.core.abandon(rid)
+                raise StepFailed(f"{method}: no response within {wait:g} s")
+            await self._cancel(rid, f"no response within {wait:g} s")
+            raise StepFailed(f"{method}: no response within {wait:g} s (cancelled)")
+        finally:
+            if victim:
+                await self.extras()
+
+    async def _cancel(self, rid: Any, reason: str) -> None:
+        """Cancel our request ``rid``: on 2026-07-28 streamable HTTP by closing its response
+        stream ("Closing the SSE response stream is the cancellation signal"), elsewhere with
+        ``notifications/cancelled``."""
+        if self.transport == "streamable-http" and self.core.stateless:
+            self.core.abandon(rid)
+            await self.link.abort(rid)
+        else:
+            await self.link.send(self.core.cancel(rid, reason))
 
     async def call_with_input(self, method: str, params: dict[str, Any], *, headers: dict[str, str] | None = None,
-                              rounds: int = 5) -> dict[str, Any]:
+                              rounds: int = 5, progress: bool = False) -> dict[str, Any]:
         """``call``, answering InputRequiredResults (2026-07-28 multi round-trip requests): the
         request is sent again with ``inputResponses`` and the server's ``requestState``."""
         current = params
         for _ in range(rounds):
-            answer = await self.call(method, current, headers=headers)
+            answer = await self.call(method, current, headers=headers, progress=progress)
             result = answer.get("result")
             if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
                 return answer
@@ -73,15 +186,315 @@ class Session:
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self.link.send(self.core.notification(method, params))
 
-    async def _next(self) -> dict[str, Any] | None:
+    async def _next(self) -> list[Any]:
+        """The next thing that arrived: the responses in it (and HTTP refusals); requests in it
+        are answered, a batch with a batch."""
         item = await self.link.receive()
         if isinstance(item, Garbage):
             self.core.violations.append(f"{item.where}: not JSON: {item.raw[:120]!r}")
-            return None
+            return []
+        if isinstance(item, HttpRefusal):
+            if item.rid is None:
+                self.log(f"the server refused our {item.method or 'message'}: {item}")
+                return []
+            return [item]
         incoming = self.core.receive(item)
-        if incoming.kind == "request" and incoming.reply is not None and not self.core.cancelled_by_server(incoming.id):
-            await self.link.send(incoming.reply)
-        return item if incoming.kind == "response" else None
+        if self.core.quit:
+            raise ClientQuit(self.core.quit)
+        items = incoming.items if incoming.kind == "batch" else [incoming]
+        replies = [i.reply for i in items if i.reply is not None
+                   and not (i.kind == "request" and self.core.cancelled_by_server(i.id))]
+        if replies:
+            await self.link.send(replies if incoming.kind == "batch" else replies[0])
+        return [i.message for i in items if i.kind == "response"]
+
+    async def _new_session(self, why: str) -> None:
+        """HTTP 404 on a request that carried the session id: "the client MUST start a new
+        session by sending a new InitializeRequest without a session ID attached"."""
+        self._reinits += 1
+        if self._reinits > 3:
+            raise StepFailed(f"{why}; a new session was started 3 times already")
+        self.log(f"{why}; starting a new session")
+        self.link.new_session()
+        operating, self.operating = self.operating, False
+        try:
+            await legacy_handshake(self, self.asked or self.core.version, reinit=True)
+        finally:
+            self.operating = operating
+
+    # -- faults: messages beside the strict ones -----------------------------------------------
+
+    def _harmless(self, *, rid: Any = MISSING, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A request any server answers (ping; server/discover on 2026-07-28) that we do not wait for."""
+        method = "server/discover" if self.core.stateless else "ping"
+        msg = self.core.request(method, params, rid=rid)
+        self.core.abandon(msg["id"])
+        return msg
+
+    def _victim_companions(self, victim: dict[str, Any]) -> list[dict[str, Any]]:
+        """Messages sent in the same breath as the first request after the handshake."""
+        if self.faulty("reuse-inflight-id"):
+            self.core.expect_more(victim["id"])
+            return [json.loads(json.dumps(victim))]  # the same request, the same id, in flight twice
+        if self.faulty("shared-progress-token"):
+            token = f"mcp-reference-client-shared-{victim['id']}"
+            params = victim.setdefault("params", {})
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": token}
+            return [self._harmless(params={"_meta": {"progressToken": token}})]
+        return []
+
+    async def extras(self) -> None:
+        """The fault's one extra message, once, after the first request that follows the
+        handshake (or at the end of the tour)."""
+        if self._extras_done or not self.operating or self.core.fault is None:
+            return
+        self._extras_done = True
+        for msg, tweak in self._extra_messages():
+            self.log(f"fault {self.core.fault}: sending {(tweak.raw if tweak and tweak.raw is not None else dumps(msg))[:160]!r}")
+            await self.link.send(msg, tweak=tweak, quiet=True)
+
+    def _extra_messages(self) -> list[tuple[Any, Tweak | None]]:
+        f = self.faulty
+        modern = self.core.stateless
+        if f("jsonrpc-1.0"):
+            msg = self._harmless() if modern else self.core.notification("notifications/roots/list_changed")
+            return [({**msg, "jsonrpc": "1.0"}, None)]
+        if f("float-id"):
+            rid = self.core.next_id() + 0.5
+            return [(self._harmless(rid=rid), None)]
+        if f("null-id"):
+            return [(self._harmless(rid=None), None)]
+        if f("reuse-answered-id") and self._first_id is not None and not self.core.in_flight(self._first_id):
+            return [(self._harmless(rid=self._first_id), None)]
+        if f("cancel-unknown-id"):
+            never = self.core.next_id() + 1_000_000  # an id this client never used
+            return [(self.core.notification("notifications/cancelled", {"requestId": never, "reason": "mcp-reference-client fault"}), None)]
+        if f("pretty-json"):
+            msg = self._harmless()
+            return [(msg, Tweak(raw=json.dumps(msg, indent=2).encode("utf-8") + b"\n"))]
+        if f("stdin-garbage"):
+            return [(None, Tweak(raw=b"mcp-reference-client: this line is not an MCP message\n"))]
+        if f("stdio-write-response") or f("http-write-response"):
+            return [({"jsonrpc": "2.0", "id": 0, "result": {}}, None)]
+        if f("put-message"):
+            return [(self._harmless(), Tweak(http_method="PUT"))]
+        if f("accept-json-only"):
+            return [(self._harmless(), Tweak(set_headers={"Accept": "application/json"}))]
+        if f("post-array"):
+            msg = self._harmless()
+            return [(msg, Tweak(raw=dumps([msg])))]
+        if f("drop-session-id"):
+            return [(self._harmless(), Tweak(drop_headers=("Mcp-Session-Id",)))]
+        if f("no-version-header") or f("no-version-header-2026"):
+            return [(self._harmless(), Tweak(drop_headers=("MCP-Protocol-Version",)))]
+        if f("version-header-mismatch"):
+            return [(self._harmless(), Tweak(set_headers={"MCP-Protocol-Version": "2099-01-01"}))]
+        if f("no-method-header"):
+            return [(self._harmless(), Tweak(drop_headers=("Mcp-Method", "Mcp-Name")))]
+        if f("post-without-endpoint-query"):
+            endpoint = getattr(self.link, "endpoint", None) or ""
+            return [(self._harmless(), Tweak(url=endpoint.split("?", 1)[0]))]
+        if f("meta-without-capabilities"):
+            from reference_client.core import CAPS_KEY
+
+            msg = self._harmless()
+            del msg["params"]["_meta"][CAPS_KEY]
+            return [(msg, None)]
+        if f("undeclared-server-capability"):
+            v = self.core.judged_version
+            for cap, method, params in (("prompts", "prompts/list", None), ("resources", "resources/list", None),
+                                        ("logging", "logging/setLevel", {"level": "info"}),
+                                        ("completions", "completion/complete", {"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}})):
+                from conformance.spec.methods import C2S, lookup
+
+                if cap not in self.server_caps and lookup(method, C2S, v) is not None:
+                    msg = self.core.request(method, params)
+                    self.core.abandon(msg["id"])
+                    return [(msg, None)]
+        return []
+
+
+async def handshake(session: Session, mode: str) -> None:
+    """Settle the protocol version (``mode``: a version, or ``dual``); sets ``core.negotiated``,
+    the link's headers and ``session.server_caps``."""
+    core, log = session.core, session.log
+    if mode != DUAL and spec(mode).stateless:
+        await modern_handshake(session, mode, dual=False)
+    elif mode != DUAL:
+        await legacy_handshake(session, mode)
+    elif session.transport == "sse":  # the legacy transport: no probe
+        await legacy_handshake(session, LEGACY_VERSIONS[-1])
+    else:
+        core.use_version(MODERN_VERSIONS[-1])
+        if session.faulty("initialize-before-discover"):
+            try:
+                await legacy_handshake(session, LEGACY_VERSIONS[-1])
+            except VersionUnsupported:
+                raise
+            except StepFailed as exc:
+                log(f"{exc}; probing with server/discover")
+                await modern_handshake(session, MODERN_VERSIONS[-1], dual=True)
+        else:
+            await modern_handshake(session, MODERN_VERSIONS[-1], dual=True)
+    session.operating = True
+
+
+def _set_era(session: Session, version: str) -> None:
+    link = session.link
+    session.core.use_version(version)
+    if hasattr(link, "new_session"):
+        link.stateless = spec(version).stateless
+        link.new_session()
+    link.protocol_version = version if spec(version).stateless else None
+
+
+def _newest(versions: Any) -> str | None:
+    """The newest version of ``versions`` this client knows: modern before legacy."""
+    known = [v for v in versions if v in VERSIONS] if isinstance(versions, list) else []
+    known.sort(key=lambda v: (spec(v).stateless, VERSIONS.index(v)), reverse=True)
+    return known[0] if known else None
+
+
+def _unsupported_error(answer: Any) -> list[str] | None:
+    """The ``supported`` list of a -32022 UnsupportedProtocolVersion error, None for anything
+    else (the one modern error this client recognises as such)."""
+    error = answer.get("error") if isinstance(answer, dict) and isinstance(answer.get("error"), dict) else None
+    if error is None or error.get("code") != codes.UNSUPPORTED_PROTOCOL_VERSION:
+        return None
+    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    supported = data.get("supported")
+    return supported if isinstance(supported, list) else None
+
+
+async def modern_handshake(session: Session, version: str, *, dual: bool, retried: bool = False) -> None:
+    """``server/discover`` with the per-request ``_meta`` of ``version``.  ``dual``: this is the
+    era probe (2026-07-28 basic/transports/stdio#backward-compatibility): anything but a
+    DiscoverResult or a recognised modern error means a legacy server."""
+    core, log = session.core, session.log
+    _set_era(session, version)
+    wait = min(session.timeout, PROBE_TIMEOUT) if dual else None
+    try:
+        answer = await session.call("server/discover", timeout=wait, probe=dual)
+    except ProbeTimeout as exc:
+        log(f"{exc}: a legacy server")
+        await legacy_handshake(session, LEGACY_VERSIONS[-1])
+        return
+    except Refused as exc:
+        if _unsupported_error(exc.refusal.parsed) is None:
+            if not dual:
+                raise
+            log(f"server/discover: {exc.refusal} (not a modern error): a legacy server")
+            await legacy_handshake(session, LEGACY_VERSIONS[-1])
+            return
+        answer = exc.refusal.parsed
+    if "error" in answer:
+        supported = _unsupported_error(answer)
+        if supported is None:
+            err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+            if not dual:
+                raise StepFailed(f"server/discover: error {err.get('code')} {err.get('message')!r}")
+            log(f"server/discover: error {err.get('code')} (not a modern error): a legacy server")
+            await legacy_handshake(session, LEGACY_VERSIONS[-1])
+            return
+        # "The client SHOULD select a mutually supported version from the supported list and
+        # retry the request, or surface an error to the user if no compatible version exists"
+        choice = _newest(supported)
+        if choice is None or (choice == version and retried):
+            raise StepFailed(f"server/discover: {version} is unsupported and the server supports {supported!r}, "
+                             f"none of which this client speaks ({', '.join(VERSIONS)})")
+        log(f"server/discover: {version} was refused as unsupported; using {choice}")
+        if spec(choice).stateless:
+            await modern_handshake(session, choice, dual=False, retried=True)
+        else:
+            await legacy_handshake(session, choice)
+        return
+    result = answer.get("result") if isinstance(answer.get("result"), dict) else None
+    versions = result.get("supportedVersions") if result is not None else None
+    if not isinstance(versions, list):
+        if not dual:
+            raise StepFailed("server/discover: the result has no supportedVersions list")
+        log("server/discover: not a DiscoverResult: a legacy server")
+        await legacy_handshake(session, LEGACY_VERSIONS[-1])
+        return
+    if version not in versions:
+        choice = _newest(versions)
+        if choice is None or choice == version:
+            raise StepFailed(f"server/discover: the server does not list {version} (it lists {versions!r}), "
+                             "nor any version this client speaks")
+        log(f"server/discover: the server lists {versions!r}; using {choice}")
+        if spec(choice).stateless:
+            await modern_handshake(session, choice, dual=False, retried=True)
+        else:
+            await legacy_handshake(session, choice)
+        return
+    core.negotiated = version
+    session.link.protocol_version = version
+    session.server_caps = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+    log(f"server/discover: {version} supported; capabilities {sorted(session.server_caps)}")
+
+
+async def legacy_handshake(session: Session, asked: str, *, reinit: bool = False) -> None:
+    """``initialize`` asking for ``asked``; the server's answer is accepted if this client speaks
+    it (2024-11-05 .. 2025-11-25), and then spoken exactly; anything else ends the session at
+    once ("If the client does not support the version in the server's response, it SHOULD
+    disconnect")."""
+    core, log, link = session.core, session.log, session.link
+    _set_era(session, asked)
+    session.asked = asked
+    slow_wire = session.transport != "stdio"  # over HTTP a POST may overtake the one before it
+
+    if session.faulty("request-before-initialize"):
+        early = core.request("tools/list")
+        core.abandon(early["id"])
+        log("fault request-before-initialize: tools/list before initialize")
+        await link.send(early, quiet=True)
+        if slow_wire:
+            await anyio.sleep(0.2)
+
+    async def during(msg: dict[str, Any]) -> None:
+        if session.faulty("cancel-initialize"):
+            if slow_wire:
+                await anyio.sleep(0.2)
+            log("fault cancel-initialize: cancelling initialize")
+            await link.send(core.notification("notifications/cancelled", {"requestId": msg["id"], "reason": "mcp-reference-client fault"}), quiet=True)
+        if session.faulty("request-during-initialize"):
+            if slow_wire:
+                await anyio.sleep(0.2)
+            early = core.request("tools/list")
+            core.abandon(early["id"])
+            log("fault request-during-initialize: tools/list before the initialize response")
+            await link.send(early, quiet=True)
+
+    answer = await session.call("initialize", core.initialize_params(), after_send=during)
+    if "error" in answer:
+        err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+        raise StepFailed(f"initialize: error {err.get('code')} {err.get('message')!r}")
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        raise StepFailed("initialize: the result is not an object")
+    offered = result.get("protocolVersion")
+    if offered not in LEGACY_VERSIONS:
+        if not session.faulty("accept-unsupported-version"):
+            raise VersionUnsupported(
+                f"initialize: the server answered protocol version {offered!r}, which this client does not support "
+                f"({', '.join(LEGACY_VERSIONS)} with initialize); disconnecting")
+        log(f"fault accept-unsupported-version: carrying on with {offered!r} as {asked}")
+        offered = asked
+    core.negotiated = offered
+    if spec(offered).protocol_version_header and session.transport == "streamable-http":
+        link.protocol_version = offered  # "MCP-Protocol-Version: <protocol-version>" on all subsequent requests
+    session.server_caps = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+    if not session.faulty("no-initialized"):
+        note = core.notification("notifications/initialized")
+        if session.faulty("notification-with-id"):
+            note["id"] = core.next_id()
+            core.abandon(note["id"])
+        await link.send(note)
+    if hasattr(link, "open_stream"):
+        link.open_stream()
+    info = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
+    log(f"initialize{' (new session)' if reinit else ''}: {offered} with {info.get('name')} {info.get('version')}; "
+        f"capabilities {sorted(session.server_caps)}")
 
 
 def sample_arguments(schema: Any) -> dict[str, Any] | None:
@@ -150,10 +563,6 @@ async def _pages(session: Session, method: str, key: str, log: Callable[[str], N
     return items
 
 
-class LeftAlone(StepFailed):
-    """The server needs what this client does not do (a capability it did not declare)."""
-
-
 def _result(answer: dict[str, Any], method: str) -> dict[str, Any]:
     if "error" in answer:
         err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
@@ -166,10 +575,12 @@ def _result(answer: dict[str, Any], method: str) -> dict[str, Any]:
     return result
 
 
-async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool = True) -> list[str]:
-    """The whole tour; returns the steps that failed (the server's violations are in the core)."""
+async def tour(session: Session, log: Callable[[str], None] | None = None, *, call_tools: bool = True,
+               mode: str | None = None) -> list[str]:
+    """The whole tour; returns the steps that failed (the server's violations are in the core).
+    ``mode``: the version to ask for, or ``dual`` (default: the core's version)."""
     core = session.core
-    version = core.version
+    log = log or session.log
     failed: list[str] = []
 
     async def step(name: str, coro: Any) -> Any:
@@ -183,47 +594,13 @@ async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool
             log(f"FAILED {exc}")
             return None
 
-    # the handshake
-    if spec(version).stateless:
-        answer = await session.call("server/discover")
-        retry = _supported_instead(answer, version)
-        if retry is not None:
-            # "The client SHOULD select a mutually supported version from the supported list and
-            # retry the request" (2026-07-28 basic/versioning)
-            log(f"server/discover: {version} was refused as unsupported; retrying with {retry}")
-            core.version = version = retry
-            session.link.protocol_version = retry if spec(retry).stateless else None
-            if hasattr(session.link, "stateless"):
-                session.link.stateless = spec(retry).stateless
-            if not spec(retry).stateless:
-                return await tour(session, log, call_tools=call_tools)
-            answer = await session.call("server/discover")
-        result = _result(answer, "server/discover")
-        versions = result.get("supportedVersions")
-        if not isinstance(versions, list) or version not in versions:
-            raise StepFailed(f"server/discover: the server does not list {version} (it lists {versions!r})")
-        core.negotiated = version
-        session.link.protocol_version = version
-        caps = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
-        log(f"server/discover: {version} supported; capabilities {sorted(caps)}")
-    else:
-        answer = await session.call("initialize", core.initialize_params())
-        result = _result(answer, "initialize")
-        offered = result.get("protocolVersion")
-        if offered not in VERSIONS:
-            raise StepFailed(f"initialize: the server offered {offered!r}, a version this client does not support")
-        core.negotiated = offered
-        session.link.protocol_version = offered
-        caps = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
-        await session.notify("notifications/initialized")
-        if hasattr(session.link, "open_stream"):
-            session.link.open_stream()
-        info = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
-        log(f"initialize: {offered} with {info.get('name')} {info.get('version')}; capabilities {sorted(caps)}")
-    v = core.negotiated or version
+    await handshake(session, mode or core.version)
+    caps = session.server_caps
+    version = core.negotiated or core.version
+    v = version
     if spec(v).ping:
         await step("ping", _ping(session, log))
-    if "logging" in caps and not spec(v).stateless:
+    if "logging" in caps and spec(v).set_level:
         await step("logging/setLevel", _ok(session, "logging/setLevel", {"level": "info"}, log))
     if "tools" in caps:
         tools = await step("tools/list", _pages(session, "tools/list", "tools", log)) or []
@@ -250,6 +627,7 @@ async def tour(session: Session, log: Callable[[str], None], *, call_tools: bool
         await step("resources/templates/list", _pages(session, "resources/templates/list", "resourceTemplates", log))
         if resources and isinstance(resources[0].get("uri"), str):
             await step("resources/read", _ok(session, "resources/read", {"uri": resources[0]["uri"]}, log))
+    await session.extras()  # a fault's extra message, if no request followed the handshake
     return failed
 
 
@@ -271,18 +649,6 @@ def _prompt_argument(name: str) -> str:
     """A value for a required prompt argument (they are strings without a schema): a URI where
     the name asks for one, else a plain word."""
     return "test://mcp-reference-client" if "uri" in name.lower() or "url" in name.lower() else "mcp-reference-client"
-
-
-def _supported_instead(answer: dict[str, Any], version: str) -> str | None:
-    """The newest version both sides know, from an UnsupportedProtocolVersion error's
-    ``data.supported`` (stateless versions first); None when the answer is no such error."""
-    error = answer.get("error") if isinstance(answer.get("error"), dict) else None
-    if error is None or error.get("code") != codes.UNSUPPORTED_PROTOCOL_VERSION:
-        return None
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
-    offered = [v for v in data.get("supported") or [] if v in VERSIONS]  # ours too: retried once
-    offered.sort(key=lambda v: (spec(v).stateless, VERSIONS.index(v)), reverse=True)
-    return offered[0] if offered else None
 
 
 async def _ping(session: Session, log: Callable[[str], None]) -> None:
@@ -343,7 +709,7 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
             value = value.get(part) if isinstance(value, dict) else None
         if value is not None:
             headers[f"Mcp-Param-{header}"] = param_header_value(value)
-    answer = await session.call_with_input("tools/call", {"name": name, "arguments": args}, headers=headers)
+    answer = await session.call_with_input("tools/call", {"name": name, "arguments": args}, headers=headers, progress=True)
     error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
     if error.get("code") == codes.INVALID_PARAMS:  # gone meanwhile? (a list change we were not told of)
         listed = {t.get("name") for t in await _pages(session, "tools/list", "tools", lambda _: None)}

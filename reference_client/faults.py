@@ -1,0 +1,140 @@
+"""Named faults of the reference client (``mcp-reference-client --fault NAME``): each makes the
+client break exactly one client requirement and keeps everything else strict, so that the
+suite's client mode can be shown to flag that requirement and nothing else.
+
+Pure data (no I/O).  A fault *acts* only on the versions and transports listed here; elsewhere it
+is inert (the client stays strict), because the same misbehaviour would break another rule there
+(a wrong ping id breaks ``response-id-echo`` up to 2025-06-18 and ``result-id-echo`` on
+2025-11-25, so the two are two faults).  Where the requirement is observable, and which
+requirement that is, is listed in ``fixtures/broken_clients/defects.py``.
+
+Three kinds of fault:
+
+* **reactions** -- the client answers the suite's provocation wrongly (a server ``ping``, an
+  unknown method, ``roots/list``, a batch, an invalid cancel, HTTP 404, an unsupported version);
+* **the handshake** -- ``initialize`` without clientInfo, no ``notifications/initialized``, a
+  request before ``initialize`` or before its answer, ``initialize`` before ``server/discover``;
+* **one extra message** -- the defect is carried by one extra, otherwise harmless message (a
+  ``ping``, or ``server/discover`` on 2026-07-28) sent right after the first request that follows
+  the handshake has been answered, so that a strict server's refusal of it costs nothing else:
+  a float or null id, a reused id, ``jsonrpc: "1.0"``, pretty-printed JSON, a non-JSON line, a
+  PUT, a JSON array body, a missing header, a POST that drops the endpoint's query, ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+__all__ = ["Fault", "FAULTS", "LEGACY", "ALL_VERSIONS", "ALL_TRANSPORTS", "describe"]
+
+ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+LEGACY = ALL_VERSIONS[:4]
+MODERN = ("2026-07-28",)
+FROM_2025_03 = ALL_VERSIONS[1:4]  # streamable HTTP with sessions
+FROM_2025_06 = ALL_VERSIONS[2:4]  # MCP-Protocol-Version, no batches
+ALL_TRANSPORTS = ("stdio", "streamable-http", "sse")
+STDIO = ("stdio",)
+HTTP = ("streamable-http",)
+SSE = ("sse",)
+
+
+@dataclass(frozen=True)
+class Fault:
+    summary: str  # what the client does wrong, one line
+    versions: tuple[str, ...] = ALL_VERSIONS  # where it acts
+    transports: tuple[str, ...] = ALL_TRANSPORTS
+    skip: tuple[tuple[str, str], ...] = ()  # (version, transport) pairs where it stays inert
+
+    def acts(self, version: str | None, transport: str | None) -> bool:
+        if version is not None and version not in self.versions:
+            return False
+        if transport is not None and transport not in self.transports:
+            return False
+        return (version, transport) not in self.skip
+
+
+def _f(summary: str, versions: Iterable[str] = ALL_VERSIONS, transports: Iterable[str] = ALL_TRANSPORTS,
+       skip: Iterable[tuple[str, str]] = ()) -> Fault:
+    return Fault(summary, tuple(versions), tuple(transports), tuple(skip))
+
+
+FAULTS: dict[str, Fault] = {
+    # -- JSON-RPC: what the client sends ------------------------------------------------------
+    "jsonrpc-1.0": _f('one extra message with "jsonrpc": "1.0" (notifications/roots/list_changed; '
+                      "server/discover on 2026-07-28)"),
+    "float-id": _f("one extra request with a fractional id (e.g. 7.5)"),
+    "null-id": _f("one extra request with id null"),
+    "reuse-answered-id": _f("one extra ping reusing the id of an answered request of the session", LEGACY),
+    "reuse-inflight-id": _f("the first request after the handshake is sent twice at once with one id", MODERN),
+    "notification-with-id": _f("notifications/initialized carries an id", LEGACY),
+    "cancel-unknown-id": _f("one extra notifications/cancelled naming an id the client never used",
+                            skip=[("2026-07-28", "streamable-http")]),
+    "shared-progress-token": _f("the first request after the handshake and one extra request, in flight "
+                                "together, carry the same progressToken"),
+    # -- JSON-RPC: how the client answers -------------------------------------------------------
+    "response-wrong-id": _f('a server ping is answered with the id changed (7 -> "7", "7" -> 7, "s" -> "s-wrong")',
+                            ALL_VERSIONS[:3]),
+    "result-wrong-id": _f('a server ping is answered with the id changed (7 -> "7", "7" -> 7, "s" -> "s-wrong")',
+                          ("2025-11-25",)),
+    "error-wrong-id": _f("error answers (unknown method, undeclared capability) carry the id changed", ("2025-11-25",)),
+    "result-and-error": _f("a server ping is answered with both result and error", ALL_VERSIONS[:3]),
+    "string-error-code": _f('sampling is not declared and sampling/createMessage is answered with code "-32601" '
+                            "(a string)", LEGACY),
+    "unknown-method-wrong-code": _f("an unknown server method is answered with -32600 instead of -32601", LEGACY),
+    "answer-notification": _f("a server notification is answered (an error response with id null)", FROM_2025_03),
+    "ignore-batch": _f("a JSON-RPC batch from the server is dropped unanswered", ("2025-03-26",)),
+    "ignore-ping": _f("server pings are not answered", LEGACY),
+    "exit-on-invalid-cancel": _f("an invalid notifications/cancelled (unknown id, no requestId) makes the client quit"),
+    # -- lifecycle --------------------------------------------------------------------------------
+    "request-before-initialize": _f("tools/list is sent before initialize", LEGACY),
+    "no-client-info": _f("initialize without clientInfo", LEGACY),
+    "no-initialized": _f("notifications/initialized is never sent", LEGACY),
+    "request-during-initialize": _f("tools/list is sent while the initialize request is unanswered", LEGACY),
+    "accept-unsupported-version": _f("the client carries on (initialized, requests) after an unsupported version",
+                                     LEGACY),
+    "undeclared-server-capability": _f("one extra request of a capability the server did not declare "
+                                       "(prompts/list, resources/list, logging/setLevel or completion/complete)",
+                                       LEGACY),
+    "cancel-initialize": _f("the initialize request is cancelled while in flight", LEGACY),
+    "initialize-before-discover": _f("dual-era, but initialize first (server/discover only if initialize fails)",
+                                     transports=("stdio", "streamable-http")),
+    # -- client capabilities ------------------------------------------------------------------------
+    "undeclared-roots": _f("roots is not declared, yet roots/list is answered with roots"),
+    "roots-unsupported-internal-error": _f("roots is not declared and roots/list is answered -32603", LEGACY),
+    "https-root": _f("roots/list is answered with an https:// root"),
+    "undeclared-sampling": _f("sampling is not declared, yet sampling/createMessage is answered with a result"),
+    "undeclared-elicitation": _f("elicitation is not declared, yet elicitation/create is answered with a result",
+                                 ALL_VERSIONS[2:]),
+    # -- stdio --------------------------------------------------------------------------------------
+    "pretty-json": _f("one extra message written pretty-printed, over several lines", transports=STDIO),
+    "stdin-garbage": _f("one extra line that is not JSON written to the server's stdin", transports=STDIO),
+    "kill-without-closing-stdin": _f("shutdown by SIGTERM (then SIGKILL) without closing the server's stdin first",
+                                     transports=STDIO),
+    "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),
+    # -- streamable HTTP ------------------------------------------------------------------------------
+    "put-message": _f("one extra request sent by PUT instead of POST", ALL_VERSIONS[1:], HTTP),
+    "accept-json-only": _f("one extra POST with Accept: application/json only", ALL_VERSIONS[1:], HTTP),
+    "post-array": _f("one extra POST whose body is a JSON array (a batch of one ping)", FROM_2025_06, HTTP),
+    "drop-session-id": _f("one extra POST after initialize without the Mcp-Session-Id header", FROM_2025_03, HTTP),
+    "no-version-header": _f("one extra POST after initialize without MCP-Protocol-Version", FROM_2025_06, HTTP),
+    "give-up-after-404": _f("HTTP 404 on a request with the session id ends the client (no new initialize)",
+                            FROM_2025_03, HTTP),
+    "no-delete": _f("the session is not ended with DELETE", FROM_2025_03, HTTP),
+    "http-write-response": _f("one extra JSON-RPC response POSTed on 2026-07-28", MODERN, HTTP),
+    "no-version-header-2026": _f("one extra POST without MCP-Protocol-Version on 2026-07-28", MODERN, HTTP),
+    "version-header-mismatch": _f("one extra POST whose MCP-Protocol-Version (2099-01-01) differs from its _meta",
+                                  MODERN, HTTP),
+    "no-method-header": _f("one extra POST without the Mcp-Method header on 2026-07-28", MODERN, HTTP),
+    # -- legacy HTTP+SSE ------------------------------------------------------------------------------
+    "post-without-endpoint-query": _f("one extra POST to the endpoint's path without its query", LEGACY, SSE),
+    # -- 2026-07-28 per-request metadata ------------------------------------------------------------
+    "meta-without-capabilities": _f("one extra request whose _meta lacks io.modelcontextprotocol/clientCapabilities",
+                                    MODERN),
+    "meta-without-client-info": _f("no io.modelcontextprotocol/clientInfo in the _meta of any request", MODERN),
+}
+
+
+def describe() -> str:
+    """The faults, one per line (for ``--help``)."""
+    return "\n".join(f"  {name:<34}{fault.summary}" for name, fault in FAULTS.items())
