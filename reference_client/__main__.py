@@ -74,10 +74,9 @@ async def _run(ns: argparse.Namespace) -> int:
         transport = "sse"
     core = ClientCore(start, validate=not ns.no_validate, fault=ns.fault, transport=transport)
     if ns.stdio:
-        link = StdioLink(argv, close_stdin_first=not core.faulty("kill-without-closing-stdin"))
+        link = StdioLink(argv)
     elif ns.url:
-        link = HttpLink(ns.url, stateless=spec(start).stateless, timeout=ns.timeout,
-                        delete_session=ns.fault != "no-delete")
+        link = HttpLink(ns.url, stateless=spec(start).stateless, timeout=ns.timeout)
         if spec(start).stateless:
             link.protocol_version = start  # every request names its version (no negotiation)
     else:
@@ -97,6 +96,9 @@ async def _run(ns: argparse.Namespace) -> int:
             except StepFailed as exc:
                 failed = [str(exc)]
                 log(f"FAILED {exc}")
+            finally:  # the shutdown faults act on the version the session settled on
+                link.close_stdin_first = not core.faulty("kill-without-closing-stdin")
+                link.delete_session = not core.faulty("no-delete")
     except LinkClosed as exc:
         print(f"mcp-reference-client: {exc}", file=sys.stderr)
         return 3 if not core.negotiated else 1

@@ -35,6 +35,7 @@ CLIENT_INFO = {"name": "mcp-reference-client", "version": "0.1.0"}
 ROOTS = [{"uri": "file:///tmp/mcp-reference-client", "name": "scratch"}]
 HTTPS_ROOTS = [{"uri": "https://example.com/mcp-reference-client", "name": "scratch"}]  # fault https-root
 MISSING: Any = object()
+EXTRA_IDS = 900_001  # ids of a fault's extra requests: their own range, so the rest of a run keeps its ids
 SAMPLED_TEXT = "mcp-reference-client: a deterministic sampling answer"
 
 
@@ -153,6 +154,7 @@ class ClientCore:
     notifications: list[dict[str, Any]] = field(default_factory=list)
     quit: str | None = None  # set when the client must stop (fault exit-on-invalid-cancel)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
+    _extra_ids: Any = field(default_factory=lambda: itertools.count(EXTRA_IDS))  # a fault's extra requests
     _pending: dict[Any, str] = field(default_factory=dict)  # (type, id) -> method
     _abandoned: dict[Any, int] = field(default_factory=dict)  # (type, id) -> answers still to absorb
     _cancelled: set[Any] = field(default_factory=set)
@@ -177,8 +179,10 @@ class ClientCore:
         super().__setattr__(name, value)
 
     def _default_caps(self, version: str) -> dict[str, Any]:
+        from reference_client.faults import behaviour
+
         caps = default_capabilities(version)
-        drop = _UNDECLARED.get(self.fault or "")
+        drop = _UNDECLARED.get(behaviour(self.fault)) if self.fault else None
         if drop is not None and self._acts(self.fault, version):
             caps.pop(drop, None)
         return caps
@@ -206,19 +210,23 @@ class ClientCore:
         return FAULTS[name].acts(version or self.judged_version, self.transport)
 
     def faulty(self, name: str) -> bool:
-        """Is fault ``name`` the one injected, and does it act on this version and transport?"""
-        return self.fault == name and self._acts(name)
+        """Does the injected fault misbehave as ``name`` (itself or a variant of it), and does it act
+        on this version and transport?"""
+        from reference_client.faults import behaviour
+
+        return self.fault is not None and behaviour(self.fault) == name and self._acts(self.fault)
 
     # -- what we send ------------------------------------------------------------------------
 
-    def next_id(self) -> int:
-        return next(self._ids)
+    def next_id(self, *, extra: bool = False) -> int:
+        return next(self._extra_ids if extra else self._ids)
 
     def request(self, method: str, params: dict[str, Any] | None = None, *, rid: Any = MISSING,
-                progress: bool = False) -> dict[str, Any]:
+                progress: bool = False, extra: bool = False) -> dict[str, Any]:
         """A request with a fresh integer id (or ``rid``), the per-request ``_meta`` on 2026-07-28,
-        and a progress token (unique: it is derived from the id) when ``progress``."""
-        rid = self.next_id() if rid is MISSING else rid
+        and a progress token (unique: it is derived from the id) when ``progress``.  ``extra``: a
+        fault's extra request (ids from their own range)."""
+        rid = self.next_id(extra=extra) if rid is MISSING else rid
         params = dict(params or {})
         if self.stateless or progress:
             meta = dict(params.get("_meta") or {})

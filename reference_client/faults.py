@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-__all__ = ["Fault", "FAULTS", "LEGACY", "ALL_VERSIONS", "ALL_TRANSPORTS", "describe"]
+__all__ = ["Fault", "FAULTS", "LEGACY", "ALL_VERSIONS", "ALL_TRANSPORTS", "describe", "behaviour"]
 
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 LEGACY = ALL_VERSIONS[:4]
@@ -45,6 +45,8 @@ class Fault:
     versions: tuple[str, ...] = ALL_VERSIONS  # where it acts
     transports: tuple[str, ...] = ALL_TRANSPORTS
     skip: tuple[tuple[str, str], ...] = ()  # (version, transport) pairs where it stays inert
+    variant_of: str | None = None  # behaves as that fault, on other versions (the catalogue splits the rule)
+
 
     def acts(self, version: str | None, transport: str | None) -> bool:
         if version is not None and version not in self.versions:
@@ -55,8 +57,15 @@ class Fault:
 
 
 def _f(summary: str, versions: Iterable[str] = ALL_VERSIONS, transports: Iterable[str] = ALL_TRANSPORTS,
-       skip: Iterable[tuple[str, str]] = ()) -> Fault:
-    return Fault(summary, tuple(versions), tuple(transports), tuple(skip))
+       skip: Iterable[tuple[str, str]] = (), variant_of: str | None = None) -> Fault:
+    return Fault(summary, tuple(versions), tuple(transports), tuple(skip), variant_of)
+
+
+def _variant(base: str, versions: Iterable[str], transports: Iterable[str] | None = None) -> Fault:
+    """The same misbehaviour as ``base``, acting on other versions (where the catalogue names the
+    rule differently, e.g. ``client.http.accept-2026``)."""
+    b = FAULTS[base]
+    return Fault(b.summary, tuple(versions), tuple(transports or b.transports), b.skip, base)
 
 
 FAULTS: dict[str, Fault] = {
@@ -68,10 +77,9 @@ FAULTS: dict[str, Fault] = {
     "reuse-answered-id": _f("one extra ping reusing the id of an answered request of the session", LEGACY),
     "reuse-inflight-id": _f("the first request after the handshake is sent twice at once with one id", MODERN),
     "notification-with-id": _f("notifications/initialized carries an id", LEGACY),
-    "cancel-unknown-id": _f("one extra notifications/cancelled naming an id the client never used",
-                            skip=[("2026-07-28", "streamable-http")]),
+    "cancel-unknown-id": _f("one extra notifications/cancelled naming an id the client never used", LEGACY),
     "shared-progress-token": _f("the first request after the handshake and one extra request, in flight "
-                                "together, carry the same progressToken"),
+                                "together, carry the same progressToken", LEGACY),
     # -- JSON-RPC: how the client answers -------------------------------------------------------
     "response-wrong-id": _f('a server ping is answered with the id changed (7 -> "7", "7" -> 7, "s" -> "s-wrong")',
                             ALL_VERSIONS[:3]),
@@ -95,32 +103,33 @@ FAULTS: dict[str, Fault] = {
                                      LEGACY),
     "undeclared-server-capability": _f("one extra request of a capability the server did not declare "
                                        "(prompts/list, resources/list, logging/setLevel or completion/complete)",
-                                       LEGACY),
+                                       FROM_2025_06),
     "cancel-initialize": _f("the initialize request is cancelled while in flight", LEGACY),
     "initialize-before-discover": _f("dual-era, but initialize first (server/discover only if initialize fails)",
                                      transports=("stdio", "streamable-http")),
     # -- client capabilities ------------------------------------------------------------------------
-    "undeclared-roots": _f("roots is not declared, yet roots/list is answered with roots"),
+    "undeclared-roots": _f("roots is not declared, yet roots/list is answered with roots", LEGACY),
     "roots-unsupported-internal-error": _f("roots is not declared and roots/list is answered -32603", LEGACY),
     "https-root": _f("roots/list is answered with an https:// root"),
-    "undeclared-sampling": _f("sampling is not declared, yet sampling/createMessage is answered with a result"),
+    "undeclared-sampling": _f("sampling is not declared, yet sampling/createMessage is answered with a result",
+                              LEGACY),
     "undeclared-elicitation": _f("elicitation is not declared, yet elicitation/create is answered with a result",
-                                 ALL_VERSIONS[2:]),
+                                 FROM_2025_06),
     # -- stdio --------------------------------------------------------------------------------------
     "pretty-json": _f("one extra message written pretty-printed, over several lines", transports=STDIO),
     "stdin-garbage": _f("one extra line that is not JSON written to the server's stdin", transports=STDIO),
     "kill-without-closing-stdin": _f("shutdown by SIGTERM (then SIGKILL) without closing the server's stdin first",
-                                     transports=STDIO),
+                                     LEGACY, STDIO),
     "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),
     # -- streamable HTTP ------------------------------------------------------------------------------
-    "put-message": _f("one extra request sent by PUT instead of POST", ALL_VERSIONS[1:], HTTP),
-    "accept-json-only": _f("one extra POST with Accept: application/json only", ALL_VERSIONS[1:], HTTP),
+    "put-message": _f("one extra request sent by PUT instead of POST", FROM_2025_03, HTTP),
+    "accept-json-only": _f("one extra POST with Accept: application/json only", FROM_2025_03, HTTP),
     "post-array": _f("one extra POST whose body is a JSON array (a batch of one ping)", FROM_2025_06, HTTP),
-    "drop-session-id": _f("one extra POST after initialize without the Mcp-Session-Id header", FROM_2025_03, HTTP),
+    "drop-session-id": _f("one extra POST after initialize without the Mcp-Session-Id header", ("2025-11-25",), HTTP),
     "no-version-header": _f("one extra POST after initialize without MCP-Protocol-Version", FROM_2025_06, HTTP),
     "give-up-after-404": _f("HTTP 404 on a request with the session id ends the client (no new initialize)",
-                            FROM_2025_03, HTTP),
-    "no-delete": _f("the session is not ended with DELETE", FROM_2025_03, HTTP),
+                            ("2025-11-25",), HTTP),
+    "no-delete": _f("the session is not ended with DELETE", ("2025-11-25",), HTTP),
     "http-write-response": _f("one extra JSON-RPC response POSTed on 2026-07-28", MODERN, HTTP),
     "no-version-header-2026": _f("one extra POST without MCP-Protocol-Version on 2026-07-28", MODERN, HTTP),
     "version-header-mismatch": _f("one extra POST whose MCP-Protocol-Version (2099-01-01) differs from its _meta",
@@ -133,6 +142,28 @@ FAULTS: dict[str, Fault] = {
                                     MODERN),
     "meta-without-client-info": _f("no io.modelcontextprotocol/clientInfo in the _meta of any request", MODERN),
 }
+
+# the catalogue splits some rules by version (client.http.accept / client.http.accept-2026, ...):
+# one fault per requirement id, the same misbehaviour
+FAULTS.update({
+    "cancel-unknown-id-2026": _variant("cancel-unknown-id", MODERN, STDIO),  # HTTP 2026: no client notifications
+    "shared-progress-token-2026": _variant("shared-progress-token", MODERN, ("stdio", "streamable-http")),
+    "undeclared-server-capability-should": _variant("undeclared-server-capability", ALL_VERSIONS[:2]),
+    "undeclared-roots-2026": _variant("undeclared-roots", MODERN, ("stdio", "streamable-http")),
+    "undeclared-sampling-2026": _variant("undeclared-sampling", MODERN, ("stdio", "streamable-http")),
+    "undeclared-elicitation-2026": _variant("undeclared-elicitation", MODERN, ("stdio", "streamable-http")),
+    "kill-without-closing-stdin-2026": _variant("kill-without-closing-stdin", MODERN),
+    "put-message-2026": _variant("put-message", MODERN),
+    "accept-json-only-2026": _variant("accept-json-only", MODERN),
+    "drop-session-id-2025-03-26": _variant("drop-session-id", ALL_VERSIONS[1:3]),
+    "give-up-after-404-2025-03-26": _variant("give-up-after-404", ALL_VERSIONS[1:3]),
+    "no-delete-2025-03-26": _variant("no-delete", ALL_VERSIONS[1:3]),
+})
+
+
+def behaviour(name: str) -> str:
+    """The fault whose misbehaviour ``name`` has (itself, or the one it is a variant of)."""
+    return FAULTS[name].variant_of or name
 
 
 def describe() -> str:

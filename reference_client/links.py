@@ -158,6 +158,7 @@ class StdioLink:
             self.proc = await anyio.open_process(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
                                                  start_new_session=True)
         except OSError as exc:
+            self._inbox.shut()
             raise LinkClosed(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from exc
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
@@ -228,8 +229,10 @@ class StdioLink:
 class HttpLink:
     transport = "streamable-http"
 
-    def __init__(self, url: str, *, stateless: bool, timeout: float, delete_session: bool = True) -> None:
+    def __init__(self, url: str, *, stateless: bool, timeout: float, delete_session: bool = True,
+                 http_transport: Any = None) -> None:
         self.url = url
+        self.http_transport = http_transport  # tests: an httpx mock transport
         self.stateless = stateless
         self.timeout = timeout
         self.delete_session = delete_session  # False: fault no-delete
@@ -242,7 +245,8 @@ class HttpLink:
         self._readers: dict[Any, anyio.CancelScope] = {}
 
     async def __aenter__(self) -> "HttpLink":
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False)
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False,
+                                         transport=self.http_transport)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         return self
@@ -450,8 +454,9 @@ class HttpLink:
 class SseLink:
     transport = "sse"
 
-    def __init__(self, url: str, *, timeout: float) -> None:
+    def __init__(self, url: str, *, timeout: float, http_transport: Any = None) -> None:
         self.url = url
+        self.http_transport = http_transport  # tests: an httpx mock transport
         self.timeout = timeout
         self.endpoint: str | None = None
         self.protocol_version: str | None = None
@@ -462,7 +467,8 @@ class SseLink:
         self._ready = anyio.Event()
 
     async def __aenter__(self) -> "SseLink":
-        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False)
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False,
+                                         transport=self.http_transport)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._stream)

@@ -76,7 +76,7 @@ class VersionUnsupported(StepFailed):
 
 
 class ClientQuit(Exception):
-    """The client stops at once (fault exit-on-invalid-cancel)."""
+    """The client stops at once (faults exit-on-invalid-cancel, give-up-after-404)."""
 
 
 def _same_id(a: Any, b: Any) -> bool:
@@ -133,7 +133,7 @@ class Session:
                             self.core.abandon(rid)
                             if answer.expired and method != "initialize":
                                 if self.faulty("give-up-after-404"):
-                                    raise StepFailed(f"{method}: the server ended the session (HTTP 404); giving up")
+                                    raise ClientQuit(f"{method}: the server ended the session (HTTP 404); giving up")
                                 await self._new_session(f"{method} was answered HTTP 404: the session is gone")
                                 return await self.call(method, params, headers=headers, timeout=timeout, progress=progress)
                             raise Refused(method, answer)
@@ -227,7 +227,7 @@ class Session:
     def _harmless(self, *, rid: Any = MISSING, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """A request any server answers (ping; server/discover on 2026-07-28) that we do not wait for."""
         method = "server/discover" if self.core.stateless else "ping"
-        msg = self.core.request(method, params, rid=rid)
+        msg = self.core.request(method, params, rid=rid, extra=True)
         self.core.abandon(msg["id"])
         return msg
 
@@ -260,14 +260,14 @@ class Session:
             msg = self._harmless() if modern else self.core.notification("notifications/roots/list_changed")
             return [({**msg, "jsonrpc": "1.0"}, None)]
         if f("float-id"):
-            rid = self.core.next_id() + 0.5
+            rid = self.core.next_id(extra=True) + 0.5
             return [(self._harmless(rid=rid), None)]
         if f("null-id"):
             return [(self._harmless(rid=None), None)]
         if f("reuse-answered-id") and self._first_id is not None and not self.core.in_flight(self._first_id):
             return [(self._harmless(rid=self._first_id), None)]
         if f("cancel-unknown-id"):
-            never = self.core.next_id() + 1_000_000  # an id this client never used
+            never = "mcp-reference-client-never-sent"  # this client's ids are integers
             return [(self.core.notification("notifications/cancelled", {"requestId": never, "reason": "mcp-reference-client fault"}), None)]
         if f("pretty-json"):
             msg = self._harmless()
@@ -275,7 +275,7 @@ class Session:
         if f("stdin-garbage"):
             return [(None, Tweak(raw=b"mcp-reference-client: this line is not an MCP message\n"))]
         if f("stdio-write-response") or f("http-write-response"):
-            return [({"jsonrpc": "2.0", "id": 0, "result": {}}, None)]
+            return [({"jsonrpc": "2.0", "id": 0, "result": {"resultType": "complete"}}, None)]
         if f("put-message"):
             return [(self._harmless(), Tweak(http_method="PUT"))]
         if f("accept-json-only"):
@@ -308,7 +308,7 @@ class Session:
                 from conformance.spec.methods import C2S, lookup
 
                 if cap not in self.server_caps and lookup(method, C2S, v) is not None:
-                    msg = self.core.request(method, params)
+                    msg = self.core.request(method, params, extra=True)
                     self.core.abandon(msg["id"])
                     return [(msg, None)]
         return []
@@ -444,7 +444,7 @@ async def legacy_handshake(session: Session, asked: str, *, reinit: bool = False
     slow_wire = session.transport != "stdio"  # over HTTP a POST may overtake the one before it
 
     if session.faulty("request-before-initialize"):
-        early = core.request("tools/list")
+        early = core.request("tools/list", extra=True)
         core.abandon(early["id"])
         log("fault request-before-initialize: tools/list before initialize")
         await link.send(early, quiet=True)
@@ -460,7 +460,7 @@ async def legacy_handshake(session: Session, asked: str, *, reinit: bool = False
         if session.faulty("request-during-initialize"):
             if slow_wire:
                 await anyio.sleep(0.2)
-            early = core.request("tools/list")
+            early = core.request("tools/list", extra=True)
             core.abandon(early["id"])
             log("fault request-during-initialize: tools/list before the initialize response")
             await link.send(early, quiet=True)
@@ -487,7 +487,7 @@ async def legacy_handshake(session: Session, asked: str, *, reinit: bool = False
     if not session.faulty("no-initialized"):
         note = core.notification("notifications/initialized")
         if session.faulty("notification-with-id"):
-            note["id"] = core.next_id()
+            note["id"] = core.next_id(extra=True)
             core.abandon(note["id"])
         await link.send(note)
     if hasattr(link, "open_stream"):
