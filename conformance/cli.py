@@ -72,11 +72,21 @@ def build_parser() -> argparse.ArgumentParser:
                "reached; 130 interrupted. report.json (and its renderings) is written on 0, 1, 3 and 130.",
     )
     parser.add_argument("-V", "--suite-version", action="version", version=f"mcp-conformance {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{server,list,report,fuzz}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{server,client,list,report,fuzz}", parser_class=_Parser)
     server = sub.add_parser(
         "server",
         help="test an MCP server (default: the bundled reference server)",
         description="Run the conformance scenarios against an MCP server.",
+    )
+    client = sub.add_parser(
+        "client",
+        help="test an MCP client: the suite plays the server it talks to",
+        description="Run the client scenarios: the client command is started once per scenario and version, and "
+                    "the suite plays the server it connects to. stdio: {server} in the command becomes the path "
+                    "of a launcher of the suite's server (e.g. --command \"fastmcp list --command {server}\"); "
+                    "streamable HTTP and legacy SSE: {url} becomes the suite's URL for the run; {config} the path "
+                    "of an mcp.json naming either. Without a placeholder the launcher or URL is appended as the "
+                    "last argument and MCP_CONFORMANCE_SCENARIO is set, as the official runner does.",
     )
     listing = sub.add_parser("list", help="print the requirement catalogue", description="Print the requirement catalogue.")
     for opt in OPTIONS:
@@ -84,11 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         if "server" in opt.commands:
             _add(server, opt)
+        if "client" in opt.commands:
+            _add(client, opt)
         if "list" in opt.commands:
             _add(listing, opt)
-    verbosity = server.add_mutually_exclusive_group()
-    verbosity.add_argument("-v", "--verbose", action="count", default=0, help="one line per scenario (-vv: more)")
-    verbosity.add_argument("-q", "--quiet", action="store_true", help="less output")
+    for p in (server, client):
+        verbosity = p.add_mutually_exclusive_group()
+        verbosity.add_argument("-v", "--verbose", action="count", default=0, help="one line per scenario (-vv: more)")
+        verbosity.add_argument("-q", "--quiet", action="store_true", help="less output")
     listing.add_argument("--json", action="store_true", help="print JSON instead of text")
     _add_report_command(sub)
     sub.add_parser("fuzz", help="property-based message fuzzing with the spec as oracle (mcp-conformance fuzz --help)",
@@ -132,7 +145,9 @@ def pytest_args(ns: argparse.Namespace, workdir: str) -> list[str]:
     if ns.command == "list":
         args += ["--mcp-list"] + (["--mcp-list-format", "json"] if ns.json else [])
     else:
-        if not getattr(ns, "server_command", None) and not getattr(ns, "server_url", None):
+        if ns.command == "client":
+            pass  # --command was checked in main()
+        elif not getattr(ns, "server_command", None) and not getattr(ns, "server_url", None):
             command, url = default_target_args(ns.transport or "stdio")
             ns.server_command = shlex.join(command)
             ns.server_url = url
@@ -272,13 +287,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if ns.command == "report":
         return _report_command(ns)
+    if ns.command == "client" and not (ns.client_command or "").strip():
+        sys.stderr.write("mcp-conformance client: error: --command is required: the command that starts your client, "
+                         "with {server} (stdio) or {url} (HTTP) where the suite's server goes, e.g.\n"
+                         "  mcp-conformance client --command \"fastmcp list --command {server}\"\n")
+        return EXIT_USAGE
     terminate_like_interrupt()
     with tempfile.TemporaryDirectory(prefix="mcp-conformance-") as workdir:
         with open(os.path.join(workdir, "pytest.ini"), "w", encoding="utf-8") as f:
             f.write("[pytest]\n")
         plugin = _CliPlugin()
         plugins: list[Any] = [plugin]
-        if ns.command == "server":
+        if ns.command in ("server", "client"):
             plugins.append(_Progress(live=_Progress.wanted(ns)))
         # Only our plugin: other installed pytest plugins have nothing to do with a conformance
         # run and cost start-up time (hypothesis alone ~1 s).

@@ -95,45 +95,60 @@ OPTIONS: tuple[Option, ...] = (
     Option("server_url", "--mcp-server-url", "--url",
            "URL of the MCP endpoint (streamable HTTP, e.g. http://127.0.0.1:8000/mcp) or of the "
            "legacy SSE endpoint (/sse)", metavar="URL"),
+    Option("client_command", "--mcp-client-command", "--command",
+           "command that starts the client under test (run with sh -c): {server} becomes the path of a launcher "
+           "that starts the suite's scenario server (stdio), {url} its URL (streamable HTTP, legacy SSE), {config} an "
+           "mcp.json naming either; without a placeholder the launcher or URL is appended as the last argument",
+           metavar="CMD", commands=("client",)),
+    Option("call_command", "--mcp-client-call-command", "--call-command",
+           "command that makes the client call a tool ({tool}, {tool_args_json}, {tool_args_kv} and the placeholders "
+           "of the client command); without it the requirements that need a tool call are 'not exercised' skips",
+           metavar="CMD", commands=("client",)),
+    Option("client_timeout", "--mcp-client-timeout", "--client-timeout",
+           "seconds one run of the client may take before the suite ends it (default 30)", kind="float",
+           metavar="SECONDS", commands=("client",)),
     Option("transport", "--mcp-transport", "--transport",
            "transport: stdio (default with a command), streamable-http (default with a URL) or sse",
-           choices=tuple(t.value for t in Transport), metavar="TRANSPORT"),
+           choices=tuple(t.value for t in Transport), metavar="TRANSPORT", commands=("server", "client")),
     Option("version", "--mcp-version", "--version",
            f"protocol version to test, repeatable or comma-separated, or 'all' "
            f"({', '.join(VERSIONS)}; default 2025-11-25)", kind="append", metavar="VERSION",
-           commands=("server", "list")),
+           commands=("server", "client", "list")),
     Option("timeout", "--mcp-timeout", "--timeout",
            f"seconds to wait for each expected answer (default {DEFAULT_TIMEOUT:g})", kind="float",
-           metavar="SECONDS"),
+           metavar="SECONDS", commands=("server", "client")),
     Option("run_timeout", "--mcp-run-timeout", "--run-timeout",
            "seconds the whole run may take; items still running then are stopped and the rest are not run "
            "(error, kind deadline) (default: 60 + timeout x (2 x versions + scenarios run / 4))",
-           kind="float", metavar="SECONDS"),
+           kind="float", metavar="SECONDS", commands=("server", "client")),
     Option("jobs", "--mcp-jobs", "--jobs",
            "scenarios that may run at once (default: 4 on stdio, where each fresh connection is a process of its "
            "own, 3 on one core; 1 over HTTP); --jobs 1 runs them strictly one after the other",
-           metavar="N"),
+           metavar="N", commands=("server", "client")),
     Option("strict", "--mcp-strict", "--strict",
-           "grade SHOULD violations as failures", kind="flag"),
+           "grade SHOULD violations as failures", kind="flag", commands=("server", "client")),
     Option("report_dir", "--mcp-report-dir", "--report-dir",
-           f"directory for report.json and its renderings (default {DEFAULT_REPORT_DIR}/)", metavar="DIR"),
+           f"directory for report.json and its renderings (default {DEFAULT_REPORT_DIR}/)", metavar="DIR", commands=("server", "client")),
     Option("report_format", "--mcp-report-format", "--report-format",
            "what to write besides report.json: html (report.html), junit (junit.xml), badge (badge.svg, "
            "badge.json), markdown (summary.md), all (default) or none; repeatable or comma-separated",
-           kind="append", metavar="FORMAT"),
+           kind="append", metavar="FORMAT", commands=("server", "client")),
     Option("baseline", "--mcp-baseline", "--baseline",
            "file of expected failures: the official runner's YAML (server:/client: lists of scenario ids) or "
            "requirement ids (YAML list or one per line); listed and failing -> xfail, listed and passing -> "
-           "stale, which fails the run", metavar="FILE"),
+           "stale, which fails the run", metavar="FILE", commands=("server", "client")),
     Option("select", "--mcp-select", "--select",
            "only requirements whose id (or official alias) matches this glob; repeatable",
-           kind="append", metavar="GLOB", commands=("server", "list")),
+           kind="append", metavar="GLOB", commands=("server", "client", "list")),
     Option("exclude", "--mcp-exclude", "--exclude",
            "skip requirements whose id (or official alias) matches this glob; repeatable",
-           kind="append", metavar="GLOB", commands=("server", "list")),
+           kind="append", metavar="GLOB", commands=("server", "client", "list")),
     Option("schema_dir", "--mcp-schema-dir", "--schema-dir",
            "directory with the official schemas (<dir>/<version>/schema.json); default "
-           "$MCP_CONFORMANCE_SCHEMA_DIR, the user cache, or a verified download", metavar="DIR"),
+           "$MCP_CONFORMANCE_SCHEMA_DIR, the user cache, or a verified download", metavar="DIR", commands=("server", "client")),
+    Option("role", "--mcp-role", "--role",
+           "whose requirements to list: server (default) or client", choices=("server", "client"),
+           metavar="ROLE", commands=("list",)),
     Option("list", "--mcp-list", None,
            "print the requirement catalogue (filtered by --mcp-version/--mcp-select/--mcp-exclude) and exit",
            kind="flag", ini=False, commands=()),
@@ -260,9 +275,32 @@ def build_target(
     )
 
 
+def build_client_target(*, command: str, transport: str | None, timeout: float = DEFAULT_TIMEOUT,
+                        call_command: str | None = None, run_budget: float | None = None) -> Any:
+    """Validate the client options (a :class:`conformance.client_context.ClientTarget`)."""
+    from conformance.client_context import ClientTarget
+
+    try:
+        kind = Transport(transport) if transport else Transport.STDIO
+    except ValueError:
+        raise pytest.UsageError(
+            f"unknown transport {transport!r}; use one of {', '.join(t.value for t in Transport)}"
+        ) from None
+    if "{port}" in command:
+        raise pytest.UsageError("the client command takes {server} (stdio), {url} (HTTP) or {config}, not {port}: "
+                                "the suite serves the client on a port of its own")
+    if kind is Transport.STDIO and "{url}" in command:
+        raise pytest.UsageError("{url} is for the HTTP transports; on stdio use {server} (the launcher of the "
+                                "suite's server), or add --mcp-transport streamable-http / sse")
+    if kind is not Transport.STDIO and "{server}" in command:
+        raise pytest.UsageError(f"{{server}} (a stdio launcher) is for the stdio transport; over {kind.value} use {{url}}")
+    return ClientTarget(command=command, transport=kind, call_command=call_command,
+                        startup_timeout=max(5.0, timeout), run_timeout=run_budget or max(30.0, 3 * timeout))
+
+
 @dataclass
 class _Settings:
-    target: Any  # conformance.connect.Target | None
+    target: Any  # conformance.connect.Target | ClientTarget | None
     versions: tuple[str, ...]
     timeout: float
     run_timeout: float | None  # None: derived from the timeout and the plan
@@ -275,6 +313,7 @@ class _Settings:
     schema_dir: str | None
     formats: tuple[str, ...] = ()  # report formats besides report.json (conformance.report.render)
     baseline: Any = None  # conformance.report.baseline.Baseline | None
+    role: str = "server"  # whose requirements: "server" (we are the client) or "client"
 
 
 def _versions(values: Iterable[str]) -> tuple[str, ...]:
@@ -284,8 +323,8 @@ def _versions(values: Iterable[str]) -> tuple[str, ...]:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _selection(select: list[str], exclude: list[str]) -> list[str]:
-    reqs = catalogue()
+def _selection(select: list[str], exclude: list[str], role: str = "server") -> list[str]:
+    reqs = {rid: r for rid, r in catalogue().items() if r.role == role}
     names = {rid: [rid, *r.aliases] for rid, r in reqs.items()}
     import fnmatch
 
@@ -293,8 +332,9 @@ def _selection(select: list[str], exclude: list[str]) -> list[str]:
         for g in globs:
             if not any(fnmatch.fnmatchcase(n, g) for ns in names.values() for n in ns):
                 raise pytest.UsageError(
-                    f"{flag} {g!r} matches no requirement id; list them with `mcp-conformance list` "
-                    "(globs: * and ?, e.g. 'lifecycle.*')"
+                    f"{flag} {g!r} matches no {role} requirement id; list them with `mcp-conformance list"
+                    f"{' --role client' if role == 'client' else ''}` (globs: * and ?, e.g. "
+                    f"'{'client.lifecycle' if role == 'client' else 'lifecycle'}.*')"
                 )
     return select_requirements(list(reqs), select, exclude)
 
@@ -323,15 +363,28 @@ def _settings(config: pytest.Config) -> _Settings:
     versions = _versions(get_option(config, "version"))
     select = list(get_option(config, "select"))
     exclude = list(get_option(config, "exclude"))
-    selected = _selection(select, exclude)
     command = get_option(config, "server_command")
     url = get_option(config, "server_url")
+    client_command = (get_option(config, "client_command") or "").strip() or None
     transport = get_option(config, "transport")
+    if client_command and (command or url):
+        raise pytest.UsageError(
+            "--mcp-client-command tests a client, --mcp-server-command/--mcp-server-url a server: give one of them"
+        )
+    role = "client" if client_command else (get_option(config, "role") or "server")
+    selected = _selection(select, exclude, role)
     target = None
-    if command or url:
+    if client_command:
+        target = build_client_target(
+            command=client_command, transport=transport, timeout=timeout,
+            call_command=get_option(config, "call_command"),
+            run_budget=_number(config, "client_timeout", "a number of seconds", float, lambda v: v > 0, "positive"),
+        )
+    elif command or url:
         target = build_target(command=command, url=url, transport=transport, timeout=timeout, cwd=None)
     elif transport and not get_option(config, "list"):
-        raise pytest.UsageError("--mcp-transport needs a target: --mcp-server-command or --mcp-server-url")
+        raise pytest.UsageError("--mcp-transport needs a target: --mcp-server-command, --mcp-server-url or "
+                                "--mcp-client-command")
     report_dir = get_option(config, "report_dir") or DEFAULT_REPORT_DIR
     report_path = Path(report_dir)
     if not report_path.is_absolute():
@@ -350,6 +403,7 @@ def _settings(config: pytest.Config) -> _Settings:
         schema_dir=get_option(config, "schema_dir"),
         formats=_formats(get_option(config, "report_format")),
         baseline=_baseline(get_option(config, "baseline"), Path(config.invocation_params.dir)),
+        role=role,
     )
 
 
@@ -435,6 +489,8 @@ class _Run:
         self.started_monotonic = time.monotonic()
         self._portal_cm = start_blocking_portal("asyncio")
         self.portal = self._portal_cm.__enter__()
+        if self.settings.role == "client":
+            from conformance.client_context import ClientRunner as Runner  # type: ignore[assignment]
         runner = Runner(
             self.target,
             versions=self.settings.versions,
@@ -455,6 +511,8 @@ class _Run:
             self.portal.call(self._prewarm_all)
 
     def _prewarm_all(self) -> None:  # in the event loop's thread
+        if self.settings.role == "client":
+            return  # a client run starts with its first item: nothing to open ahead
         for version in self.settings.versions:
             self.runner.prewarm(version)
 
@@ -522,6 +580,7 @@ class _Run:
         if results and all(r.outcome is Outcome.SKIP for r in results) and status == "complete":
             warnings.append("no requirement was checked: every selected requirement was skipped (see the reasons)")
         rep = build_report(
+            role=self.settings.role,
             suite_version=__version__,
             started=self.started,
             finished=self.finished or time.time(),
@@ -561,7 +620,7 @@ def pytest_configure(config: pytest.Config) -> None:
     command = get_option(config, "server_command")
     url = get_option(config, "server_url")
     listing = bool(get_option(config, "list"))
-    if not (command or url or listing or get_option(config, "transport")):
+    if not (command or url or listing or get_option(config, "transport") or get_option(config, "client_command")):
         return
     settings = _settings(config)
     config.stash[SETTINGS_KEY] = settings
@@ -602,7 +661,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         sys.stderr.write(f"ERROR: {exc}\n")
         return int(pytest.ExitCode.USAGE_ERROR)
     rows = []
-    for rid in settings.selected:
+    for rid in settings.selected:  # the --mcp-role requirements only
         req = catalogue()[rid]
         if not any(v in req.versions for v in settings.versions):
             continue
@@ -628,7 +687,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if run is None:
         return
     selected = set(run.settings.selected)
-    run.scenarios = [s for s in scenarios("server") if any(r in selected for r in s.requirements)]
+    run.scenarios = [s for s in scenarios(run.settings.role) if any(r in selected for r in s.requirements)]
     if not run.scenarios:
         raise pytest.UsageError(
             "the selected requirements are not checked by any scenario; widen --mcp-select / --mcp-exclude"

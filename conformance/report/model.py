@@ -193,6 +193,7 @@ def build_report(
     errors: Iterable[Mapping[str, Any]] = (),
     warnings: Iterable[str] = (),
     code: int | None = None,
+    role: str = "server",
 ) -> dict[str, Any]:
     """The canonical report dict (what ``report.json`` holds)."""
     rows: list[dict[str, Any]] = []
@@ -214,6 +215,7 @@ def build_report(
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "suite": {"name": "mcp-conformance", "version": suite_version},
+        "role": role,
         "status": status,
         "started": iso_time(started),
         "finished": iso_time(finished),

@@ -1,0 +1,528 @@
+"""Running client scenarios: the suite plays the server, the client under test is started per run.
+
+The client-role half of the runtime, beside :mod:`conformance.context` (the server role).  What
+both share -- results per requirement x version x transport, grading, checks with violations and
+transcript excerpts, the run deadline, the host tasks that keep connections open -- is the
+server runtime's :class:`~conformance.context.Runner` and
+:class:`~conformance.context.ScenarioContext`, which :class:`ClientRunner` and
+:class:`ClientContext` extend; what differs is who starts whom:
+
+* a client scenario *launches* the client command once per run (:meth:`ClientContext.launch`):
+  a fresh process in its own process group, with ``{server}`` (stdio: a launcher that relays to
+  the suite, :mod:`conformance.transports.relay`), ``{url}`` (streamable HTTP or legacy SSE: a
+  path of its own on the suite's loopback HTTP server, :mod:`conformance.transports.http_server`)
+  or ``{config}`` (an ``mcp.json`` naming either) substituted, or appended when absent;
+* the connection the client opens is a :class:`~conformance.peer.RawPeer` with ``role="server"``
+  (every inbound message parsed, validated against the version's client-to-server schema and
+  recorded), on which the scenario answers as a server would, or does not;
+* the client's process is always ended: it may exit by itself, is sent SIGTERM then SIGKILL
+  (its whole process group) at the end of the run, and is registered for the session's last-resort
+  kill, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import anyio
+
+from conformance.connect import TargetError, register_child, unregister_child
+from conformance.context import Connection, ItemResult, Runner, ScenarioContext, ScenarioSkipped, _unwrap
+from conformance.outcomes import Outcome, worst
+from conformance.peer import RawPeer
+from conformance.registry import Scenario
+from conformance.spec.versions import Transport, spec
+
+__all__ = ["ClientTarget", "ClientRunner", "ClientContext", "ClientRun", "PLACEHOLDERS"]
+
+PLACEHOLDERS = ("{server}", "{url}", "{config}")
+_TAIL = 4000
+
+
+@dataclass(frozen=True)
+class ClientTarget:
+    """How to start the client under test."""
+
+    command: str  # run with sh -c, placeholders substituted
+    transport: Transport = Transport.STDIO
+    call_command: str | None = None
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    startup_timeout: float = 10.0  # how long a started client may take to connect
+    run_timeout: float = 30.0  # how long one client run may take before it is stopped
+    default: bool = False
+    role: str = "client"
+    url: str | None = None  # (for the report's target block)
+
+    @property
+    def is_http(self) -> bool:
+        return self.transport is not Transport.STDIO
+
+    def resolve(self) -> "ClientTarget":
+        return self
+
+    def describe(self) -> str:
+        return f"the client `{self.command}` ({self.transport.value})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": "client", "transport": self.transport.value, "command": [self.command],
+                "call_command": self.call_command, "url": None, "cwd": self.cwd,
+                "env": dict(self.env) if self.env else {}, "default": self.default, "description": self.describe()}
+
+
+@dataclass
+class ClientRun:
+    """One start of the client: its process, its endpoint, the connection it opened."""
+
+    label: str
+    version: str
+    transport: Transport
+    command: str
+    started: float = field(default_factory=time.monotonic)
+    relay: Any = None  # RelayRun (stdio)
+    endpoint: Any = None  # HttpEndpoint (HTTP)
+    proc: Any = None
+    pid: int | None = None
+    exit_code: int | None = None
+    exited: float | None = None
+    killed_by_us: str | None = None  # "SIGTERM" | "SIGKILL" when we had to end it
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    conn: Connection | None = None
+    spawn_error: str | None = None
+    _exit_event: Any = None
+
+    @property
+    def peer(self) -> RawPeer | None:
+        return self.conn.peer if self.conn is not None else None
+
+    @property
+    def relay_transport(self) -> Any:
+        peer = self.peer
+        return peer.transport if peer is not None and self.transport is Transport.STDIO else None
+
+    def tail(self, which: str = "stderr") -> str:
+        data = self.stderr if which == "stderr" else self.stdout
+        return bytes(data[-_TAIL:]).decode("utf-8", "replace")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "version": self.version, "exit_code": self.exit_code,
+                "killed_by_us": self.killed_by_us, "connected": self.conn is not None,
+                "duration": round((self.exited or time.monotonic()) - self.started, 3),
+                "stderr_tail": self.tail()[-600:] or None}
+
+
+class ClientRunner(Runner):
+    """One run against one client: a relay hub (stdio) or HTTP hub, client runs, results."""
+
+    def __init__(self, target: ClientTarget, **kwargs: Any) -> None:
+        kwargs.setdefault("prespawn", False)
+        kwargs.setdefault("detach", False)
+        super().__init__(target, **kwargs)  # type: ignore[arg-type]
+        self.target: ClientTarget = target  # type: ignore[assignment]
+        self.client_runs: list[ClientRun] = []
+        self.relay_hub: Any = None
+        self.http_hub: Any = None
+        self._tmp: Path | None = None
+
+    async def start(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        from conformance.transports.http_server import HttpHub
+        from conformance.transports.relay import RelayHub
+
+        self._stop = anyio.Event()
+        self._stopped = anyio.Event()
+        self._server_lock = anyio.Lock()
+        self._progress = anyio.Event()
+        self._slots = anyio.Semaphore(max(1, self.jobs))
+        self._tmp = Path(tempfile.mkdtemp(prefix="mcpcfg-"))
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                if self.target.transport is Transport.STDIO:
+                    self.relay_hub = await tg.start(RelayHub().serve)
+                else:
+                    self.http_hub = await tg.start(HttpHub().serve)
+                self.started = True
+                task_status.started(self)
+                await self._stop.wait()
+                if self.http_hub is not None:
+                    self.http_hub.stop()
+                    with anyio.move_on_after(3):
+                        await self.http_hub.stopped.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            self._stopped.set()
+            import shutil
+
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+
+    async def aclose(self) -> None:
+        if self._stop is None:
+            return
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(10):
+                async with anyio.create_task_group() as tg:
+                    for run in list(self.client_runs):
+                        tg.start_soon(self.end_client, run, 0.0)
+            with anyio.move_on_after(10):
+                async with anyio.create_task_group() as tg:
+                    for conn in list(self.connections):
+                        tg.start_soon(self._close_conn, conn)
+            self._stop.set()
+            with anyio.move_on_after(5):
+                await self._stopped.wait()
+
+    # -- one client run ---------------------------------------------------------------------
+
+    def _command_for(self, run: ClientRun, *, url: str | None, launcher: str | None, scenario: str) -> tuple[str, dict[str, str]]:
+        cmd = self.target.command
+        env = dict(os.environ)
+        if self.target.env:
+            env.update(self.target.env)
+        address = launcher if launcher is not None else (url or "")
+        config = self._write_config(run, launcher=launcher, url=url)
+        used = any(p in cmd for p in PLACEHOLDERS)
+        cmd = (cmd.replace("{server}", launcher or address).replace("{url}", url or address)
+               .replace("{config}", str(config)).replace("{version}", run.version))
+        if not used:  # as the official runner does: the address last, the scenario in the environment
+            cmd = f"{cmd} {shlex.quote(address)}"
+            env["MCP_CONFORMANCE_SCENARIO"] = scenario
+            env["MCP_CONFORMANCE_PROTOCOL_VERSION"] = run.version
+            env.setdefault("MCP_CONFORMANCE_CONTEXT", json.dumps({"name": scenario}))
+        return cmd, env
+
+    def _write_config(self, run: ClientRun, *, launcher: str | None, url: str | None) -> Path:
+        assert self._tmp is not None
+        path = self._tmp / f"{run.label.replace('/', '-').replace('#', '-')}.json"
+        server: dict[str, Any] = {"command": launcher, "args": []} if launcher else {"url": url}
+        if url and self.target.transport is Transport.SSE:
+            server["transport"] = "sse"
+        path.write_text(json.dumps({"mcpServers": {"conformance": server}}, indent=2))
+        return path
+
+    async def launch(self, version: str, scenario: str, *, stubborn: bool = False, sessions: bool | None = None,
+                     answer_mode: str = "json", get_stream: bool = True) -> ClientRun:
+        """Start the client for one run and return at once (the connection comes later)."""
+        self._counter += 1
+        run = ClientRun(label=f"{version}/{scenario}#{self._counter}", version=version,
+                        transport=self.target.transport, command=self.target.command)
+        launcher = url = None
+        if self.target.transport is Transport.STDIO:
+            run.relay = self.relay_hub.new_run()
+            run.relay.stubborn = stubborn
+            launcher = str(run.relay.launcher)
+        else:
+            vspec = spec(version)
+            kind = "sse" if self.target.transport is Transport.SSE else "streamable-http"
+            has_sessions = (not vspec.stateless) if sessions is None else sessions
+            run.endpoint = self.http_hub.new_run(kind=kind, sessions=has_sessions and kind != "sse",
+                                                 get_stream=get_stream and not vspec.stateless,
+                                                 answer_mode=answer_mode)
+            url = run.endpoint.url
+        cmd, env = self._command_for(run, url=url, launcher=launcher, scenario=scenario)
+        run.command = cmd
+        self.client_runs.append(run)
+        run._exit_event = anyio.Event()
+        try:
+            proc = await anyio.open_process(["/bin/sh", "-c", cmd], stdin=_stdin(), stdout=-1, stderr=-1,
+                                            cwd=self.target.cwd, env=env, start_new_session=True)
+        except OSError as exc:
+            run.spawn_error = f"cannot start the client: {exc}"
+            run._exit_event.set()
+            raise TargetError(run.spawn_error, hint="check --command") from exc
+        run.proc = proc
+        run.pid = proc.pid
+        register_child(proc.pid, group=True)
+        self._tg.start_soon(self._watch_process, run)
+        if run.endpoint is not None:
+            await self._attach(run, run.endpoint)
+        return run
+
+    async def _watch_process(self, run: ClientRun) -> None:
+        proc = run.proc
+
+        async def pump(stream: Any, buf: bytearray) -> None:
+            if stream is None:
+                return
+            try:
+                async for chunk in stream:
+                    buf += chunk
+                    if len(buf) > 4 * _TAIL:
+                        del buf[: len(buf) - 2 * _TAIL]
+            except Exception:
+                pass
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump, proc.stdout, run.stdout)
+            tg.start_soon(pump, proc.stderr, run.stderr)
+            run.exit_code = await proc.wait()
+            run.exited = time.monotonic()
+            run._exit_event.set()
+            tg.cancel_scope.deadline = anyio.current_time() + 0.5  # the pipes' last bytes, not forever
+        unregister_child(proc.pid)
+        with anyio.CancelScope(shield=True):
+            await proc.aclose() if hasattr(proc, "aclose") else None
+
+    async def _attach(self, run: ClientRun, transport: Any) -> Connection:
+        timeout = self.timeout
+
+        def factory() -> RawPeer:
+            return RawPeer(transport, version=run.version, timeout=timeout, role="server")
+
+        host = await self._host(factory)
+        conn = Connection(label=run.label, peer=host.obj, version=run.version, shared=False,
+                          _close=host.close, _done=host.done)
+        run.conn = conn
+        self.connections.append(conn)
+        return conn
+
+    async def connected(self, run: ClientRun, timeout: float | None = None) -> RawPeer | None:
+        """The connection the client opened (stdio: it started our launcher; HTTP: it sent a
+        request), or None if it exited or did not within ``timeout`` (default: start-up allowance)."""
+        timeout = self.target.startup_timeout if timeout is None else timeout
+        if run.endpoint is not None:
+            got = await run.endpoint.wait_request(lambda r: True, timeout) if not run._exit_event.is_set() else None
+            if got is None and run.endpoint.requests:
+                got = run.endpoint.requests[0]
+            return run.peer if got is not None else None
+        if run.conn is not None:
+            return run.peer
+        transport = None
+        with anyio.move_on_after(timeout):
+            async with anyio.create_task_group() as tg:
+                async def accept() -> None:
+                    nonlocal transport
+                    transport = await run.relay.accept(timeout)
+                    tg.cancel_scope.cancel()
+
+                async def exited() -> None:
+                    await run._exit_event.wait()
+                    await anyio.sleep(0)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(accept)
+                tg.start_soon(exited)
+        if transport is None:
+            transport = await run.relay.accept(0.05)  # it connected just before exiting
+        if transport is None:
+            return None
+        await self._attach(run, transport)
+        return run.peer
+
+    async def wait_exit(self, run: ClientRun, timeout: float) -> bool:
+        with anyio.move_on_after(timeout):
+            await run._exit_event.wait()
+        return run._exit_event.is_set()
+
+    async def end_client(self, run: ClientRun, grace: float = 2.0) -> None:
+        """End the client: wait ``grace`` s for it to exit, then SIGTERM, then SIGKILL its group."""
+        if run.proc is not None and not run._exit_event.is_set():
+            if not await self.wait_exit(run, grace):
+                for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+                    run.killed_by_us = sig.name
+                    try:
+                        os.killpg(run.pid, sig)
+                    except (ProcessLookupError, PermissionError, OSError):
+                        pass
+                    if await self.wait_exit(run, wait):
+                        break
+        if run.pid is not None:
+            try:  # anything the client left in its group (a server it started and abandoned)
+                os.killpg(run.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+        if run.relay is not None:
+            await run.relay.aclose()
+        if run.endpoint is not None:
+            await run.endpoint.aclose()
+
+    # -- items ------------------------------------------------------------------------------
+
+    async def run_item(self, sc: Scenario, version: str) -> ItemResult:
+        ops: list[Callable[[], None]] = []
+        try:
+            return await self._execute_client(sc, version, ops)
+        finally:
+            for op in ops:
+                op()
+
+    async def _execute_client(self, sc: Scenario, version: str, ops: list[Callable[[], None]]) -> ItemResult:
+        from conformance.context import _not_applicable
+
+        transport = self.target.transport
+        item = ItemResult(sc.id, version, transport.value)
+        started = time.monotonic()
+        cited = [rid for rid in sc.requirements if self.is_selected(rid)]
+        reason = sc.inapplicable(version, transport)
+        if reason is not None:
+            for rid in cited:
+                req = self.requirement(rid)
+                why = reason if (sc.skip_reason or req.applies_to(version, transport)) else _not_applicable(req, version, transport)
+                self._skip(ops, item, rid, version, why, sc.id, checked=False)
+            item.skip_reason = reason
+            item.outcome = Outcome.SKIP
+            return item
+        active = []
+        for rid in cited:
+            req = self.requirement(rid)
+            if req.applies_to(version, transport):
+                active.append(rid)
+            else:
+                self._skip(ops, item, rid, version, _not_applicable(req, version, transport), sc.id, checked=False)
+        ctx = ClientContext(self, sc, version, active)
+        ctx._ops = ops
+        error: tuple[str, str, str | None] | None = None
+        skipped: str | None = None
+        limit = self.item_deadline
+        overrun = False
+        if self.run_deadline is not None:
+            left = self.run_deadline - time.monotonic()
+            if left < limit:
+                limit, overrun = max(0.0, left), True
+        try:
+            async with self._slots:
+                with anyio.fail_after(limit):
+                    if overrun and limit <= 0:
+                        raise TimeoutError
+                    await sc.func(ctx)
+        except Exception as raised:
+            exc = _unwrap(raised)
+            if isinstance(exc, ScenarioSkipped):
+                skipped = exc.reason
+            elif isinstance(exc, TargetError):
+                error = ("target", exc.message, exc.hint)
+            elif isinstance(exc, TimeoutError) and overrun:
+                error = ("deadline", f"the run reached its deadline of {self.run_timeout:g} s (--run-timeout) "
+                         f"{'before' if limit <= 0 else 'during'} scenario {sc.id}",
+                         "raise --run-timeout, or --timeout if the client is merely slow")
+            elif isinstance(exc, TimeoutError):
+                error = ("harness", f"scenario {sc.id} did not finish within its deadline of {limit:g} s", None)
+            else:
+                import traceback
+
+                tb = "".join(traceback.format_exception(type(raised), raised, raised.__traceback__))
+                error = ("harness", f"internal error in scenario {sc.id}: {exc!r}\n{tb}", None)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for run in ctx.runs:
+                    await self.end_client(run, 0.0)
+                for run in ctx.runs:
+                    if run.conn is not None:
+                        await self._close_conn(run.conn)
+        item.duration = time.monotonic() - started
+        for rid in active:
+            res = self.result(rid, version)
+            ops.append(_bind(res.add_scenario, sc.id, item.duration))
+            outs = ctx._checks.get(rid)
+            if outs:
+                item.requirements[rid] = worst(outs)
+                continue
+            if error is not None:
+                item.requirements[rid] = Outcome.ERROR
+                item.reasons[rid] = error[1]
+                ops.append(_bind(res.record, Outcome.ERROR, reason=error[1], checked=False))
+            else:
+                why = skipped or ctx._notes.get(rid) or "not exercised: the client never did what this requirement is about"
+                if not skipped and ctx._notes.get(rid):
+                    why = ctx._notes[rid]
+                self._skip(ops, item, rid, version, why, sc.id, checked=False, add=False)
+        item.violations = list(ctx._violations)
+        item.messages = list(ctx._messages)
+        if error is not None:
+            item.error_kind, item.error, item.hint = error
+            ops.append(_bind(self.errors.append, {
+                "scenario": sc.id, "version": version, "transport": transport.value, "kind": error[0],
+                "message": error[1], "hint": error[2]}))
+            item.outcome = Outcome.ERROR
+        else:
+            item.outcome = worst(list(item.requirements.values()))
+            if item.outcome is Outcome.SKIP:
+                item.skip_reason = skipped or next(iter(item.reasons.values()), "nothing was checked")
+        return item
+
+    # -- report inputs ----------------------------------------------------------------------
+
+    def implementation(self) -> dict[str, Any]:
+        info = None
+        by_version: dict[str, Any] = {}
+        for run in self.client_runs:
+            peer = run.peer
+            if peer is None:
+                continue
+            for item in peer.inbound:
+                env = item.envelope
+                if env is None or env.kind.value != "request" or not isinstance(env.params, dict):
+                    continue
+                if env.method == "initialize":
+                    ci = env.params.get("clientInfo")
+                    caps = env.params.get("capabilities")
+                    asked = env.params.get("protocolVersion")
+                elif env.method == "server/discover" or spec(run.version).stateless:
+                    meta = env.params.get("_meta") if isinstance(env.params.get("_meta"), dict) else {}
+                    ci = meta.get("io.modelcontextprotocol/clientInfo")
+                    caps = meta.get("io.modelcontextprotocol/clientCapabilities")
+                    asked = meta.get("io.modelcontextprotocol/protocolVersion")
+                else:
+                    continue
+                if isinstance(ci, dict) and info is None:
+                    info = ci
+                by_version.setdefault(run.version, {
+                    "requested_version": run.version,
+                    "protocol_version": asked if isinstance(asked, str) else None,
+                    "server_info": {}, "capabilities": caps if isinstance(caps, dict) else {}})
+                break
+        return {"client_info": info, "server_info": None, "by_version": by_version, "answered": self.answered(),
+                "runs": [r.to_json() for r in self.client_runs]}
+
+    def answered(self) -> bool:
+        return any(run.peer is not None and any(i.envelope is not None for i in run.peer.inbound)
+                   for run in self.client_runs)
+
+
+def _bind(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], None]:
+    def call() -> None:
+        fn(*args, **kwargs)
+
+    return call
+
+
+def _stdin() -> int:
+    return os.open(os.devnull, os.O_RDONLY)
+
+
+class ClientContext(ScenarioContext):
+    """What a client scenario sees: ``launch()`` the client, play the server on its connection,
+    ``check()`` what it did."""
+
+    def __init__(self, runner: ClientRunner, scenario: Scenario, version: str, requirements: Iterable[str]) -> None:
+        super().__init__(runner, scenario, version, requirements)  # type: ignore[arg-type]
+        self.runner = runner
+        self.runs: list[ClientRun] = []
+
+    async def launch(self, **opts: Any) -> ClientRun:
+        run = await self.runner.launch(self.version, self.scenario.id.split(".")[-1], **opts)
+        self.runs.append(run)
+        return run
+
+    async def connected(self, run: ClientRun, timeout: float | None = None) -> RawPeer | None:
+        peer = await self.runner.connected(run, timeout)
+        if peer is not None:
+            self._last = run.conn
+        return peer
+
+    async def wait_exit(self, run: ClientRun, timeout: float) -> bool:
+        return await self.runner.wait_exit(run, timeout)
+
+    def use(self, run: ClientRun) -> None:
+        """Make ``run``'s connection the default for transcript excerpts of later checks."""
+        if run.conn is not None:
+            self._last = run.conn

@@ -1,0 +1,587 @@
+"""What every client run is judged on, from the wire alone ("W" checks).
+
+Each client scenario ends with :func:`judge_run`: the messages the client wrote (parsed, validated
+against the version's client-to-server schema by the raw peer as they arrived), the HTTP requests
+it made, and what its server process saw (stdin closed, signals).  A message is charged to the
+most specific rule it breaks and only to that one (a float id is ``request-id-type``, not also
+``schema-valid``), so a client with one defect gets one verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.client_context import ClientContext, ClientRun
+from conformance.spec.versions import Transport, spec
+from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+
+__all__ = ["W_REQUIREMENTS", "judge_run", "Wire", "wire_of", "engaged", "pick"]
+
+META_PV = "io.modelcontextprotocol/protocolVersion"
+META_CAPS = "io.modelcontextprotocol/clientCapabilities"
+META_INFO = "io.modelcontextprotocol/clientInfo"
+
+W_REQUIREMENTS = (
+    "client.basic.jsonrpc",
+    "client.basic.schema-valid",
+    "client.basic.request-id-type",
+    "client.basic.request-id-not-null",
+    "client.basic.request-id-unique",
+    "client.basic.request-id-unique-inflight",
+    "client.basic.notification-no-id",
+    "client.lifecycle.initialize-first",
+    "client.lifecycle.initialize-contents",
+    "client.lifecycle.initialized-sent",
+    "client.lifecycle.no-request-before-init-response",
+    "client.cancel.reference-own-inflight",
+    "client.cancel.reference-own-inflight-2026",
+    "client.cancel.not-initialize",
+    "client.progress.token-unique",
+    "client.progress.token-unique-2026",
+    "client.stdio.no-embedded-newlines",
+    "client.stdio.only-mcp",
+    "client.stdio.no-responses",
+    "client.http.accept",
+    "client.http.accept-2026",
+    "client.http.session-id",
+    "client.http.session-id-2025-03-26",
+    "client.http.version-header",
+    "client.http.single-message-body",
+    "client.sse.post-to-endpoint",
+    "client.meta.required-fields",
+    "client.meta.client-info",
+    "client.http2026.no-responses",
+    "client.http2026.version-header",
+    "client.http2026.version-header-matches-meta",
+    "client.http2026.standard-headers",
+    "client.http2026.single-body",
+)
+
+
+def pick(version: str, base: str) -> str:
+    """The requirement id of ``base``'s family that carries the sentence in ``version`` (the
+    catalogue splits a rule where its wording changed: ``-2026``, ``-2024``, ``-2025-03-26``)."""
+    from conformance.spec.requirements import catalogue
+
+    reqs = catalogue()
+    for rid in (base, f"{base}-2026", f"{base}-2024", f"{base}-2025-03-26"):
+        req = reqs.get(rid)
+        if req is not None and version in req.versions:
+            return rid
+    return base
+
+
+def _valid_id(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def _key(value: Any) -> Any:
+    return (type(value).__name__, repr(value))
+
+
+@dataclass
+class Msg:
+    """One message the client wrote (a batch member counts as its own message)."""
+
+    env: Envelope
+    entry: TranscriptEntry
+    top: Envelope
+    meta: dict[str, Any]
+
+    @property
+    def t(self) -> float:
+        return self.entry.t
+
+
+@dataclass
+class Wire:
+    """The client's side of one run, sorted out for the checks."""
+
+    run: ClientRun
+    msgs: list[Msg] = field(default_factory=list)
+    garbage: list[TranscriptEntry] = field(default_factory=list)  # not JSON at all
+    split: list[TranscriptEntry] = field(default_factory=list)  # one message over several lines
+    out: list[TranscriptEntry] = field(default_factory=list)  # what we sent
+
+    def requests(self) -> list[Msg]:
+        return [m for m in self.msgs if m.env.kind is Kind.REQUEST]
+
+    def answered_at(self, rid: Any) -> float | None:
+        """When we sent the response to the client's request ``rid`` (transcript time)."""
+        for e in self.out:
+            env = e.envelope
+            if env is not None and env.kind in (Kind.RESULT, Kind.ERROR) and _same(env.id, rid):
+                return e.t
+        return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is not MISSING and b is not MISSING and type(a) is type(b) and a == b
+
+
+def wire_of(run: ClientRun) -> Wire:
+    w = Wire(run)
+    peer = run.peer
+    if peer is None:
+        return w
+    for entry in peer.transcript.entries:
+        if entry.direction == Direction.OUT:
+            w.out.append(entry)
+            continue
+        if entry.direction != Direction.IN:
+            continue
+        env = entry.envelope
+        meta = entry.meta or {}
+        if meta.get("lines", 1) > 1:
+            w.split.append(entry)
+        if env is None or env.kind is Kind.PARSE_ERROR:
+            if entry.raw is not None and entry.raw.strip():
+                w.garbage.append(entry)
+            continue
+        if env.kind is Kind.BATCH:
+            for member in env.items:
+                w.msgs.append(Msg(member, entry, env, meta))
+        else:
+            w.msgs.append(Msg(env, entry, env, meta))
+    return w
+
+
+def engaged(w: Wire, version: str) -> bool:
+    """Whether the client spoke ``version`` with the suite's server in this run: it went on after
+    our initialize result (legacy), or sent a request naming the version in ``_meta`` (2026-07-28)."""
+    if spec(version).stateless:
+        return any(_meta(m.env).get(META_PV) == version for m in w.requests() if m.env.method != "server/discover") or \
+            any(_meta(m.env).get(META_PV) == version for m in w.requests())
+    init = [m for m in w.msgs if m.env.method == "initialize" and m.env.kind is Kind.REQUEST]
+    if not init:
+        return False
+    answered = w.answered_at(init[0].env.id)
+    if answered is None:
+        return False
+    return any(m.t > answered and m.env.method not in ("initialize", "server/discover") for m in w.msgs)
+
+
+def _meta(env: Envelope) -> dict[str, Any]:
+    params = env.params if isinstance(env.params, dict) else {}
+    meta = params.get("_meta")
+    return meta if isinstance(meta, dict) else {}
+
+
+_ID_PROBLEMS = ('"id" must be a string or an integer',)
+
+
+def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = False) -> Wire:
+    """Judge the W requirements on what the client did in ``run``; returns the sorted wire."""
+    w = wire_of(run)
+    version = ctx.version
+    vspec = spec(version)
+    peer = run.peer
+    if peer is None:
+        return w
+    ctx.use(run)
+    flagged: set[int] = set()  # ids of envelopes already charged to a specific rule
+
+    def fail(rid: str, msg: Msg | TranscriptEntry | None, problem: str, message: str, expected: Any = None,
+             actual: Any = None) -> None:
+        entries = []
+        if isinstance(msg, Msg):
+            entries = [msg.entry]
+            flagged.add(id(msg.env))
+        elif isinstance(msg, TranscriptEntry):
+            entries = [msg]
+        ctx.check(rid, False, problem=problem, message=message, expected=expected, actual=actual, entries=entries, peer=peer)
+
+    def ok(rid: str, message: str = "") -> None:
+        ctx.check(rid, True, message=message, peer=peer)
+
+    stdio = ctx.transport is Transport.STDIO
+
+    # -- framing (stdio) ----------------------------------------------------------------------
+    if stdio:
+        for entry in w.split:
+            fail("client.stdio.no-embedded-newlines", entry, "EmbeddedNewline",
+                 f"the client wrote one message over {entry.meta.get('lines')} lines: messages are delimited by newlines "
+                 "and must not contain embedded newlines", expected="one message per line", actual=_raw(entry))
+        if w.msgs and not w.split:
+            ok("client.stdio.no-embedded-newlines")
+        for entry in w.garbage:
+            fail("client.stdio.only-mcp", entry, "NotAnMcpMessage",
+                 "the client wrote a line to the server's stdin that is not a JSON-RPC message (not JSON)",
+                 expected="only MCP messages on the server's stdin", actual=_raw(entry))
+        if w.msgs and not w.garbage:
+            ok("client.stdio.only-mcp")
+
+    # -- JSON-RPC envelope --------------------------------------------------------------------
+    for m in w.msgs:
+        env = m.env
+        probs = [p for p in env.problems if not p.startswith(_ID_PROBLEMS)]
+        if env.kind is Kind.INVALID and not any("both" in p for p in probs) or any("jsonrpc" in p for p in probs):
+            fail("client.basic.jsonrpc", m, "NotJsonRpc2",
+                 f"the client sent a message that is not JSON-RPC 2.0: {'; '.join(probs) or 'not a request, notification or response'}",
+                 expected="a JSON-RPC 2.0 request, notification or response", actual=_raw(m.entry))
+    if not stdio:
+        for entry in w.garbage:
+            fail("client.basic.jsonrpc", entry, "NotJson", "the client POSTed a body that is not JSON",
+                 expected="a JSON-RPC 2.0 message", actual=_raw(entry))
+    if w.msgs and not any(id(m.env) in flagged for m in w.msgs) and not (not stdio and w.garbage):
+        ok("client.basic.jsonrpc")
+
+    reqs = [m for m in w.msgs if m.env.kind is Kind.REQUEST]
+    for m in reqs:
+        rid = m.env.id
+        if m.env.method and m.env.method.startswith("notifications/"):
+            fail("client.basic.notification-no-id", m, "NotificationWithId",
+                 f"the notification {m.env.method} carries an id ({id_repr(rid)}): notifications must not include an id",
+                 expected="no id", actual=rid)
+            continue
+        if rid is None:
+            fail("client.basic.request-id-not-null", m, "NullRequestId", f"the {m.env.method} request has id null",
+                 expected="a string or integer id", actual=None)
+        elif not _valid_id(rid):
+            fail("client.basic.request-id-type", m, "BadRequestIdType",
+                 f"the {m.env.method} request has the id {id_repr(rid)} ({type(rid).__name__}): request ids must be strings or integers",
+                 expected="a string or an integer", actual=rid)
+    if reqs:
+        if not any(id(m.env) in flagged and m.env.id is None for m in reqs):
+            ok("client.basic.request-id-not-null")
+        if not any(id(m.env) in flagged and m.env.id is not None for m in reqs):
+            ok("client.basic.request-id-type")
+    notes = [m for m in w.msgs if m.env.method and m.env.method.startswith("notifications/")]
+    if notes and not any(id(m.env) in flagged for m in notes):
+        ok("client.basic.notification-no-id")
+
+    # ids unique: per session (<= 2025-11-25) or among requests in flight (2026-07-28)
+    real = [m for m in reqs if _valid_id(m.env.id) and not (m.env.method or "").startswith("notifications/")]
+    if vspec.stateless:
+        bad = None
+        for i, m in enumerate(real):
+            for prev in real[:i]:
+                if _same(prev.env.id, m.env.id):
+                    done = w.answered_at(prev.env.id)
+                    if done is None or done > m.t:
+                        bad = (prev, m)
+                        break
+            if bad:
+                break
+        if bad:
+            fail("client.basic.request-id-unique-inflight", bad[1], "DuplicateInFlightId",
+                 f"the client sent {bad[1].env.method} with the id {id_repr(bad[1].env.id)} while its {bad[0].env.method} "
+                 "with the same id was still unanswered", expected="no two requests in flight with one id", actual=bad[1].env.id)
+        elif real:
+            ok("client.basic.request-id-unique-inflight")
+    else:
+        seen: dict[Any, Msg] = {}
+        dup = None
+        for m in real:
+            k = (_session_of(m), _key(m.env.id))
+            if k in seen:
+                dup = (seen[k], m)
+                break
+            seen[k] = m
+        if dup:
+            fail("client.basic.request-id-unique", dup[1], "ReusedRequestId",
+                 f"the client reused the request id {id_repr(dup[1].env.id)} in one session ({dup[0].env.method}, then "
+                 f"{dup[1].env.method})", expected="a request id not used before in the session", actual=dup[1].env.id)
+        elif real:
+            ok("client.basic.request-id-unique")
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    init_msgs = [m for m in reqs if m.env.method == "initialize"]
+    if vspec.handshake and w.msgs:
+        first = next((m for m in w.msgs if m.env.method != "server/discover"), None)
+        if init_msgs and first is not None:
+            if first.env.method != "initialize":
+                fail("client.lifecycle.initialize-first", first, "InitializeNotFirst",
+                     f"the client's first message was {first.env.method or first.env.kind.value}, not initialize",
+                     expected="initialize first (a server/discover probe before it is allowed)", actual=first.env.method)
+            else:
+                ok("client.lifecycle.initialize-first")
+                if any(m.env.method == "server/discover" for m in w.msgs[:1]):
+                    ctx.note("the client probed with server/discover before initialize, as the 2026-07-28 stdio page "
+                             "asks dual-era clients to; accepted", requirement="client.lifecycle.initialize-first")
+        elif first is not None and not init_msgs and first.env.method not in ("ping",):
+            fail("client.lifecycle.initialize-first", first, "NoInitialize",
+                 f"the client sent {first.env.method or first.env.kind.value} without ever sending initialize",
+                 expected="initialize first", actual=first.env.method)
+        for m in init_msgs[:1]:
+            problems = _initialize_problems(m.env)
+            if problems:
+                fail("client.lifecycle.initialize-contents", m, "IncompleteInitialize",
+                     "the initialize request lacks " + "; ".join(problems),
+                     expected="protocolVersion (string), capabilities (object), clientInfo {name, version}",
+                     actual=m.env.params if m.env.params is not MISSING else None)
+            else:
+                ok("client.lifecycle.initialize-contents")
+        if init_msgs and not unsupported_offer:
+            _judge_initialized(ctx, w, init_msgs[0], fail, ok)
+        if init_msgs:
+            answered = w.answered_at(init_msgs[0].env.id)
+            early = [m for m in reqs if m.t > init_msgs[0].t and (answered is None or m.t < answered)
+                     and m.env.method not in ("ping", "initialize")]
+            if early and answered is not None:
+                fail("client.lifecycle.no-request-before-init-response", early[0], "RequestBeforeInitializeResponse",
+                     f"the client sent {early[0].env.method} before the server had responded to initialize",
+                     expected="only pings before the initialize response", actual=early[0].env.method)
+            elif answered is not None:
+                ok("client.lifecycle.no-request-before-init-response")
+
+    # -- cancellation and progress --------------------------------------------------------------
+    for m in w.msgs:
+        if m.env.method != "notifications/cancelled" or m.env.kind is not Kind.NOTIFICATION:
+            continue
+        params = m.env.params if isinstance(m.env.params, dict) else {}
+        target = params.get("requestId", MISSING)
+        mine = [r for r in real if _same(r.env.id, target) and r.t <= m.t]
+        if mine and mine[-1].env.method == "initialize":
+            fail("client.cancel.not-initialize", m, "InitializeCancelled",
+                 "the client cancelled its initialize request", expected="initialize is never cancelled", actual=params)
+            continue
+        if not mine:
+            fail(pick(version, "client.cancel.reference-own-inflight"), m, "CancelOfUnknownRequest",
+                 f"the client cancelled {id_repr(target)}, which is not a request it sent", expected="the id of a request "
+                 "the client issued and that is still in progress", actual=params)
+            continue
+        done = w.answered_at(target)
+        if done is not None and done < m.t - 1.0:  # allow the race: our answer may still have been in flight
+            fail(pick(version, "client.cancel.reference-own-inflight"), m, "CancelOfFinishedRequest",
+                 f"the client cancelled {id_repr(target)} {m.t - done:.2f} s after the server had answered it",
+                 expected="a request still in progress", actual=params)
+        else:
+            ok(pick(version, "client.cancel.reference-own-inflight"))
+    if init_msgs and not any(m.env.method == "notifications/cancelled" and _same((m.env.params or {}).get("requestId", MISSING) if isinstance(m.env.params, dict) else MISSING, init_msgs[0].env.id) for m in w.msgs):
+        ok("client.cancel.not-initialize")
+    tokens: list[tuple[Msg, Any]] = [(m, _meta(m.env).get("progressToken", MISSING)) for m in real]
+    tokens = [(m, t) for m, t in tokens if t is not MISSING]
+    clash = None
+    for i, (m, tok) in enumerate(tokens):
+        for prev, ptok in tokens[:i]:
+            if _same(ptok, tok):
+                done = w.answered_at(prev.env.id)
+                if done is None or done > m.t:
+                    clash = (prev, m, tok)
+        if clash:
+            break
+    if clash:
+        fail(pick(version, "client.progress.token-unique"), clash[1], "DuplicateProgressToken",
+             f"the client used the progress token {id_repr(clash[2])} on {clash[1].env.method} while {clash[0].env.method} "
+             "with the same token was still active", expected="progress tokens unique across active requests", actual=clash[2])
+    elif tokens:
+        ok(pick(version, "client.progress.token-unique"))
+
+    # -- 2026-07-28: per-request _meta, no responses ---------------------------------------------
+    if vspec.stateless:
+        for m in real:
+            meta = _meta(m.env)
+            missing = [k for k in (META_PV, META_CAPS) if k not in meta]
+            if missing:
+                fail("client.meta.required-fields", m, "MissingRequestMeta",
+                     f"the {m.env.method} request lacks {', '.join(missing)} in params._meta",
+                     expected=f"{META_PV} and {META_CAPS} on every request", actual=meta or None)
+        if real and not any(id(m.env) in flagged for m in real):
+            ok("client.meta.required-fields")
+        no_info = [m for m in real if META_INFO not in _meta(m.env)]
+        if no_info:
+            fail("client.meta.client-info", no_info[0], "MissingClientInfo",
+                 f"the {no_info[0].env.method} request carries no {META_INFO} in params._meta",
+                 expected=f"{META_INFO} on every request", actual=_meta(no_info[0].env) or None)
+        elif real:
+            ok("client.meta.client-info")
+        rid = "client.stdio.no-responses" if stdio else "client.http2026.no-responses"
+        responses = [m for m in w.msgs if m.env.kind in (Kind.RESULT, Kind.ERROR)]
+        if responses:
+            fail(rid, responses[0], "ClientResponse", "the client wrote a JSON-RPC response on 2026-07-28",
+                 expected="no responses from the client", actual=_raw(responses[0].entry))
+        elif w.msgs:
+            ok(rid)
+
+    # -- HTTP -----------------------------------------------------------------------------------
+    if run.endpoint is not None:
+        _judge_http(ctx, run, w, fail, ok)
+
+    # -- schema validity, for what no specific rule took ---------------------------------------------
+    invalid = [m for m in w.msgs if id(m.env) not in flagged and m.env.kind is not Kind.INVALID
+               and m.top is m.env and m.entry.findings]
+    for m in invalid[:3]:
+        f = m.entry.findings[0]
+        fail("client.basic.schema-valid", m, "SchemaMismatch",
+             f"the client's {m.env.method or m.env.kind.value} does not match the {version} schema: {f}",
+             expected=f.definition or "the official schema", actual=f.json_path, )
+    if w.msgs and not invalid:
+        ok("client.basic.schema-valid")
+    return w
+
+
+def _raw(entry: TranscriptEntry) -> str:
+    raw = entry.raw or b""
+    text = raw.decode("utf-8", "replace")
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+def _session_of(m: Msg) -> Any:
+    headers = m.meta.get("headers") or {}
+    sid = headers.get("mcp-session-id")
+    if sid:
+        return sid
+    if m.env.method == "initialize":
+        return ("init", m.entry.seq)
+    return None
+
+
+def _initialize_problems(env: Envelope) -> list[str]:
+    params = env.params if isinstance(env.params, dict) else None
+    if params is None:
+        return ["params"]
+    out = []
+    if not isinstance(params.get("protocolVersion"), str):
+        out.append("protocolVersion (a string)")
+    if not isinstance(params.get("capabilities"), dict):
+        out.append("capabilities (an object)")
+    info = params.get("clientInfo")
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
+        out.append("clientInfo with name and version")
+    return out
+
+
+def _judge_initialized(ctx: ClientContext, w: Wire, init: Msg, fail: Any, ok: Any) -> None:
+    answered = w.answered_at(init.env.id)
+    if answered is None:
+        return
+    # did our answer succeed? (an error answer starts nothing)
+    ours = next((e for e in w.out if e.envelope is not None and _same(e.envelope.id, init.env.id)), None)
+    if ours is None or ours.envelope is None or ours.envelope.kind is not Kind.RESULT:
+        return
+    after = [m for m in w.msgs if m.t >= answered]
+    inited = next((m for m in after if m.env.method == "notifications/initialized" and m.env.kind is Kind.NOTIFICATION), None)
+    others = [m for m in after if m.env.kind is Kind.REQUEST and m.env.method not in ("ping", "initialize")]
+    if inited is None and (others or w.run.exited is not None or True):
+        if not others and not after:
+            # the client went away without a word after our result: a client that does not
+            # support the version we offered may do that (it asked for another one)
+            asked = (init.env.params or {}).get("protocolVersion") if isinstance(init.env.params, dict) else None
+            offered = (ours.envelope.result or {}).get("protocolVersion") if isinstance(ours.envelope.result, dict) else None
+            if asked != offered:
+                ctx.not_reached("client.lifecycle.initialized-sent",
+                                f"the client asked for {asked} and disconnected when offered {offered}")
+                return
+        fail("client.lifecycle.initialized-sent", others[0] if others else init, "InitializedNotSent",
+             "the client never sent notifications/initialized after the initialize result"
+             + (f" (it sent {others[0].env.method} instead)" if others else ""),
+             expected="notifications/initialized after a successful initialize", actual=None)
+        return
+    if inited is not None and others and others[0].t < inited.t:
+        fail("client.lifecycle.initialized-sent", others[0], "RequestBeforeInitialized",
+             f"the client sent {others[0].env.method} before notifications/initialized",
+             expected="notifications/initialized first", actual=others[0].env.method)
+        return
+    ok("client.lifecycle.initialized-sent")
+
+
+def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any) -> None:
+    ep = run.endpoint
+    version = ctx.version
+    vspec = spec(version)
+    reqs = ep.requests
+    posts = [r for r in reqs if r.method == "POST"]
+    if not posts:
+        return
+    if ctx.transport is Transport.SSE:
+        wrong = [r for r in posts if ep.endpoint_path is not None and (r.path + ("?" + r.query if r.query else "")) != ep.endpoint_path]
+        if wrong:
+            r = wrong[0]
+            ctx.check("client.sse.post-to-endpoint", False, problem="PostNotToEndpoint",
+                      message=f"the client POSTed to {r.path}{'?' + r.query if r.query else ''}, not to the endpoint the "
+                              f"server named ({ep.endpoint_path})", expected=ep.endpoint_path,
+                      actual=r.path + ("?" + r.query if r.query else ""), peer=run.peer)
+        else:
+            ctx.check("client.sse.post-to-endpoint", True, peer=run.peer)
+        return
+    bad_accept = [r for r in posts if not _accepts_both(r.header("accept"))]
+    if bad_accept:
+        r = bad_accept[0]
+        ctx.check(pick(version, "client.http.accept"), False, problem="AcceptIncomplete",
+                  message=f"POST #{r.n} has Accept: {r.header('accept')!r}; it must list both application/json and text/event-stream",
+                  expected="application/json, text/event-stream", actual=r.header("accept"), peer=run.peer)
+    else:
+        ctx.check(pick(version, "client.http.accept"), True, peer=run.peer)
+    arrays = [r for r in posts if r.body.lstrip()[:1] == b"["]
+    if vspec.stateless:
+        rid = "client.http2026.single-body"
+    else:
+        rid = "client.http.single-message-body"
+    if version not in ("2024-11-05", "2025-03-26"):
+        if arrays:
+            ctx.check(rid, False, problem="BatchBody", message=f"POST #{arrays[0].n} carries a JSON array (a batch)",
+                      expected="a single JSON-RPC message per POST", actual=arrays[0].body[:200].decode("utf-8", "replace"),
+                      peer=run.peer)
+        else:
+            ctx.check(rid, True, peer=run.peer)
+    if vspec.stateless:
+        missing = [r for r in posts if not r.header("mcp-protocol-version")]
+        if missing:
+            ctx.check("client.http2026.version-header", False, problem="MissingProtocolVersionHeader",
+                      message=f"POST #{missing[0].n} has no MCP-Protocol-Version header", expected=version, actual=None, peer=run.peer)
+        else:
+            ctx.check("client.http2026.version-header", True, peer=run.peer)
+        mismatched = []
+        no_method = []
+        for r in posts:
+            for env in r.envelopes[:1]:
+                pv = _meta(env).get(META_PV) if env.kind is Kind.REQUEST else None
+                hv = r.header("mcp-protocol-version")
+                if pv is not None and hv is not None and hv != pv:
+                    mismatched.append((r, hv, pv))
+                if env.method is not None and r.header("mcp-method") != env.method:
+                    no_method.append((r, env.method))
+        if mismatched:
+            r, hv, pv = mismatched[0]
+            ctx.check("client.http2026.version-header-matches-meta", False, problem="ProtocolVersionHeaderMismatch",
+                      message=f"POST #{r.n}: MCP-Protocol-Version {hv!r} but _meta names {pv!r}", expected=pv, actual=hv,
+                      peer=run.peer)
+        elif posts:
+            ctx.check("client.http2026.version-header-matches-meta", True, peer=run.peer)
+        if no_method:
+            r, method = no_method[0]
+            ctx.check("client.http2026.standard-headers", False, problem="MissingMcpMethodHeader",
+                      message=f"POST #{r.n} ({method}) has Mcp-Method {r.header('mcp-method')!r}", expected=method,
+                      actual=r.header("mcp-method"), peer=run.peer)
+        else:
+            ctx.check("client.http2026.standard-headers", True, peer=run.peer)
+        return
+    # sessions and the version header (2025-03-26 .. 2025-11-25)
+    after = []
+    issued_at = None
+    for r in reqs:
+        if issued_at is None:
+            if r.envelopes and any(e.method == "initialize" for e in r.envelopes) and r.status == 200:
+                issued_at = r.n
+            continue
+        if r.envelopes and any(e.method == "initialize" for e in r.envelopes):
+            continue  # a new session starts without an id
+        after.append(r)
+    if ep.sessions_issued and after:
+        lost = [r for r in after if r.header("mcp-session-id") not in ep.sessions_issued]
+        if lost:
+            r = lost[0]
+            ctx.check(pick(version, "client.http.session-id"), False, problem="SessionIdNotSent",
+                      message=f"{r.method} #{r.n} carries Mcp-Session-Id {r.header('mcp-session-id')!r}, not the id the "
+                              "server issued", expected=ep.sessions_issued[-1], actual=r.header("mcp-session-id"), peer=run.peer)
+        else:
+            ctx.check(pick(version, "client.http.session-id"), True, peer=run.peer)
+    if version not in ("2024-11-05", "2025-03-26") and after:
+        nohdr = [r for r in after if not r.header("mcp-protocol-version")]
+        if nohdr:
+            r = nohdr[0]
+            ctx.check("client.http.version-header", False, problem="MissingProtocolVersionHeader",
+                      message=f"{r.method} #{r.n} after initialization has no MCP-Protocol-Version header",
+                      expected=version, actual=None, peer=run.peer)
+        else:
+            ctx.check("client.http.version-header", True, peer=run.peer)
+
+
+def _accepts_both(value: str | None) -> bool:
+    if not value:
+        return False
+    types = {part.split(";")[0].strip().lower() for part in value.split(",")}
+    return "application/json" in types and "text/event-stream" in types

@@ -1,0 +1,103 @@
+"""One client run: start the client, serve it with the scenario server, end it, judge it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+import anyio
+
+from conformance.client_context import ClientContext, ClientRun
+from conformance.connect import TargetError
+from conformance.scenarios.client._judge import Wire, engaged, judge_run
+from conformance.scenarios.client._server import ScenarioServer
+
+__all__ = ["Played", "play", "describe_exit"]
+
+
+@dataclass
+class Played:
+    run: ClientRun
+    server: ScenarioServer | None
+    wire: Wire
+    engaged: bool
+    ended_by_client: bool  # the client exited (or ended its server) before we had to stop it
+
+
+def describe_exit(run: ClientRun) -> str:
+    if run.exit_code is None:
+        return "it was still running"
+    tail = run.tail().strip().splitlines()[-3:]
+    shown = f"; its stderr ends: {' | '.join(tail)[:300]}" if tail else ""
+    return f"it exited with code {run.exit_code}{shown}"
+
+
+async def play(
+    ctx: ClientContext,
+    *,
+    configure: Callable[[ScenarioServer], None] | None = None,
+    during: Callable[[ClientRun, ScenarioServer], Awaitable[None]] | None = None,
+    launch: dict[str, Any] | None = None,
+    unsupported_offer: bool = False,
+    judge: bool = True,
+) -> Played:
+    """Start the client, play the server until the client is done (it exits, or closes the
+    server's stdin) or the run's budget passes, then end it and judge what it did."""
+    runner = ctx.runner
+    run = await ctx.launch(**(launch or {}))
+    peer = await ctx.connected(run)
+    if peer is None:
+        if run.exit_code is not None:
+            raise TargetError(
+                f"the client exited (code {run.exit_code}) without connecting to the suite's server; {describe_exit(run)}",
+                hint="run the command by hand with the URL or launcher the suite passes ({url} / {server}, or appended "
+                     "as the last argument) and check that it connects",
+            )
+        raise TargetError(
+            f"the client did not connect to the suite's server within {runner.target.startup_timeout:g} s",
+            hint="pass {server} (stdio) or {url} (HTTP) where the client expects the server, or raise --timeout",
+        )
+    server = ScenarioServer(peer, ctx.version)
+    if configure is not None:
+        configure(server)
+    budget = runner.target.run_timeout
+    until = anyio.current_time() + budget
+    ended_by_client = False
+    async with anyio.create_task_group() as tg:
+        async def watch_exit() -> None:
+            nonlocal ended_by_client
+            await ctx.wait_exit(run, budget)
+            if run.exit_code is not None:
+                ended_by_client = True
+                await anyio.sleep(0.1)  # the last requests it made are still being read
+            server.stop.set()
+
+        async def watch_stdio() -> None:
+            nonlocal ended_by_client
+            relay = run.relay_transport
+            if relay is None:
+                return
+            gone = await relay.wait_gone(budget)
+            if gone:
+                ended_by_client = True
+
+        async def extra() -> None:
+            if during is not None:
+                await during(run, server)
+
+        tg.start_soon(watch_exit)
+        tg.start_soon(watch_stdio)
+        tg.start_soon(extra)
+        await server.serve(until)
+        server.stop.set()
+        tg.cancel_scope.cancel()
+    relay = run.relay_transport
+    if relay is not None:
+        await relay.wait_gone(0.5)
+        facts = relay.facts
+        if facts.stdin_closed is not None or facts.signals or facts.killed is not None:
+            ended_by_client = True  # the client ended its server (how: the shutdown check says)
+    # the server is done with the client: a client that did not end the session itself is ended now
+    await runner.end_client(run, 2.0 if not ended_by_client else 0.5)
+    wire = judge_run(ctx, run, unsupported_offer=unsupported_offer) if judge else Wire(run)
+    return Played(run, server, wire, engaged(wire, ctx.version), ended_by_client)

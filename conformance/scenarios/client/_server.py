@@ -1,0 +1,220 @@
+"""The suite's scenario server: a plain, full-featured MCP server played on the raw peer.
+
+Every client scenario serves the client with :class:`ScenarioServer` and changes one behaviour
+through its hooks (hold the first request, counter-offer a version, refuse with 404...).  It
+answers what a small but complete server answers: ``initialize`` (the run's version: echoed when
+the client asked for it, counter-offered otherwise), ``server/discover`` on 2026-07-28 (and, as a
+legacy server would, an error before ``initialize`` on the other versions), ``ping``, tools (two
+pages), prompts, resources and templates, logging, completion; ``-32601`` for anything else.
+Results follow the run's schema (``resultType``, ``ttlMs``, ``cacheScope`` on 2026-07-28), so a
+strict client finds nothing to complain about.  Built on the raw wire layer, never an SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+import anyio
+
+from conformance import __version__
+from conformance.peer import ConnectionLost, ExpectTimeout, RawPeer
+from conformance.spec.versions import VERSIONS, spec
+from conformance.wire.envelope import Envelope, Kind
+
+__all__ = ["ScenarioServer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE"]
+
+SERVER_INFO = {"name": "mcp-conformance-scenario-server", "version": __version__}
+MODERN = [v for v in VERSIONS if spec(v).stateless]
+LEGACY = [v for v in VERSIONS if not spec(v).stateless]
+CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
+                       "resources/read"})
+META_PV = "io.modelcontextprotocol/protocolVersion"
+
+TOOL = {
+    "name": "add_numbers",
+    "description": "Add two numbers (the official runner's fixture name, so its adapters can call it).",
+    "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                    "required": ["a", "b"]},
+}
+TOOL_2 = {
+    "name": "echo",
+    "description": "Echo a text.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+}
+PROMPT = {"name": "greeting", "description": "A greeting.",
+          "arguments": [{"name": "name", "description": "who to greet", "required": False}]}
+RESOURCE = {"uri": "mcp-conformance://hello", "name": "hello", "mimeType": "text/plain"}
+TEMPLATE = {"uriTemplate": "mcp-conformance://items/{id}", "name": "item", "mimeType": "text/plain"}
+
+Handler = Callable[[Envelope], Awaitable[Any]]
+
+
+@dataclass
+class Answer:
+    """What to send for one request: a result, an error, or nothing (``hold``)."""
+
+    result: Any = None
+    error: dict[str, Any] | None = None
+    hold: bool = False
+
+
+@dataclass
+class ScenarioServer:
+    """Serve one client connection for one version until it goes away or ``stop`` is set."""
+
+    peer: RawPeer
+    version: str
+    capabilities: dict[str, Any] | None = None  # default: tools, prompts, resources, logging(, completions)
+    #: method -> coroutine(env) returning an Answer (or None for the default answer)
+    hooks: dict[str, Handler] = field(default_factory=dict)
+    #: called once with the first request after the handshake (the "victim"), before it is answered
+    on_first_request: Handler | None = None
+    #: the version to answer initialize with (default: the run's version)
+    offer: str | None = None
+    requests: list[Envelope] = field(default_factory=list)
+    initialized: bool = False
+    first_request: Envelope | None = None
+    stop: Any = None  # anyio.Event
+
+    def __post_init__(self) -> None:
+        self.vspec = spec(self.version)
+        if self.capabilities is None:
+            caps: dict[str, Any] = {"tools": {"listChanged": False}, "prompts": {"listChanged": False},
+                                    "resources": {"subscribe": False, "listChanged": False}, "logging": {}}
+            if self.version != "2024-11-05":
+                caps["completions"] = {}
+            self.capabilities = caps
+        if self.stop is None:
+            self.stop = anyio.Event()
+        self.handshake_done = anyio.Event()
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def serve(self, until: float) -> None:
+        """Answer requests until the connection ends, ``stop`` is set, or ``until`` (monotonic)."""
+        peer = self.peer
+        async with anyio.create_task_group() as tg:
+            async def stopper() -> None:
+                await self.stop.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stopper)
+            try:
+                while True:
+                    left = until - anyio.current_time()
+                    if left <= 0:
+                        break
+                    try:
+                        env = await peer.expect_message(lambda e: e.kind is Kind.REQUEST, what="a request from the client",
+                                                        timeout=left)
+                    except (ExpectTimeout, ConnectionLost):
+                        break
+                    self.requests.append(env)
+                    tg.start_soon(self._answer, env)
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _answer(self, env: Envelope) -> None:
+        method = env.method or ""
+        try:
+            if method not in ("initialize", "ping", "server/discover") and self.first_request is None:
+                self.first_request = env
+                if self.on_first_request is not None:
+                    await self.on_first_request(env)
+            hook = self.hooks.get(method)
+            answer = await hook(env) if hook is not None else None
+            if answer is None:
+                answer = self.default(env)
+            if answer.hold:
+                return
+            if answer.error is not None:
+                await self.peer.respond_error(env.id, answer.error.get("code"), answer.error.get("message"),
+                                              *([answer.error["data"]] if "data" in answer.error else []))
+            else:
+                await self.peer.respond(env.id, answer.result)
+            if method == "initialize" and answer.error is None:
+                self.handshake_done.set()
+        except (ConnectionLost, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        except Exception as exc:  # the connection went away mid-answer
+            self.peer.transcript.note(f"answer to {method} not sent: {exc}")
+
+    # -- default answers --------------------------------------------------------------------
+
+    def _result(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        if self.vspec.stateless:
+            result.setdefault("resultType", "complete")
+            if method in CACHEABLE:
+                result.setdefault("ttlMs", 0)
+                result.setdefault("cacheScope", "private")
+        return result
+
+    def default(self, env: Envelope) -> Answer:
+        method = env.method or ""
+        params = env.params if isinstance(env.params, dict) else {}
+        v = self.vspec
+        if method == "initialize":
+            if v.stateless:
+                requested = params.get("protocolVersion")
+                return Answer(error={"code": -32022, "message": "Unsupported protocol version: this server speaks only "
+                                     + ", ".join(MODERN),
+                                     "data": {"requested": requested if isinstance(requested, str) else "", "supported": MODERN}})
+            self.initialized = True
+            return Answer(result={"protocolVersion": self.offer or self.version, "capabilities": self.capabilities,
+                                  "serverInfo": dict(SERVER_INFO)})
+        if method == "server/discover":
+            if not v.stateless:  # a legacy server does not know the method
+                return Answer(error={"code": -32601, "message": "Method not found: server/discover"})
+            self.handshake_done.set()
+            return Answer(result=self._result(method, {"supportedVersions": list(MODERN), "capabilities": self.capabilities,
+                                                       "_meta": {"io.modelcontextprotocol/serverInfo": dict(SERVER_INFO)}}))
+        if method == "ping" and v.ping:
+            return Answer(result={})
+        if v.stateless:
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            requested = meta.get(META_PV)
+            if requested not in MODERN:
+                return Answer(error={"code": -32022, "message": "Unsupported protocol version",
+                                     "data": {"requested": requested if isinstance(requested, str) else "", "supported": MODERN}})
+        caps = self.capabilities or {}
+        if method == "tools/list" and "tools" in caps:
+            cursor = params.get("cursor")
+            if cursor == "page-2":
+                return Answer(result=self._result(method, {"tools": [TOOL_2]}))
+            return Answer(result=self._result(method, {"tools": [TOOL], "nextCursor": "page-2"}))
+        if method == "tools/call" and "tools" in caps:
+            name = params.get("name")
+            args = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+            if name == "add_numbers":
+                a, b = args.get("a"), args.get("b")
+                if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+                    return Answer(result=self._result(method, {"content": [{"type": "text", "text": str(a + b)}]}))
+                return Answer(result=self._result(method, {"content": [{"type": "text", "text": "a and b must be numbers"}],
+                                                           "isError": True}))
+            if name == "echo":
+                return Answer(result=self._result(method, {"content": [{"type": "text", "text": str(args.get("text", ""))}]}))
+            return Answer(error={"code": -32602, "message": f"Unknown tool: {name}"})
+        if method == "prompts/list" and "prompts" in caps:
+            return Answer(result=self._result(method, {"prompts": [PROMPT]}))
+        if method == "prompts/get" and "prompts" in caps:
+            if params.get("name") != "greeting":
+                return Answer(error={"code": -32602, "message": "Unknown prompt"})
+            who = (params.get("arguments") or {}).get("name", "world") if isinstance(params.get("arguments"), dict) else "world"
+            return Answer(result=self._result(method, {"messages": [
+                {"role": "user", "content": {"type": "text", "text": f"Hello, {who}!"}}]}))
+        if method == "resources/list" and "resources" in caps:
+            return Answer(result=self._result(method, {"resources": [RESOURCE]}))
+        if method == "resources/templates/list" and "resources" in caps:
+            return Answer(result=self._result(method, {"resourceTemplates": [TEMPLATE]}))
+        if method == "resources/read" and "resources" in caps:
+            uri = params.get("uri")
+            if isinstance(uri, str) and (uri == RESOURCE["uri"] or uri.startswith("mcp-conformance://items/")):
+                return Answer(result=self._result(method, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hello"}]}))
+            code = -32602 if v.stateless else -32002
+            return Answer(error={"code": code, "message": "Resource not found", "data": {"uri": uri}})
+        if method == "logging/setLevel" and "logging" in caps and v.set_level:
+            return Answer(result=self._result(method, {}))
+        if method == "completion/complete" and "completions" in caps:
+            return Answer(result=self._result(method, {"completion": {"values": [], "hasMore": False}}))
+        return Answer(error={"code": -32601, "message": f"Method not found: {method}"})

@@ -1,0 +1,105 @@
+"""Client lifecycle: the plain run every client gets, and a version it cannot accept.
+
+basic/lifecycle (2024-11-05 .. 2025-11-25), basic/transports/stdio and server/discover
+(2026-07-28).  The ``baseline`` run serves a full-featured server that answers everything and
+judges everything the client did on the wire (:mod:`._judge`); ``version_unsupported`` answers
+``initialize`` with a version no client supports.
+"""
+
+from __future__ import annotations
+
+from conformance.client_context import ClientContext
+from conformance.registry import scenario
+from conformance.scenarios.client._judge import W_REQUIREMENTS, pick
+from conformance.scenarios.client._run import describe_exit, play
+from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
+from conformance.wire.envelope import Kind
+
+SHUTDOWN = ("client.lifecycle.stdio-shutdown", "client.lifecycle.stdio-shutdown-2026")
+DELETE = ("client.http.session-delete", "client.http.session-delete-2025-03-26")
+
+
+@scenario(requirements=[*W_REQUIREMENTS, *SHUTDOWN, *DELETE, "client.discover.first"], role="client", order=0)
+async def baseline(ctx: ClientContext) -> None:
+    """A plain, full-featured server (tools over two pages, prompts, resources, templates, logging,
+    completion) that answers everything at once; every message, header and process fact of the run
+    is judged, and how the client ends the session (stdio: closes the server's stdin first; HTTP:
+    DELETEs its session)."""
+    played = await play(ctx)
+    run, w = played.run, played.wire
+    version = ctx.version
+    if not played.engaged:
+        ctx.note(f"the client did not speak {version} with the suite's server in this run ({describe_exit(run)}); "
+                 "what it sent was judged")
+    # how the client ended the session
+    if ctx.transport is Transport.STDIO:
+        rid = pick(version, "client.lifecycle.stdio-shutdown")
+        relay = run.relay_transport
+        facts = relay.facts if relay is not None else None
+        if facts is None or not played.ended_by_client:
+            ctx.not_reached(rid, "the client did not end the session within the run (the suite stopped it)")
+        else:
+            first_signal = facts.signals[0] if facts.signals else None
+            if facts.stdin_closed is not None and (first_signal is None or facts.stdin_closed <= first_signal[0]):
+                ctx.check(rid, True, message="the client closed the server's stdin first")
+            elif first_signal is not None:
+                ctx.check(rid, False, problem="ShutdownWithoutClosingStdin",
+                          message=f"the client sent the server {first_signal[1]} before closing its stdin",
+                          expected="close the server's stdin first, then wait, then SIGTERM, then SIGKILL",
+                          actual=first_signal[1])
+            elif facts.killed is not None:
+                ctx.check(rid, False, problem="ShutdownWithoutClosingStdin",
+                          message="the client killed the server (SIGKILL) without closing its stdin first",
+                          expected="close the server's stdin first, then wait, then SIGTERM, then SIGKILL",
+                          actual="SIGKILL")
+    elif ctx.transport is Transport.STREAMABLE_HTTP and not spec(version).stateless:
+        rid = pick(version, "client.http.session-delete")
+        ep = run.endpoint
+        if not ep.sessions_issued or not played.engaged:
+            ctx.not_reached(rid, "no session was established")
+        elif not played.ended_by_client:
+            ctx.not_reached(rid, "the client did not end within the run (the suite stopped it)")
+        else:
+            deletes = [r for r in ep.requests if r.method == "DELETE" and r.header("mcp-session-id") in ep.sessions_issued]
+            ctx.check(rid, bool(deletes), problem="SessionNotDeleted",
+                      message="" if deletes else "the client went away without DELETE-ing its session",
+                      expected="DELETE with the Mcp-Session-Id before leaving", actual=None)
+    # 2026-07-28 stdio: a dual-era client probes with server/discover first
+    if spec(version).stateless and ctx.transport is Transport.STDIO:
+        reqs = w.requests()
+        if reqs and reqs[0].env.method == "initialize" and any(m.env.method != "initialize" for m in reqs[1:]):
+            ctx.check("client.discover.first", False, problem="NoDiscoverProbe",
+                      message="the client sent initialize first and then modern requests: a client that supports both "
+                              "eras should probe with server/discover first",
+                      expected="server/discover first", actual="initialize")
+        elif reqs and reqs[0].env.method == "server/discover":
+            ctx.check("client.discover.first", True)
+        else:
+            ctx.not_reached("client.discover.first", "the client did not show that it supports both eras")
+
+
+@scenario(requirements=["client.lifecycle.version-unsupported-disconnect", *W_REQUIREMENTS], role="client",
+          until=LATEST_STATEFUL, order=1)
+async def version_unsupported(ctx: ClientContext) -> None:
+    """``initialize`` is answered with protocol version ``1999-01-01``, which no client supports:
+    the client should disconnect -- no ``notifications/initialized``, no further request."""
+    played = await play(ctx, configure=lambda s: setattr(s, "offer", "1999-01-01"), unsupported_offer=True)
+    w = played.wire
+    init = [m for m in w.msgs if m.env.method == "initialize" and m.env.kind is Kind.REQUEST]
+    rid = "client.lifecycle.version-unsupported-disconnect"
+    if not init:
+        ctx.not_reached(rid, "the client never sent initialize")
+        return
+    answered = w.answered_at(init[0].env.id)
+    if answered is None:
+        ctx.not_reached(rid, "the initialize request was not answered")
+        return
+    later = [m for m in w.msgs if m.t > answered and m.env.method not in ("initialize",)
+             and not (m.env.method == "notifications/cancelled")]
+    if later:
+        ctx.check(rid, False, problem="ContinuedAfterUnsupportedVersion",
+                  message=f"after the server answered protocol version 1999-01-01 the client went on with "
+                          f"{later[0].env.method or later[0].env.kind.value}",
+                  expected="disconnect (nothing more sent)", actual=later[0].env.method, entries=[later[0].entry])
+    else:
+        ctx.check(rid, True, message="the client sent nothing more after the unsupported version")

@@ -1,0 +1,268 @@
+"""What the server sends the client: requests, notifications, batches (2024-11-05 .. 2025-11-25).
+
+basic (responses, notifications, batching), basic/utilities/ping, basic/utilities/cancellation,
+client/roots, client/sampling, client/elicitation, basic/lifecycle#operation.  The scenario server
+declares only ``tools`` and holds the ``initialize`` result a moment; when the client makes its
+first request after the handshake (whatever it is: ``tools/list`` for most clients), the server
+holds that answer and first sends, one at a time: ``ping``, an unknown method, ``roots/list``,
+``sampling/createMessage``, ``elicitation/create``, then notifications (a log message, a list
+change, two invalid cancellations) followed by a barrier ``ping``, and on 2025-03-26 a batch of two
+pings.  Over HTTP they travel on the SSE stream of the held request (legacy SSE: the SSE stream).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from conformance.client_context import ClientContext, ClientRun
+from conformance.peer import ConnectionLost, ExpectTimeout
+from conformance.registry import scenario
+from conformance.scenarios.client._judge import W_REQUIREMENTS
+from conformance.scenarios.client._run import play
+from conformance.scenarios.client._server import ScenarioServer
+from conformance.spec.versions import LATEST_STATEFUL, spec
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+
+ECHO = ("client.basic.response-id-echo", "client.basic.result-id-echo", "client.basic.error-id-echo")
+SHAPE = ("client.basic.result-xor-error", "client.basic.error-code-integer")
+P_REQUIREMENTS = (
+    "client.ping.respond", *ECHO, *SHAPE, "client.jsonrpc.method-not-found",
+    "client.roots.declare", "client.roots.unsupported-error", "client.roots.file-uri",
+    "client.sampling.declare", "client.elicitation.declare",
+    "client.basic.notification-no-response", "client.cancel.invalid-ignored", "client.basic.batch-receive",
+    "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should",
+)
+HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
+UNDECLARED_METHODS = ("prompts/", "resources/", "logging/setLevel", "completion/complete")
+
+
+def _is_response(env: Envelope) -> bool:
+    if env.kind in (Kind.RESULT, Kind.ERROR):
+        return True
+    value = env.value if isinstance(env.value, dict) else None
+    return bool(value is not None and env.method is None and ("result" in value or "error" in value))
+
+
+@scenario(requirements=[*P_REQUIREMENTS, *W_REQUIREMENTS], role="client", until=LATEST_STATEFUL, order=2)
+async def server_requests(ctx: ClientContext) -> None:
+    """The server pings the client, sends it an unknown method, roots/list, sampling/createMessage
+    and elicitation/create, notifications and (2025-03-26) a batch, while holding the client's
+    first request; it declares only tools, so the client may use nothing else."""
+    version = ctx.version
+    state: dict[str, Any] = {"probed": False}
+
+    def configure(server: ScenarioServer) -> None:
+        server.capabilities = {"tools": {"listChanged": False}}
+
+        async def hold_initialize(env: Envelope) -> None:
+            await anyio.sleep(HOLD_INITIALIZE)  # provocation: a pipelining client shows itself
+            return None
+
+        server.hooks["initialize"] = hold_initialize
+
+        async def probes(env: Envelope) -> None:
+            state["probed"] = True
+            await _probe(ctx, server, state)
+
+        server.on_first_request = probes
+
+    launch = {"answer_mode": "sse"} if ctx.transport.value == "streamable-http" else {}
+    played = await play(ctx, configure=configure, launch=launch)
+    w = played.wire
+    if not played.engaged:
+        for rid in P_REQUIREMENTS:
+            ctx.not_reached(rid, f"the client did not speak {version} with the suite's server")
+        return
+    if not state["probed"]:
+        for rid in P_REQUIREMENTS:
+            if rid not in ("client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should"):
+                ctx.not_reached(rid, "the client made no request after the handshake, so the server had no moment "
+                                     "to send it anything")
+    # only the negotiated capabilities: the server declared tools alone
+    rid = "client.lifecycle.respect-negotiation" if "client.lifecycle.respect-negotiation" in ctx.requirements \
+        else "client.lifecycle.respect-negotiation-should"
+    used = [m for m in w.requests() if (m.env.method or "").startswith(UNDECLARED_METHODS)]
+    if used:
+        ctx.check(rid, False, problem="UndeclaredCapabilityUsed",
+                  message=f"the client sent {used[0].env.method}, but the server declared only the tools capability",
+                  expected="only methods of capabilities the server declared (tools)", actual=used[0].env.method,
+                  entries=[used[0].entry])
+    elif w.requests():
+        ctx.check(rid, True)
+
+
+async def _next_response(peer: Any, timeout: float) -> Envelope | None:
+    try:
+        return await peer.expect_message(_is_response, what="a response from the client", timeout=timeout)
+    except ExpectTimeout:
+        return None
+
+
+async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, Any]) -> None:
+    peer = server.peer
+    version = ctx.version
+    vspec = spec(version)
+    timeout = ctx.timeout
+    init = next((e for e in server.requests if e.method == "initialize"), None)
+    caps = {}
+    if init is not None and isinstance(init.params, dict) and isinstance(init.params.get("capabilities"), dict):
+        caps = init.params["capabilities"]
+    n = 0
+
+    async def ask(method: str, params: Any = MISSING) -> tuple[Any, Envelope | None]:
+        nonlocal n
+        n += 1
+        rid = f"mcpc-{method.replace('/', '-')}-{n}"
+        await peer.request(method, params, id=rid, meta=None)
+        return rid, await _next_response(peer, timeout)
+
+    def judge_answer(rid: Any, resp: Envelope | None, method: str) -> bool:
+        """The id echo and the response shape; True when ``resp`` answers ``rid``."""
+        if resp is None:
+            return False
+        value = resp.value if isinstance(resp.value, dict) else {}
+        both = "result" in value and "error" in value
+        if "client.basic.result-xor-error" in ctx.requirements:
+            ctx.check("client.basic.result-xor-error", not both, problem="ResultAndError",
+                      message="" if not both else f"the client's response to {method} carries both result and error",
+                      expected="result or error, not both", actual=value, entries=[resp])
+        if resp.kind is Kind.ERROR or "error" in value:
+            err = value.get("error")
+            code = err.get("code") if isinstance(err, dict) else None
+            good = isinstance(code, int) and not isinstance(code, bool)
+            ctx.check("client.basic.error-code-integer", good, problem="ErrorCodeNotInteger",
+                      message="" if good else f"the client's error for {method} has the code {code!r}",
+                      expected="an integer code", actual=code, entries=[resp])
+        echo = ("client.basic.error-id-echo" if (resp.kind is Kind.ERROR or "error" in value) else "client.basic.result-id-echo") \
+            if version == "2025-11-25" else "client.basic.response-id-echo"
+        same = type(resp.id) is type(rid) and resp.id == rid
+        ctx.check(echo, same, problem="ResponseIdMismatch",
+                  message="" if same else f"the client answered {method} (id {id_repr(rid)}) with the id {id_repr(resp.id)}",
+                  expected=rid, actual=None if resp.id is MISSING else resp.id, entries=[resp])
+        return same
+
+    try:
+        # 1. ping
+        rid, resp = await ask("ping")
+        state["pings"] = resp is not None
+        if resp is None:
+            ctx.check("client.ping.respond", False, problem="PingNotAnswered",
+                      message=f"the client did not answer the server's ping within {timeout:g} s",
+                      expected="an empty result, promptly", actual=None)
+        elif judge_answer(rid, resp, "ping"):
+            result = resp.result if resp.kind is Kind.RESULT else MISSING
+            empty = isinstance(result, dict) and set(result) <= {"_meta"}
+            ctx.check("client.ping.respond", empty, problem="PingNotEmpty",
+                      message="" if empty else "the client answered ping with something other than an empty result",
+                      expected={}, actual=result if result is not MISSING else resp.value, entries=[resp])
+        # 2. an unknown method
+        rid, resp = await ask("mcp-conformance/unknown-method", {})
+        if resp is None:
+            ctx.check("client.jsonrpc.method-not-found", False, problem="UnknownMethodNotAnswered",
+                      message=f"the client did not answer the unknown method within {timeout:g} s",
+                      expected="error -32601", actual=None)
+        elif judge_answer(rid, resp, "an unknown method"):
+            code = resp.error_code if resp.kind is Kind.ERROR else None
+            ctx.check("client.jsonrpc.method-not-found", code == -32601, problem="WrongErrorCode",
+                      message="" if code == -32601 else f"the unknown method was answered with {_answer(resp)}",
+                      expected="error -32601 (Method not found)", actual=_answer(resp), entries=[resp])
+        # 3. roots/list
+        rid, resp = await ask("roots/list")
+        declared = "roots" in caps
+        if resp is not None and judge_answer(rid, resp, "roots/list"):
+            if resp.kind is Kind.RESULT:
+                ctx.check("client.roots.declare", declared, problem="UndeclaredRoots",
+                          message="" if declared else "the client answered roots/list with roots but did not declare "
+                                                      "the roots capability", expected="-32601 (roots not declared)",
+                          actual=_answer(resp), entries=[resp])
+                roots = resp.result.get("roots") if isinstance(resp.result, dict) else None
+                if isinstance(roots, list) and roots:
+                    bad = [r.get("uri") for r in roots if isinstance(r, dict) and not str(r.get("uri", "")).startswith("file://")]
+                    ctx.check("client.roots.file-uri", not bad, problem="RootNotFileUri",
+                              message="" if not bad else f"root URI {bad[0]!r} is not a file:// URI",
+                              expected="file:// URIs", actual=bad[0] if bad else None, entries=[resp])
+                else:
+                    ctx.not_reached("client.roots.file-uri", "the client listed no roots")
+            else:
+                ctx.check("client.roots.declare", True, entries=[resp])
+                if not declared:
+                    code = resp.error_code
+                    ctx.check("client.roots.unsupported-error", code == -32601, problem="WrongErrorCode",
+                              message="" if code == -32601 else f"roots/list to a client without roots was answered with {_answer(resp)}",
+                              expected="-32601 (Method not found)", actual=code, entries=[resp])
+        if declared:
+            ctx.not_reached("client.roots.unsupported-error", "the client declared roots")
+        # 4. sampling/createMessage
+        params = {"messages": [{"role": "user", "content": {"type": "text", "text": "mcp-conformance: say hello"}}],
+                  "maxTokens": 16}
+        rid, resp = await ask("sampling/createMessage", params)
+        if resp is not None and judge_answer(rid, resp, "sampling/createMessage"):
+            declared = "sampling" in caps
+            ok = declared or resp.kind is not Kind.RESULT
+            ctx.check("client.sampling.declare", ok, problem="UndeclaredSampling",
+                      message="" if ok else "the client answered sampling/createMessage with a result but did not "
+                                            "declare the sampling capability", expected="an error (sampling not declared)",
+                      actual=_answer(resp), entries=[resp])
+        # 5. elicitation/create
+        if vspec.elicitation:
+            params = {"message": "mcp-conformance: may I ask?",
+                      "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}
+            rid, resp = await ask("elicitation/create", params)
+            if resp is not None and judge_answer(rid, resp, "elicitation/create"):
+                declared = "elicitation" in caps
+                ok = declared or resp.kind is not Kind.RESULT
+                ctx.check("client.elicitation.declare", ok, problem="UndeclaredElicitation",
+                          message="" if ok else "the client answered elicitation/create with a result but did not "
+                                                "declare the elicitation capability", expected="an error",
+                          actual=_answer(resp), entries=[resp])
+        # 6. notifications, then a barrier ping: nothing may answer them
+        await peer.notify("notifications/message", {"level": "info", "logger": "mcp-conformance", "data": "hello"})
+        await peer.notify("notifications/tools/list_changed")
+        await peer.notify("notifications/cancelled", {"requestId": "mcpc-never-sent", "reason": "mcp-conformance probe"})
+        await peer.notify("notifications/cancelled", {})
+        rid, resp = await ask("ping")
+        extra = []
+        while resp is not None and not (type(resp.id) is type(rid) and resp.id == rid):
+            extra.append(resp)
+            resp = await _next_response(peer, timeout)
+        if extra:
+            ctx.check("client.basic.notification-no-response", False, problem="NotificationAnswered",
+                      message="the client answered a notification", expected="no response to notifications",
+                      actual=_answer(extra[0]), entries=[extra[0]])
+        elif resp is not None:
+            ctx.check("client.basic.notification-no-response", True, entries=[resp])
+        if not state["pings"]:
+            ctx.not_reached("client.cancel.invalid-ignored", "the client answers no ping, so the barrier cannot tell")
+            ctx.not_reached("client.basic.notification-no-response", "the client answers no ping, so the barrier cannot tell")
+        else:
+            ctx.check("client.cancel.invalid-ignored", resp is not None, problem="InvalidCancelNotIgnored",
+                      message="" if resp is not None else "after two invalid cancellations the client no longer answered a ping",
+                      expected="invalid cancellations ignored (the next ping answered)", actual=None)
+        # 7. a batch (2025-03-26)
+        if vspec.batching:
+            ids = ["mcpc-batch-1", "mcpc-batch-2"]
+            await peer.send_json([{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in ids])
+            got: set[str] = set()
+            for _ in ids:
+                resp = await _next_response(peer, timeout)
+                if resp is None:
+                    break
+                if isinstance(resp.id, str):
+                    got.add(resp.id)
+            ok = got >= set(ids)
+            ctx.check("client.basic.batch-receive", ok, problem="BatchNotAnswered",
+                      message="" if ok else f"of a batch of two pings the client answered {sorted(got) or 'none'}",
+                      expected=ids, actual=sorted(got))
+    except ConnectionLost:
+        for rid in P_REQUIREMENTS:
+            ctx.not_reached(rid, "the client went away during the probes")
+
+
+def _answer(env: Envelope) -> str:
+    if env.kind is Kind.ERROR:
+        return f"error {env.error_code!r}"
+    if env.kind is Kind.RESULT:
+        return "a result"
+    return env.kind.value
