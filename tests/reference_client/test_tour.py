@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance.spec.versions import VERSIONS, spec
-from fixtures.peers.launch import start_peer
+from fixtures.peers.launch import free_port, spawn, start_peer, wait_for_port
 from reference_client.core import ClientCore
 from reference_client.session import sample_arguments
 
@@ -49,13 +49,88 @@ def test_full_tour_over_stdio(version: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", HTTP_VERSIONS)
 def test_full_tour_over_streamable_http(version: str) -> None:
     with start_peer("reference", "streamable-http") as peer:
-        _assert_completed(_tour("--url", peer.url, "--version", version))
+        proc = _tour("--url", peer.url, "--version", version)
+        _assert_completed(proc)
+        assert f"protocol version {version} " in proc.stderr
 
 
 @pytest.mark.parametrize("version", SSE_VERSIONS)
 def test_full_tour_over_legacy_sse(version: str) -> None:
     with start_peer("reference", "sse") as peer:
         _assert_completed(_tour("--sse-url", peer.url, "--version", version))
+
+
+# -- the default: dual-era -------------------------------------------------------------------------
+
+
+def test_default_is_dual_era_and_ends_on_2026_over_stdio() -> None:
+    proc = _tour("--stdio", SERVER)
+    _assert_completed(proc)
+    assert "server/discover: 2026-07-28 supported" in proc.stderr
+    assert "protocol version 2026-07-28 (stateless)" in proc.stderr and "initialize" not in proc.stderr.split("tools/list")[0]
+
+
+def test_default_is_dual_era_and_ends_on_2026_over_streamable_http() -> None:
+    with start_peer("reference", "streamable-http") as peer:
+        proc = _tour("--url", peer.url)
+    _assert_completed(proc)
+    assert "protocol version 2026-07-28 (stateless)" in proc.stderr
+
+
+def test_default_over_legacy_sse_initializes_directly() -> None:
+    with start_peer("reference", "sse") as peer:
+        proc = _tour("--sse-url", peer.url)
+    _assert_completed(proc)
+    assert "server/discover" not in proc.stderr and "(initialize)" in proc.stderr
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if not spec(v).stateless])
+def test_default_falls_back_to_a_legacy_server_over_stdio(version: str) -> None:
+    """A server of one legacy version refuses the probe (-32600 before initialize): initialize
+    asking for 2025-11-25, and the version the server answers is spoken."""
+    proc = _tour("--stdio", f"{SERVER} --versions {version}", "--no-call")
+    _assert_completed(proc)
+    assert "(not a modern error): a legacy server" in proc.stderr
+    assert f"protocol version {version} (initialize)" in proc.stderr
+
+
+def test_default_falls_back_to_a_legacy_server_over_streamable_http() -> None:
+    """The probe POST is refused with HTTP 400 and a -32600 body (not a modern error)."""
+    port = free_port()
+    argv = [sys.executable, "-m", "reference_server", "--transport", "streamable-http", "--port", str(port),
+            "--versions", "2025-06-18"]
+    with spawn(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL) as server:
+        wait_for_port(port, pid=server.pid)
+        proc = _tour("--url", f"http://127.0.0.1:{port}/mcp", "--no-call")
+    _assert_completed(proc)
+    assert "protocol version 2025-06-18 (initialize)" in proc.stderr
+
+
+def test_default_falls_back_when_the_probe_is_not_answered() -> None:
+    proc = _tour("--stdio", f"{SERVER} --fault no-response@server/discover", "--no-call")
+    _assert_completed(proc)
+    assert "server/discover: no answer within 3 s: a legacy server" in proc.stderr
+    assert "protocol version 2025-11-25 (initialize)" in proc.stderr
+
+
+def test_an_unsupported_version_ends_the_session_at_once() -> None:
+    proc = _tour("--stdio", f"{SERVER} --fault unsupported-version", "--version", "2025-06-18")
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "which this client does not support" in proc.stderr and "ping" not in proc.stderr
+
+
+@pytest.mark.parametrize("fault,version", [("no-initialized", "2025-11-25"), ("float-id", "2025-03-26"),
+                                           ("meta-without-client-info", "dual")])
+def test_a_fault_keeps_the_tour_going(fault: str, version: str) -> None:
+    """Faults break a rule the server side judges; the tour itself still completes."""
+    proc = _tour("--stdio", SERVER, "--fault", fault, "--no-call", "--version", version)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"fault {fault}:" in proc.stderr
+
+
+def test_an_unknown_fault_is_a_usage_error() -> None:
+    proc = _tour("--stdio", SERVER, "--fault", "no-such-fault")
+    assert proc.returncode == 2 and "unknown fault" in proc.stderr
 
 
 def test_a_server_that_sends_something_invalid_fails_the_tour() -> None:
