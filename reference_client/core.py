@@ -8,9 +8,13 @@
   the negotiated version for that method's result (``conformance.schema``);
 * a request from the server is answered at once: ``ping`` with an empty result, ``roots/list``,
   ``sampling/createMessage`` and ``elicitation/create`` with deterministic answers when the
-  capability was declared, and ``-32601`` for anything else;
+  capability was declared, and ``-32601`` for anything else; on 2026-07-28 nothing is answered
+  (clients write no JSON-RPC responses there); a batch (2025-03-26 only) is answered item by item;
+* a late answer to a request we gave up on (timed out, cancelled, a fault's extra) is dropped;
 * anything invalid the server sends is recorded in :attr:`ClientCore.violations` (the tour fails
-  on it).
+  on it);
+* the answer faults of ``reference_client.faults`` (wrong ids and codes, undeclared capabilities
+  answered, ...) act here, each only on the versions and transports it is listed for.
 
 The front-ends (``links.py``) move bytes; ``session.py`` waits for answers with deadlines.
 """
