@@ -134,8 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if env_version and env_version not in VERSIONS:
             parser.error(f"MCP_CONFORMANCE_PROTOCOL_VERSION {env_version!r} is not a version this client knows ({', '.join(VERSIONS)})")
         ns.version = env_version or "dual"
+    from conformance.spec.versions import spec
+
     from reference_client.faults import FAULTS
 
+    if ns.sse_url and ns.version in VERSIONS and spec(ns.version).stateless:
+        parser.error(f"protocol version {ns.version} has no HTTP+SSE transport (--sse-url)")
     if ns.fault is not None and ns.fault not in FAULTS:
         parser.error(f"unknown fault {ns.fault!r} (known: {', '.join(FAULTS)})")
     import anyio

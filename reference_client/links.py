@@ -318,7 +318,8 @@ class HttpLink:
                 try:
                     await self._read_answer(response, msg, rid, headers, quiet)
                 finally:
-                    await response.aclose()
+                    with anyio.CancelScope(shield=True):  # also when aborted (2026-07-28 cancellation)
+                        await response.aclose()
             finally:
                 if key is not None and self._readers.get(key) is scope:
                     del self._readers[key]

@@ -83,6 +83,9 @@ def _same_id(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+_AGAIN: Any = object()  # the request must be sent again (in a new session)
+
+
 class Session:
     def __init__(self, core: ClientCore, link: Any, *, timeout: float, log: Callable[[str], None] | None = None) -> None:
         self.core = core
@@ -105,9 +108,27 @@ class Session:
     async def call(self, method: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None,
                    timeout: float | None = None, probe: bool = False, progress: bool = False,
                    after_send: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
-        if self.operating and getattr(self.link, "session_expired", False) and method != "initialize":
-            await self._new_session("the server ended the session (HTTP 404)")
-        victim = self.operating and not self._victim_done
+        """Send a request and wait (``timeout``, default the session's) for its answer."""
+        for _ in range(4):  # a session that ends (HTTP 404) is started again, and the request repeated
+            if self.operating and getattr(self.link, "session_expired", False) and method != "initialize":
+                await self._new_session("the server ended the session (HTTP 404)")
+            victim = self.operating and not self._victim_done
+            try:
+                answer = await self._call(method, params, headers=headers, timeout=timeout, probe=probe,
+                                          progress=progress, after_send=after_send, victim=victim)
+            except StepFailed:
+                if victim:
+                    await self.extras()
+                raise
+            if victim:
+                await self.extras()
+            if answer is not _AGAIN:
+                return answer
+        raise StepFailed(f"{method}: the session ended (HTTP 404) again and again")
+
+    async def _call(self, method: str, params: dict[str, Any] | None, *, headers: dict[str, str] | None,
+                    timeout: float | None, probe: bool, progress: bool,
+                    after_send: Callable[[dict[str, Any]], Any] | None, victim: bool) -> Any:
         msg = self.core.request(method, params, progress=progress)
         rid = msg["id"]
         if victim:
@@ -123,37 +144,37 @@ class Session:
         if after_send is not None:
             await after_send(msg)
         wait = self.timeout if timeout is None else timeout
-        try:
-            with anyio.move_on_after(wait):
-                while True:
-                    for answer in await self._next():
-                        if isinstance(answer, HttpRefusal):
-                            if answer.rid is None or not _same_id(answer.rid, rid):
-                                continue
-                            self.core.abandon(rid)
-                            if answer.expired and method != "initialize":
-                                if self.faulty("give-up-after-404"):
-                                    raise ClientQuit(f"{method}: the server ended the session (HTTP 404); giving up")
-                                await self._new_session(f"{method} was answered HTTP 404: the session is gone")
-                                return await self.call(method, params, headers=headers, timeout=timeout, progress=progress)
-                            raise Refused(method, answer)
-                        aid = answer.get("id")
-                        if _same_id(aid, rid):
-                            return answer
-                        if probe and aid is None and "error" in answer:
-                            self.core.abandon(rid)
-                            return answer  # an error about our probe the server could not attribute
-            if probe:
-                self.core.abandon(rid)  # a late answer is dropped; the server is taken as legacy
-                raise ProbeTimeout(f"{method}: no answer within {wait:g} s")
-            if method == "initialize":  # "The initialize request MUST NOT be cancelled by clients"
-                self.core.abandon(rid)
-                raise StepFailed(f"{method}: no response within {wait:g} s")
-            await self._cancel(rid, f"no response within {wait:g} s")
-            raise StepFailed(f"{method}: no response within {wait:g} s (cancelled)")
-        finally:
-            if victim:
-                await self.extras()
+        expired = False
+        with anyio.move_on_after(wait):
+            while not expired:
+                for answer in await self._next():
+                    if isinstance(answer, HttpRefusal):
+                        if answer.rid is None or not _same_id(answer.rid, rid):
+                            continue
+                        self.core.abandon(rid)
+                        if answer.expired and method != "initialize":
+                            if self.faulty("give-up-after-404"):
+                                raise ClientQuit(f"{method}: the server ended the session (HTTP 404); giving up")
+                            expired = True
+                            break
+                        raise Refused(method, answer)
+                    aid = answer.get("id")
+                    if _same_id(aid, rid):
+                        return answer
+                    if probe and aid is None and "error" in answer:
+                        self.core.abandon(rid)
+                        return answer  # an error about our probe the server could not attribute
+        if expired:  # "the client MUST start a new session by sending a new InitializeRequest"
+            await self._new_session(f"{method} was answered HTTP 404: the session is gone")
+            return _AGAIN
+        if probe:
+            self.core.abandon(rid)  # a late answer is dropped; the server is taken as legacy
+            raise ProbeTimeout(f"{method}: no answer within {wait:g} s")
+        if method == "initialize":  # "The initialize request MUST NOT be cancelled by clients"
+            self.core.abandon(rid)
+            raise StepFailed(f"{method}: no response within {wait:g} s")
+        await self._cancel(rid, f"no response within {wait:g} s")
+        raise StepFailed(f"{method}: no response within {wait:g} s (cancelled)")
 
     async def _cancel(self, rid: Any, reason: str) -> None:
         """Cancel our request ``rid``: on 2026-07-28 streamable HTTP by closing its response
