@@ -17,6 +17,7 @@ transport checks (Accept, session id, protocol-version headers, DELETE, POST tar
 from __future__ import annotations
 
 import contextlib
+import os
 import json
 import secrets
 import socket
@@ -135,6 +136,9 @@ class HttpEndpoint(Transport):
         if self._closed:
             raise TransportClosed("the endpoint is closed")
         env = parse_envelope(data)
+        if self._legacy is not None and self._legacy.open:  # legacy HTTP+SSE: everything on the one stream
+            await self._legacy.send.send(_event(data))
+            return
         if env.kind in (Kind.RESULT, Kind.ERROR):
             key = _key(env.id)
             post = self._json_posts.get(key)
@@ -476,7 +480,7 @@ class HttpHub:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="critical", access_log=False, lifespan="off",
+        config = uvicorn.Config(self.app, log_level=os.environ.get("MCPC_HTTP_LOG", "critical"), access_log=False, lifespan="off", interface="asgi3", proxy_headers=False,
                                 timeout_graceful_shutdown=1)
         self._server = _Server(config)
         task_status.started(self)

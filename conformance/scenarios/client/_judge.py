@@ -398,7 +398,17 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
 
     # -- HTTP -----------------------------------------------------------------------------------
     if run.endpoint is not None:
-        _judge_http(ctx, run, w, fail, ok)
+        _judge_http(ctx, run, w, fail, ok, negotiated=not unsupported_offer)
+
+    # -- what the client never did: say so (a skip with the reason) --------------------------------
+    if not any(m.env.method == "notifications/cancelled" for m in w.msgs):
+        for rid in ("client.cancel.reference-own-inflight", "client.cancel.reference-own-inflight-2026"):
+            ctx.not_reached(rid, "the client sent no notifications/cancelled in this run")
+    if not tokens:
+        for rid in ("client.progress.token-unique", "client.progress.token-unique-2026"):
+            ctx.not_reached(rid, "the client sent no request with a progress token")
+    if not notes:
+        ctx.not_reached("client.basic.notification-no-id", "the client sent no notification")
 
     # -- schema validity, for what no specific rule took ---------------------------------------------
     invalid = [m for m in w.msgs if id(m.env) not in flagged and m.env.kind is not Kind.INVALID
@@ -478,7 +488,7 @@ def _judge_initialized(ctx: ClientContext, w: Wire, init: Msg, fail: Any, ok: An
     ok("client.lifecycle.initialized-sent")
 
 
-def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any) -> None:
+def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any, *, negotiated: bool = True) -> None:
     ep = run.endpoint
     version = ctx.version
     vspec = spec(version)
@@ -569,7 +579,7 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any)
                               "server issued", expected=ep.sessions_issued[-1], actual=r.header("mcp-session-id"), peer=run.peer)
         else:
             ctx.check(pick(version, "client.http.session-id"), True, peer=run.peer)
-    if version not in ("2024-11-05", "2025-03-26") and after:
+    if version not in ("2024-11-05", "2025-03-26") and after and negotiated:
         nohdr = [r for r in after if not r.header("mcp-protocol-version")]
         if nohdr:
             r = nohdr[0]
