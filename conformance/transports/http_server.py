@@ -50,6 +50,7 @@ class HttpRequestRecord:
     t: float = field(default_factory=time.monotonic)
     stream: str = ""
     session_id: str | None = None  # the session id we had issued when it arrived
+    answered: float | None = None  # when we sent the response head (monotonic)
     envelopes: list[Envelope] = field(default_factory=list)
 
     def header(self, name: str) -> str | None:
@@ -305,6 +306,7 @@ class HttpEndpoint(Transport):
             return
         body = post.answers[0] if len(post.answers) == 1 and env.kind is not Kind.BATCH else b"[" + b",".join(post.answers) + b"]"
         rec.status = 200
+        rec.answered = time.monotonic()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"), *extra]})
         await send({"type": "http.response.body", "body": body})
@@ -312,6 +314,7 @@ class HttpEndpoint(Transport):
     async def _serve_stream(self, stream: _Stream, rec: HttpRequestRecord, receive: Any, send: Any,
                             extra: list[tuple[bytes, bytes]], first: bytes | None = None) -> None:
         rec.status = 200
+        rec.answered = time.monotonic()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), *extra]})
         if first is not None:

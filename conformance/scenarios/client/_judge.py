@@ -43,6 +43,8 @@ W_REQUIREMENTS = (
     "client.stdio.no-embedded-newlines",
     "client.stdio.only-mcp",
     "client.stdio.no-responses",
+    "client.http.post",
+    "client.http.post-2026",
     "client.http.accept",
     "client.http.accept-2026",
     "client.http.session-id",
@@ -372,6 +374,7 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
 
     # -- 2026-07-28: per-request _meta, no responses ---------------------------------------------
     if vspec.stateless:
+        real = [m for m in real if m.env.method != "initialize"]  # a dual-era client's legacy handshake has no _meta
         for m in real:
             meta = _meta(m.env)
             missing = [k for k in (META_PV, META_CAPS) if k not in meta]
@@ -463,8 +466,10 @@ def _judge_initialized(ctx: ClientContext, w: Wire, init: Msg, fail: Any, ok: An
     if ours is None or ours.envelope is None or ours.envelope.kind is not Kind.RESULT:
         return
     after = [m for m in w.msgs if m.t >= answered]
-    inited = next((m for m in after if m.env.method == "notifications/initialized" and m.env.kind is Kind.NOTIFICATION), None)
-    others = [m for m in after if m.env.kind is Kind.REQUEST and m.env.method not in ("ping", "initialize")]
+    # (a notifications/initialized that wrongly carries an id still initializes: notification-no-id takes it)
+    inited = next((m for m in after if m.env.method == "notifications/initialized"), None)
+    others = [m for m in after if m.env.kind is Kind.REQUEST and m.env.method not in ("ping", "initialize")
+              and not (m.env.method or "").startswith("notifications/")]
     if inited is None and (others or w.run.exited is not None or True):
         if not others and not after:
             # the client went away without a word after our result: a client that does not
@@ -494,7 +499,7 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
     vspec = spec(version)
     reqs = ep.requests
     posts = [r for r in reqs if r.method == "POST"]
-    if not posts:
+    if not posts and not any(r.body.strip() for r in reqs):
         return
     if ctx.transport is Transport.SSE:
         wrong = [r for r in posts if ep.endpoint_path is not None and (r.path + ("?" + r.query if r.query else "")) != ep.endpoint_path]
@@ -507,6 +512,14 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
         else:
             ctx.check("client.sse.post-to-endpoint", True, peer=run.peer)
         return
+    other = [r for r in reqs if r.method not in ("POST", "GET", "DELETE") and r.body.strip()]
+    post_rid = pick(version, "client.http.post")
+    if other:
+        ctx.check(post_rid, False, problem="MessageNotPosted",
+                  message=f"the client sent a JSON-RPC message with HTTP {other[0].method} (request #{other[0].n})",
+                  expected="HTTP POST", actual=other[0].method, peer=run.peer)
+    else:
+        ctx.check(post_rid, True, peer=run.peer)
     bad_accept = [r for r in posts if not _accepts_both(r.header("accept"))]
     if bad_accept:
         r = bad_accept[0]
@@ -561,15 +574,14 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
         return
     # sessions and the version header (2025-03-26 .. 2025-11-25)
     after = []
-    issued_at = None
+    init_done = None  # when the (first) initialize was answered
     for r in reqs:
-        if issued_at is None:
-            if r.envelopes and any(e.method == "initialize" for e in r.envelopes) and r.status == 200:
-                issued_at = r.n
-            continue
         if r.envelopes and any(e.method == "initialize" for e in r.envelopes):
+            if init_done is None and r.status == 200 and r.answered is not None:
+                init_done = r.answered
             continue  # a new session starts without an id
-        after.append(r)
+        if init_done is not None and r.t > init_done:
+            after.append(r)
     if ep.sessions_issued and after:
         lost = [r for r in after if r.header("mcp-session-id") not in ep.sessions_issued]
         if lost:
@@ -580,7 +592,11 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
         else:
             ctx.check(pick(version, "client.http.session-id"), True, peer=run.peer)
     if version not in ("2024-11-05", "2025-03-26") and after and negotiated:
-        nohdr = [r for r in after if not r.header("mcp-protocol-version")]
+        init_ids = [m.env.id for m in w.msgs if m.env.method == "initialize" and m.env.kind is Kind.REQUEST]
+        # a cancellation of the initialize request belongs to the time before the version was known
+        nohdr = [r for r in after if not r.header("mcp-protocol-version")
+                 and not any(e.method == "notifications/cancelled" and isinstance(e.params, dict)
+                             and any(_same(e.params.get("requestId", MISSING), i) for i in init_ids) for e in r.envelopes)]
         if nohdr:
             r = nohdr[0]
             ctx.check("client.http.version-header", False, problem="MissingProtocolVersionHeader",

@@ -40,11 +40,14 @@ async def play(
     launch: dict[str, Any] | None = None,
     unsupported_offer: bool = False,
     judge: bool = True,
+    setup: Callable[[ClientRun], None] | None = None,
 ) -> Played:
     """Start the client, play the server until the client is done (it exits, or closes the
     server's stdin) or the run's budget passes, then end it and judge what it did."""
     runner = ctx.runner
     run = await ctx.launch(**(launch or {}))
+    if setup is not None:
+        setup(run)
     peer = await ctx.connected(run)
     if peer is None:
         if run.exit_code is not None:
@@ -69,6 +72,7 @@ async def play(
             await ctx.wait_exit(run, budget)
             if run.exit_code is not None:
                 ended_by_client = True
+                server.exited.set()
                 await anyio.sleep(0.1)  # the last requests it made are still being read
             server.stop.set()
 
@@ -80,6 +84,7 @@ async def play(
             gone = await relay.wait_gone(budget)
             if gone:
                 ended_by_client = True
+                server.exited.set()
 
         async def extra() -> None:
             if during is not None:

@@ -50,6 +50,13 @@ TEMPLATE = {"uriTemplate": "mcp-conformance://items/{id}", "name": "item", "mime
 Handler = Callable[[Envelope], Awaitable[Any]]
 
 
+def _is_response(env: Envelope) -> bool:
+    if env.kind in (Kind.RESULT, Kind.ERROR):
+        return True
+    value = env.value if isinstance(env.value, dict) else None
+    return bool(value is not None and env.method is None and ("result" in value or "error" in value))
+
+
 @dataclass
 class Answer:
     """What to send for one request: a result, an error, or nothing (``hold``)."""
@@ -88,19 +95,24 @@ class ScenarioServer:
         if self.stop is None:
             self.stop = anyio.Event()
         self.handshake_done = anyio.Event()
+        self.exited = anyio.Event()  # set by the run when the client process has exited
+        self._inflight = 0
+        self._idle = anyio.Event()
 
     # -- the loop ---------------------------------------------------------------------------
 
     async def serve(self, until: float) -> None:
-        """Answer requests until the connection ends, ``stop`` is set, or ``until`` (monotonic)."""
+        """Answer requests until the connection ends, ``stop`` is set, or ``until`` (monotonic).
+        Answers under way when it stops (a held request, probes) run to their end: they are
+        bounded by their own waits, which end early once the client has exited."""
         peer = self.peer
-        async with anyio.create_task_group() as tg:
-            async def stopper() -> None:
-                await self.stop.wait()
-                tg.cancel_scope.cancel()
+        async with anyio.create_task_group() as answers:
+            async with anyio.create_task_group() as tg:
+                async def stopper() -> None:
+                    await self.stop.wait()
+                    tg.cancel_scope.cancel()
 
-            tg.start_soon(stopper)
-            try:
+                tg.start_soon(stopper)
                 while True:
                     left = until - anyio.current_time()
                     if left <= 0:
@@ -111,14 +123,50 @@ class ScenarioServer:
                     except (ExpectTimeout, ConnectionLost):
                         break
                     self.requests.append(env)
-                    tg.start_soon(self._answer, env)
-            finally:
+                    self._inflight += 1
+                    answers.start_soon(self._answer, env)
+                tg.cancel_scope.cancel()
+            with anyio.move_on_after(max(0.0, until - anyio.current_time())) as scope:
+                while self._inflight:
+                    await self._idle.wait()
+            if scope.cancelled_caught:
+                answers.cancel_scope.cancel()
+
+    async def response(self, timeout: float) -> Envelope | None:
+        """The next response from the client, or None after ``timeout`` or once the client is gone."""
+        result: list[Envelope] = []
+        async with anyio.create_task_group() as tg:
+            async def wait() -> None:
+                try:
+                    result.append(await self.peer.expect_message(_is_response, what="a response from the client",
+                                                                 timeout=timeout))
+                except (ExpectTimeout, ConnectionLost):
+                    pass
                 tg.cancel_scope.cancel()
 
+            async def gone() -> None:
+                await self.exited.wait()
+                await anyio.sleep(0.2)  # what it wrote before it went is still being read
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(wait)
+            tg.start_soon(gone)
+        return result[0] if result else None
+
     async def _answer(self, env: Envelope) -> None:
+        try:
+            await self._answer_one(env)
+        finally:
+            self._inflight -= 1
+            if not self._inflight:
+                self._idle.set()
+                self._idle = anyio.Event()
+
+    async def _answer_one(self, env: Envelope) -> None:
         method = env.method or ""
         try:
-            if method not in ("initialize", "ping", "server/discover") and self.first_request is None:
+            if method not in ("initialize", "ping", "server/discover") and self.first_request is None \
+                    and (self.handshake_done.is_set() or not self.vspec.handshake):
                 self.first_request = env
                 if self.on_first_request is not None:
                     await self.on_first_request(env)

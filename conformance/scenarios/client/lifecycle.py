@@ -8,12 +8,17 @@ judges everything the client did on the wire (:mod:`._judge`); ``version_unsuppo
 
 from __future__ import annotations
 
+import anyio
+
 from conformance.client_context import ClientContext
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS, pick
 from conformance.scenarios.client._run import describe_exit, play
+from conformance.scenarios.client._server import ScenarioServer
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
-from conformance.wire.envelope import Kind
+from conformance.wire.envelope import Envelope, Kind
+
+HOLD_FIRST = 0.3  # seconds the first request after server/discover is held (2026-07-28)
 
 SHUTDOWN = ("client.lifecycle.stdio-shutdown", "client.lifecycle.stdio-shutdown-2026")
 DELETE = ("client.http.session-delete", "client.http.session-delete-2025-03-26")
@@ -25,9 +30,19 @@ async def baseline(ctx: ClientContext) -> None:
     completion) that answers everything at once; every message, header and process fact of the run
     is judged, and how the client ends the session (stdio: closes the server's stdin first; HTTP:
     DELETEs its session)."""
-    played = await play(ctx)
-    run, w = played.run, played.wire
     version = ctx.version
+
+    def configure(server: ScenarioServer) -> None:
+        if spec(version).stateless:
+            async def hold(env: Envelope) -> None:
+                # 2026-07-28 has no server requests to probe with; holding the first request a
+                # moment lets what the client sends beside it be seen as in flight with it
+                await anyio.sleep(HOLD_FIRST)
+
+            server.on_first_request = hold
+
+    played = await play(ctx, configure=configure)
+    run, w = played.run, played.wire
     if not played.engaged:
         ctx.note(f"the client did not speak {version} with the suite's server in this run ({describe_exit(run)}); "
                  "what it sent was judged")
