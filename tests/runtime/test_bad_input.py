@@ -14,7 +14,7 @@ CASES = {
     "garbage": ("fail", "transport.stdio.stdout-only-messages", "not an MCP message"),
     "huge-line": ("fail", "basic.messages.jsonrpc", "line exceeds"),
     "invalid-utf8": ("fail", "transport.utf8", "invalid UTF-8"),
-    "die-after-init": ("fail", "jsonrpc.error.method-not-found", "exited with code 7"),
+    "die-after-init": ("fail", "jsonrpc.request.response-required", "exited with code 7"),
     "exit-on-parse-error": ("fail", "jsonrpc.error.parse-error", "exited with code 1"),
     "no-parse-error": ("fail", "jsonrpc.error.parse-error", "no response to invalid JSON"),
     "answer-notifications": ("fail", "jsonrpc.notification.no-reply", "was answered"),
