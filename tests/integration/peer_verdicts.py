@@ -153,7 +153,10 @@ def _interrupt(proc: subprocess.Popen[str], grace: float = 15.0) -> None:
 
 class Runs:
     """Runs of several peer x transport pairs, each at most once, up to ``jobs`` at a time
-    (``$MCP_CONFORMANCE_PEER_JOBS``, default 4: the runs mostly wait on their peers).
+    (``$MCP_CONFORMANCE_PEER_JOBS``, default: the number of cores, at most 4).  More runs than cores
+    starve the start-up of the Python SDK server (about 1 s of CPU per process; each run starts the
+    handshakes of all five versions side by side): measured on 2 cores, 4 at a time made its
+    first answers miss the start-up deadline and the sdk-stdio run came out all skipped.
 
     ``start(pairs)`` queues runs in the background; ``get(peer, transport)`` starts that run if it
     was not queued and waits for it; ``close()`` stops what still runs.
@@ -162,7 +165,7 @@ class Runs:
     def __init__(self, root: Path | str, *, jobs: int | None = None, timeout: float = TIMEOUT) -> None:
         self.root = Path(root)
         self.timeout = timeout
-        self.jobs = jobs or int(os.environ.get("MCP_CONFORMANCE_PEER_JOBS", "4"))
+        self.jobs = jobs or int(os.environ.get("MCP_CONFORMANCE_PEER_JOBS", "0")) or max(1, min(4, os.cpu_count() or 2))
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="peer-run")
         self._futures: dict[tuple[str, str], Future[PeerRun]] = {}
         self._procs: list[subprocess.Popen[str]] = []
