@@ -1,0 +1,96 @@
+"""2026-07-28: what the server asks of the client inline (basic/patterns/mrtr, client/roots,
+client/sampling, client/elicitation).
+
+There are no server-to-client requests on 2026-07-28: a server that needs roots, a sampled
+message or an elicitation answers the request with an ``InputRequiredResult`` whose
+``inputRequests`` ask for them, and the client retries the request with ``inputResponses``.  The
+scenario server answers the client's first ``tools/call``, ``prompts/get`` or ``resources/read``
+so, asking for all three kinds, and serves the retry normally.  A client that answers an input
+request of a capability it did not declare in ``_meta`` breaks the declaration rule of that
+capability; roots it lists must be ``file://`` URIs.  (Asking a client for what it did not
+declare is itself a server's fault -- "Servers MUST NOT send an inputRequests that the client
+has not declared support for" -- and is done here only to provoke that rule.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.client_context import ClientContext
+from conformance.registry import scenario
+from conformance.scenarios.client._judge import META_CAPS, W_REQUIREMENTS, wire_of
+from conformance.scenarios.client._run import play
+from conformance.scenarios.client._server import Answer, ScenarioServer
+from conformance.spec.versions import LATEST
+from conformance.wire.envelope import Envelope
+
+DECLARE = {"roots": "client.roots.declare-2026", "sampling": "client.sampling.declare-2026",
+           "elicitation": "client.elicitation.declare-2026"}
+ELIGIBLE = ("tools/call", "prompts/get", "resources/read")
+STATE = "mcp-conformance-state:eyJvcGFxdWUiOnRydWV9"
+INPUTS = {
+    "roots": {"method": "roots/list"},
+    "sampling": {"method": "sampling/createMessage",
+                 "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "mcp-conformance: hi"}}],
+                            "maxTokens": 16}},
+    "elicitation": {"method": "elicitation/create",
+                    "params": {"mode": "form", "message": "mcp-conformance: may I ask?",
+                               "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}},
+}
+
+
+@scenario(requirements=[*DECLARE.values(), "client.roots.file-uri", *W_REQUIREMENTS], role="client",
+          versions=[LATEST], order=4)
+async def input_requests(ctx: ClientContext) -> None:
+    """The first tools/call, prompts/get or resources/read is answered with an InputRequiredResult
+    asking for roots, a sampled message and an elicitation; the retry is served normally."""
+    state: dict[str, Any] = {"asked": None}
+
+    def configure(server: ScenarioServer) -> None:
+        async def ask(env: Envelope) -> Answer | None:
+            params = env.params if isinstance(env.params, dict) else {}
+            if state["asked"] is None and "inputResponses" not in params:
+                state["asked"] = env
+                return Answer(result={"resultType": "input_required", "inputRequests": INPUTS, "requestState": STATE})
+            return None
+
+        for method in ELIGIBLE:
+            server.hooks[method] = ask
+
+    played = await play(ctx, configure=configure)
+    asked = state["asked"]
+    if asked is None:
+        for rid in [*DECLARE.values(), "client.roots.file-uri"]:
+            ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read, so the server had no "
+                                 "request to ask for input on")
+        return
+    wire = wire_of(played.run)
+    retries = [m for m in wire.requests() if m.env.method == asked.method
+               and isinstance(m.env.params, dict) and isinstance(m.env.params.get("inputResponses"), dict)]
+    meta = (asked.params or {}).get("_meta") if isinstance(asked.params, dict) else None
+    caps = meta.get(META_CAPS) if isinstance(meta, dict) else None
+    caps = caps if isinstance(caps, dict) else {}
+    if not retries:
+        for rid in [*DECLARE.values(), "client.roots.file-uri"]:
+            ctx.not_reached(rid, f"the client did not retry {asked.method} with inputResponses")
+        return
+    retry = retries[0]
+    responses = retry.env.params["inputResponses"]
+    for kind, rid in DECLARE.items():
+        answered = kind in responses
+        ok = not answered or kind in caps
+        ctx.check(rid, ok, problem=f"Undeclared{kind.capitalize()}",
+                  message="" if ok else f"the client answered the {INPUTS[kind]['method']} input request without "
+                                        f"declaring the {kind} capability in _meta",
+                  expected=f"no {kind} answer unless {kind} is declared", actual=responses.get(kind),
+                  entries=[retry.entry], peer=played.run.peer)
+    roots = responses.get("roots")
+    listed = roots.get("roots") if isinstance(roots, dict) else None
+    if isinstance(listed, list) and listed:
+        bad = [r.get("uri") for r in listed if isinstance(r, dict) and not str(r.get("uri", "")).startswith("file://")]
+        ctx.check("client.roots.file-uri", not bad, problem="RootNotFileUri",
+                  message="" if not bad else f"root URI {bad[0]!r} is not a file:// URI",
+                  expected="file:// URIs", actual=bad[0] if bad else None, entries=[retry.entry], peer=played.run.peer)
+    else:
+        ctx.not_reached("client.roots.file-uri", "the client listed no roots")
+
