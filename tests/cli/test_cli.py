@@ -50,7 +50,7 @@ def test_usage_errors_exit_2_and_say_what_is_wrong(cli) -> None:
     run = cli("server", "--bogus")
     assert run.rc == 2 and "unrecognized arguments: --bogus" in run.err
     run = cli("server", "--command", tiny_cmd(), "--select", "nothing.matches.*")
-    assert run.rc == 2 and "matches no requirement id" in run.err and "mcp-conformance list" in run.err
+    assert run.rc == 2 and "matches no server requirement id" in run.err and "mcp-conformance list" in run.err
     run = cli("server", "--transport", "carrier-pigeon")
     assert run.rc == 2 and "invalid choice: 'carrier-pigeon'" in run.err
     run = cli("server", "--command", tiny_cmd(), "--schema-dir", "/nonexistent/schemas")
@@ -123,7 +123,14 @@ def test_list_prints_the_catalogue(cli) -> None:
     run = cli("list", "--version", "all")
     assert run.rc == 0
     for rid, req in catalogue().items():
-        assert rid in run.out and req.url in run.out
+        if req.role == "server":  # the default role
+            assert rid in run.out and req.url in run.out
+        else:
+            assert f"{rid} " not in run.out
+    run = cli("list", "--version", "all", "--role", "client")
+    assert run.rc == 0
+    assert {line.split()[0] for line in run.out.splitlines() if line.startswith("client.")} == \
+        {rid for rid, r in catalogue().items() if r.role == "client"}
     run = cli("list", "--json", "--version", "2026-07-28", "--select", "discover.*")
     rows = json.loads(run.out)
     expected = [r.to_json() for rid, r in catalogue().items() if rid.startswith("discover.") and "2026-07-28" in r.versions]

@@ -166,7 +166,7 @@ def test_select_by_official_alias(run_plugin) -> None:
     ("args", "message"),
     [
         (["--mcp-version", "1999-01-01"], "unknown MCP protocol version '1999-01-01'; use one of"),
-        (["--mcp-select", "no.such.*"], "--mcp-select 'no.such.*' matches no requirement id"),
+        (["--mcp-select", "no.such.*"], "--mcp-select 'no.such.*' matches no server requirement id"),
         (["--mcp-timeout", "soon"], "--mcp-timeout 'soon' is not a number"),
         (["--mcp-server-url", "http://127.0.0.1:1/mcp", "--mcp-transport", "stdio"], "--mcp-server-url is for HTTP transports"),
         (["--mcp-transport", "streamable-http"], "needs --mcp-server-url"),

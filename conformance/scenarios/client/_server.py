@@ -98,6 +98,7 @@ class ScenarioServer:
         self.exited = anyio.Event()  # set by the run when the client process has exited
         self._inflight = 0
         self._idle = anyio.Event()
+        self._held: Any = None  # set while the first request is held (on_first_request runs)
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -169,7 +170,15 @@ class ScenarioServer:
                     and (self.handshake_done.is_set() or not self.vspec.handshake):
                 self.first_request = env
                 if self.on_first_request is not None:
-                    await self.on_first_request(env)
+                    self._held = anyio.Event()
+                    try:
+                        await self.on_first_request(env)
+                    finally:
+                        self._held.set()
+            elif method not in ("initialize", "ping", "server/discover") and self._held is not None:
+                # while the first request is held, so is every other one: a client that does not
+                # wait for that one (it was a side request) cannot finish and leave meanwhile
+                await self._held.wait()
             hook = self.hooks.get(method)
             answer = await hook(env) if hook is not None else None
             if answer is None:
