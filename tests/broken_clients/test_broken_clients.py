@@ -14,6 +14,7 @@ one more run, on every transport and version, that must come out clean.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
@@ -31,9 +32,19 @@ from conformance.outcomes import Level
 from conformance.spec.requirements import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "fixtures" / "broken_clients"))
 
-from defects import DEFECTS  # noqa: E402
+
+def _load_table() -> dict:
+    # by path, under a name of its own: fixtures/broken_servers has a ``defects`` module too
+    spec = importlib.util.spec_from_file_location("broken_client_defects", ROOT / "fixtures" / "broken_clients" / "defects.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.DEFECTS
+
+
+DEFECTS = _load_table()
 
 FLAGGED = {"fail", "warning", "error", "stale"}
 JOBS = max(1, int(os.environ.get("MCP_CONFORMANCE_DEFECT_JOBS", "2")))
