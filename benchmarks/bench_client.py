@@ -82,8 +82,8 @@ def official_scenarios(version: str) -> list[str]:
 def run_official(scenarios: list[str], workdir: Path) -> dict[str, Any]:
     out = workdir / "official"
     shutil.rmtree(out, ignore_errors=True)
-    command = " ".join(str(ROOT / ".venv" / "bin" / "mcp-reference-client") if (ROOT / ".venv" / "bin" / "mcp-reference-client").exists()
-                       else CLIENT)
+    installed = ROOT / ".venv" / "bin" / "mcp-reference-client"
+    command = str(installed) if installed.exists() else " ".join(CLIENT)
     started = time.monotonic()
     codes = []
     for sc in scenarios:

@@ -2,7 +2,7 @@
 
 Run through ``scripts/flake-check`` (which sets up .venv and the schema directory)::
 
-    scripts/flake-check [N] [--transport T ...] [--version V ...] [--keep DIR] [-- CLI ARGS...]
+    scripts/flake-check [N] [--transport T ...] [--version V ...] [--keep DIR] [--role client] [-- CLI ARGS...]
 
 Each run is ``mcp-conformance server`` (default: the bundled reference server, every version, on
 stdio) writing its own report.json.  A verdict is (requirement, version, transport) -> outcome;
@@ -32,9 +32,9 @@ RUN_TIMEOUT = 900.0  # seconds per CLI run: a run that hangs is a finding too
 Verdicts = dict[tuple[str, str, str], str]
 
 
-def _run(index: int, transport: str, versions: list[str], extra: list[str], out: Path) -> dict[str, Any]:
+def _run(index: int, transport: str, versions: list[str], extra: list[str], out: Path, role: str = "server") -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "conformance.cli", "server", "--transport", transport,
+    argv = [sys.executable, "-m", "conformance.cli", role, "--transport", transport,
             "--report-dir", str(out), "--report-format", "none", "-q", *extra]
     for v in versions:
         argv += ["--version", v]
@@ -91,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="transport to check, repeatable (default stdio)")
     ap.add_argument("--version", action="append", help="protocol version(s), repeatable (default all)")
     ap.add_argument("--keep", metavar="DIR", help="keep every run's report.json under DIR")
+    ap.add_argument("--role", choices=("server", "client"), default="server",
+                    help="server (default) or client: `mcp-conformance client`; give the client with "
+                         "-- --command \"mcp-reference-client --stdio {server}\"")
     ap.add_argument("--json", default=str(ROOT / "reports" / "flake_check.json"), help="summary file")
     ns = ap.parse_args(args)
     if ns.n < 2:
@@ -103,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = results.setdefault(transport, [])
         for i in range(1, ns.n + 1):
             out = workdir / transport / f"run-{i:03d}"
-            r = _run(i, transport, versions, extra, out)
+            r = _run(i, transport, versions, extra, out, ns.role)
             runs.append(r)
             if ns.keep and "verdicts" in r:
                 (out / "verdicts.json").write_text(json.dumps(
@@ -111,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                     indent=1) + "\n", encoding="utf-8")
             state = r.get("error") and "NO REPORT" or " ".join(f"{n} {o}" for o, n in sorted(r["counts"].items()))
             print(f"{transport:15} run {i:3d}/{ns.n}: {r['wall']:6.2f} s  exit {r['exit']}  {state}", flush=True)
-    summary: dict[str, Any] = {"n": ns.n, "versions": versions, "cli_args": extra, "transports": {}}
+    summary: dict[str, Any] = {"n": ns.n, "role": ns.role, "versions": versions, "cli_args": extra, "transports": {}}
     failed = False
     print()
     for transport, runs in results.items():
