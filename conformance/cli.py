@@ -348,7 +348,7 @@ def _report_command(ns: argparse.Namespace) -> int:
         except BaselineError as exc:
             sys.stderr.write(f"mcp-conformance report: --baseline: {exc}\n")
             return EXIT_USAGE
-        report = apply_baseline(report, baseline)
+        report = apply_baseline(report, baseline, role=report.get("role") or "server")
     out = Path(ns.out) if ns.out else src.parent
     out.mkdir(parents=True, exist_ok=True)
     files = render(report, formats)

@@ -113,8 +113,25 @@ class ClientRun:
         data = self.stderr if which == "stderr" else self.stdout
         return bytes(data[-_TAIL:]).decode("utf-8", "replace")
 
+    def exercised(self) -> list[str]:
+        """What the client did in this run: the methods it sent, in order of first use."""
+        seen: dict[str, None] = {}
+        peer = self.peer
+        for item in peer.inbound if peer is not None else ():
+            env = item.envelope
+            for e in (env.items if env is not None and env.items else [env]):
+                if e is not None and e.method:
+                    seen.setdefault(e.method, None)
+                elif e is not None and e.kind.value in ("result", "error"):
+                    seen.setdefault("(responses)", None)
+        if self.endpoint is not None:
+            for r in self.endpoint.requests:
+                if r.method in ("GET", "DELETE"):
+                    seen.setdefault(f"HTTP {r.method}", None)
+        return list(seen)
+
     def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "version": self.version, "exit_code": self.exit_code,
+        return {"label": self.label, "version": self.version, "exit_code": self.exit_code, "exercised": self.exercised(),
                 "killed_by_us": self.killed_by_us, "connected": self.conn is not None,
                 "duration": round((self.exited or time.monotonic()) - self.started, 3),
                 "stderr_tail": self.tail()[-600:] or None}

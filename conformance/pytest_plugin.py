@@ -783,7 +783,8 @@ class McpItem(pytest.Item):
         entries = []
         for rid in sorted(failing):
             entry = baseline.entry_for({"requirement": rid, "aliases": list(reqs[rid].aliases) if rid in reqs else [],
-                                        "version": self.version, "transport": result.transport})
+                                        "version": self.version, "transport": result.transport},
+                                       role=self.run.settings.role)
             if entry is None:
                 return []
             entries.append(entry.text)
@@ -955,7 +956,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if run.settings.baseline is not None:
         from conformance.report.baseline import apply_baseline
 
-        report = apply_baseline(report, run.settings.baseline)
+        report = apply_baseline(report, run.settings.baseline, role=run.settings.role)
     path = _write_report(run.settings.report_dir, report)
     run.rendered = _write_renderings(run.settings.report_dir, report, run.settings.formats)  # type: ignore[attr-defined]
     config.stash[REPORT_KEY] = report

@@ -82,11 +82,12 @@ def _worse(a: str, b: str) -> str:
 
 def _label(report: Mapping[str, Any]) -> str:
     versions = list(report.get("versions") or [])
+    mcp = "MCP client" if report.get("role") == "client" else "MCP"
     if not versions:
-        return "MCP"
+        return mcp
     if len(versions) == 1:
-        return f"MCP {versions[0]}"
-    return f"MCP {versions[0]}–{versions[-1]}"
+        return f"{mcp} {versions[0]}"
+    return f"{mcp} {versions[0]}–{versions[-1]}"
 
 
 def badge_fields(report: Mapping[str, Any], *, label: str | None = None) -> dict[str, str]:

@@ -309,15 +309,19 @@ class _View:
         }
 
     def _title(self) -> str:
-        impl = (self.report.get("implementation") or {}).get("server_info") or {}
+        info = self.report.get("implementation") or {}
+        client = self.report.get("role") == "client"
+        impl = (info.get("client_info") if client else info.get("server_info")) or {}
         name = impl.get("title") or impl.get("name")
-        return f"MCP conformance: {name}" if name else "MCP conformance report"
+        what = "MCP client conformance" if client else "MCP conformance"
+        return f"{what}: {name}" if name else f"{what} report"
 
     def _meta(self) -> list[tuple[str, str]]:
         rep = self.report
         target = rep.get("target") or {}
         impl = (rep.get("implementation") or {}).get("server_info") or {}
-        rows = [("target", str(target.get("description") or target.get("url") or ""))]
+        rows = [("role", "client (the suite played the server)" if rep.get("role") == "client" else "server"),
+                ("target", str(target.get("description") or target.get("url") or ""))]
         if impl:
             rows.append(("server", " ".join(str(x) for x in (impl.get("name"), impl.get("version")) if x)))
         client = (rep.get("implementation") or {}).get("client_info") or {}

@@ -189,7 +189,10 @@ def render_junit(report: Mapping[str, Any]) -> str:
             ("mcp.transport", transport),
             ("mcp.negotiated_version", negotiated),
             ("mcp.target", target.get("description")),
+            ("mcp.role", report.get("role") or "server"),
             ("mcp.server", " ".join(str(x) for x in (server.get("name"), server.get("version")) if x) or None),
+            ("mcp.client", " ".join(str(x) for x in ((impl.get("client_info") or {}).get("name"),
+                                                     (impl.get("client_info") or {}).get("version")) if x) or None),
             ("mcp.suite_version", (report.get("suite") or {}).get("version")),
             ("mcp.strict", str(bool(report.get("strict"))).lower()),
         ]

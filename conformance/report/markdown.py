@@ -109,10 +109,12 @@ def render_markdown(report: Mapping[str, Any], *, html_name: str | None = "repor
     """The Markdown summary of ``report``; ``html_name`` is mentioned as where the details are."""
     results = list(report.get("results") or [])
     verdict = S.verdict(report)
-    impl = (report.get("implementation") or {}).get("server_info") or {}
+    info = report.get("implementation") or {}
+    client = report.get("role") == "client"
+    impl = (info.get("client_info") if client else info.get("server_info")) or {}
     target = report.get("target") or {}
     out: list[str] = []
-    out.append(f"## MCP conformance: {_VERDICT.get(verdict, verdict)}")
+    out.append(f"## MCP {'client ' if client else ''}conformance: {_VERDICT.get(verdict, verdict)}")
     out.append("")
     who = " ".join(str(x) for x in (impl.get("name"), impl.get("version")) if x) or target.get("description") or "target"
     facts = [f"**{_text(who)}**", _text(report.get("transport") or ""), _text(", ".join(report.get("versions") or [])),
