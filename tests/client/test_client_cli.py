@@ -181,3 +181,15 @@ def test_list_role_client_shows_the_client_catalogue(tmp_path: Path) -> None:
     default = json.loads(subprocess.run([*CLI, "list", "--json"], cwd=tmp_path, capture_output=True, text=True,
                                         timeout=60).stdout)
     assert all(r["role"] == "server" for r in default)
+
+
+def test_jobs_1_is_the_sequential_reference_the_default_matches(tmp_path: Path) -> None:
+    verdicts = []
+    for jobs in ("1", None):
+        where = tmp_path / f"jobs-{jobs or 'default'}"
+        where.mkdir()
+        args = ["--command", REFERENCE["stdio"], "--version", "all"] + (["--jobs", jobs] if jobs else [])
+        rc, out, report = _run(where, *args)
+        assert rc == 0 and report is not None, out[-2000:]
+        verdicts.append({(r["requirement"], r["version"]): r["outcome"] for r in report["results"]})
+    assert verdicts[0] == verdicts[1]
