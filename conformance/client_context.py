@@ -44,6 +44,8 @@ from conformance.spec.versions import Transport, spec
 __all__ = ["ClientTarget", "ClientRunner", "ClientContext", "ClientRun", "PLACEHOLDERS"]
 
 PLACEHOLDERS = ("{server}", "{url}", "{config}")
+CALL_TOOL = "add_numbers"  # the one tool a --call-command is asked to call (the official fixture's name)
+CALL_ARGS = {"a": 2, "b": 3}
 _TAIL = 4000
 
 
@@ -206,8 +208,13 @@ class ClientRunner(Runner):
 
     # -- one client run ---------------------------------------------------------------------
 
-    def _command_for(self, run: ClientRun, *, url: str | None, launcher: str | None, scenario: str) -> tuple[str, dict[str, str]]:
+    def _command_for(self, run: ClientRun, *, url: str | None, launcher: str | None, scenario: str,
+                     call: bool = False) -> tuple[str, dict[str, str]]:
         cmd = self.target.command
+        if call and self.target.call_command:
+            cmd = (self.target.call_command.replace("{tool}", CALL_TOOL)
+                   .replace("{tool_args_json}", shlex.quote(json.dumps(CALL_ARGS)))
+                   .replace("{tool_args_kv}", " ".join(f"{k}={v}" for k, v in CALL_ARGS.items())))
         env = dict(os.environ)
         if self.target.env:
             env.update(self.target.env)
@@ -233,7 +240,7 @@ class ClientRunner(Runner):
         return path
 
     async def launch(self, version: str, scenario: str, *, stubborn: bool = False, sessions: bool | None = None,
-                     answer_mode: str = "json", get_stream: bool = True) -> ClientRun:
+                     answer_mode: str = "json", get_stream: bool = True, call: bool = False) -> ClientRun:
         """Start the client for one run and return at once (the connection comes later)."""
         self._counter += 1
         run = ClientRun(label=f"{version}/{scenario}#{self._counter}", version=version,
@@ -251,7 +258,7 @@ class ClientRunner(Runner):
                                                  get_stream=get_stream and not vspec.stateless,
                                                  answer_mode=answer_mode)
             url = run.endpoint.url
-        cmd, env = self._command_for(run, url=url, launcher=launcher, scenario=scenario)
+        cmd, env = self._command_for(run, url=url, launcher=launcher, scenario=scenario, call=call)
         run.command = cmd
         self.client_runs.append(run)
         run._exit_event = anyio.Event()

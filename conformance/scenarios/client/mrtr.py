@@ -57,12 +57,14 @@ async def input_requests(ctx: ClientContext) -> None:
         for method in ELIGIBLE:
             server.hooks[method] = ask
 
-    played = await play(ctx, configure=configure)
+    # a client that only calls tools when told to: --call-command makes it call add_numbers
+    played = await play(ctx, configure=configure, launch={"call": True})
     asked = state["asked"]
     if asked is None:
+        hint = "" if ctx.runner.target.call_command else " (give --call-command to make it call a tool)"
         for rid in [*DECLARE.values(), "client.roots.file-uri"]:
             ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read, so the server had no "
-                                 "request to ask for input on")
+                                 f"request to ask for input on{hint}")
         return
     wire = wire_of(played.run)
     retries = [m for m in wire.requests() if m.env.method == asked.method
