@@ -134,7 +134,8 @@ class ClientRun:
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "version": self.version, "exit_code": self.exit_code, "exercised": self.exercised(),
-                "killed_by_us": self.killed_by_us, "connected": self.conn is not None,
+                "killed_by_us": self.killed_by_us,
+                "connected": bool(self.endpoint.requests) if self.endpoint is not None else self.conn is not None,
                 "duration": round((self.exited or time.monotonic()) - self.started, 3),
                 "stderr_tail": self.tail()[-600:] or None}
 
@@ -534,7 +535,7 @@ class ClientRunner(Runner):
                     ci = env.params.get("clientInfo")
                     caps = env.params.get("capabilities")
                     asked = env.params.get("protocolVersion")
-                elif env.method == "server/discover" or spec(run.version).stateless:
+                elif spec(run.version).stateless:  # (on legacy runs a discover probe says nothing of the version)
                     meta = env.params.get("_meta") if isinstance(env.params.get("_meta"), dict) else {}
                     ci = meta.get("io.modelcontextprotocol/clientInfo")
                     caps = meta.get("io.modelcontextprotocol/clientCapabilities")

@@ -423,7 +423,10 @@ def open_peer(
     Raises TargetError at once for a command that cannot be found.  Errors raised while entering
     it are TransportErrors; map them with :func:`target_error`."""
     transport = _build_transport(target, version, timeout=timeout, headers=headers)
-    return RawPeer(transport, version=version, timeout=timeout, **peer_opts)
+    peer = RawPeer(transport, version=version, timeout=timeout, **peer_opts)
+    if target.transport is Transport.STDIO:
+        peer.first_timeout = target.startup_timeout  # a fresh process's first answer may be slow to come
+    return peer
 
 
 def target_error(exc: BaseException, target: Target, *, doing: str = "connecting") -> TargetError:

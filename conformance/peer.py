@@ -386,6 +386,9 @@ class RawPeer:
         self.last_exchange: Any = None
         #: why schema validation stopped (e.g. the schema could not be loaded), if it did
         self.validation_problem: str | None = None
+        #: the wait for the first message from a peer that has said nothing yet (a stdio server
+        #: still starting); None: the per-answer ``timeout`` from the start
+        self.first_timeout: float | None = None
 
         self._direction = _methods.S2C if role == "client" else _methods.C2S  # what we receive
         self._validator: Callable[..., list[Finding]] | None = None
@@ -911,6 +914,10 @@ class RawPeer:
             raise ConnectionLost(self._closed, what=what if isinstance(what, str) else what())
         if timeout is None:
             timeout = self.timeout
+            if self.first_timeout and not self.inbound:
+                # nothing has arrived yet: the peer may still be starting (a process's interpreter
+                # and imports take seconds on a loaded machine), so its start-up allowance applies
+                timeout = max(timeout, self.first_timeout)
         start_n = len(self._tops)
         started = time.monotonic()
         waiter = _Waiter(match)

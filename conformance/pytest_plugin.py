@@ -294,8 +294,10 @@ def build_client_target(*, command: str, transport: str | None, timeout: float =
                                 "suite's server), or add --mcp-transport streamable-http / sse")
     if kind is not Transport.STDIO and "{server}" in command:
         raise pytest.UsageError(f"{{server}} (a stdio launcher) is for the stdio transport; over {kind.value} use {{url}}")
+    # a client CLI may take seconds to start (fastmcp ~4 s idle, over 10 s on a loaded machine):
+    # the start-up allowance is not the per-answer timeout
     return ClientTarget(command=command, transport=kind, call_command=call_command,
-                        startup_timeout=max(5.0, timeout), run_timeout=run_budget or max(30.0, 3 * timeout))
+                        startup_timeout=max(15.0, timeout), run_timeout=run_budget or max(30.0, 3 * timeout))
 
 
 @dataclass

@@ -103,6 +103,6 @@ async def play(
         if facts.stdin_closed is not None or facts.signals or facts.killed is not None:
             ended_by_client = True  # the client ended its server (how: the shutdown check says)
     # the server is done with the client: a client that did not end the session itself is ended now
-    await runner.end_client(run, 2.0 if not ended_by_client else 0.5)
+    await runner.end_client(run, 2.0)  # a client that ended its session gets the time to exit by itself
     wire = judge_run(ctx, run, unsupported_offer=unsupported_offer) if judge else Wire(run)
     return Played(run, server, wire, engaged(wire, ctx.version), ended_by_client)

@@ -80,6 +80,9 @@ async def input_requests(ctx: ClientContext) -> None:
     responses = retry.env.params["inputResponses"]
     for kind, rid in DECLARE.items():
         answered = kind in responses
+        if kind == "elicitation" and answered:  # a decline or cancel is a refusal, not support
+            answered = isinstance(responses[kind], dict) and (responses[kind].get("action") == "accept"
+                                                              or "content" in responses[kind])
         ok = not answered or kind in caps
         ctx.check(rid, ok, problem=f"Undeclared{kind.capitalize()}",
                   message="" if ok else f"the client answered the {INPUTS[kind]['method']} input request without "

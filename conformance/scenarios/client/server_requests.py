@@ -206,7 +206,13 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
             rid, resp = await ask("elicitation/create", params)
             if resp is not None and judge_answer(rid, resp, "elicitation/create"):
                 declared = "elicitation" in caps
-                ok = declared or resp.kind is not Kind.RESULT
+                # a decline or cancel without content is a refusal, not support (the Inspector's
+                # fallback for unhandled requests answers "cancel"): only an accept counts
+                ok = declared or resp.kind is not Kind.RESULT or not _elicitation_accepted(resp.result)
+                if ok and not declared and resp.kind is Kind.RESULT:
+                    ctx.note("elicitation/create to a client without the capability was refused with a "
+                             f"{(resp.result or {}).get('action')!r} result, not an error; read as a refusal",
+                             requirement="client.elicitation.declare")
                 ctx.check("client.elicitation.declare", ok, problem="UndeclaredElicitation",
                           message="" if ok else "the client answered elicitation/create with a result but did not "
                                                 "declare the elicitation capability", expected="an error",
@@ -253,6 +259,10 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
     except ConnectionLost:
         for rid in P_REQUIREMENTS:
             ctx.not_reached(rid, "the client went away during the probes")
+
+
+def _elicitation_accepted(result: Any) -> bool:
+    return isinstance(result, dict) and (result.get("action") == "accept" or "content" in result)
 
 
 def _answer(env: Envelope) -> str:
