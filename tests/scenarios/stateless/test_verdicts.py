@@ -42,7 +42,7 @@ def _http_target(args: list[str]) -> list[str]:
 
 
 def _ours(transport: str) -> set[str]:
-    return {r.id for r in catalogue().values() if r.area in AREAS and r.applies_to(V, transport)}
+    return {r.id for r in catalogue().values() if r.role == "server" and r.area in AREAS and r.applies_to(V, transport)}
 
 
 @pytest.mark.parametrize("transport", ["stdio", "streamable-http"])
