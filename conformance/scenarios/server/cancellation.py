@@ -155,7 +155,10 @@ async def initialize_not_cancellable(ctx: ScenarioContext) -> None:
     synced = None
     try:
         if await observe(peer, answers(rid), 0.0) is None:
-            synced = await sync(peer, ctx.version, timeout=ctx.timeout)  # a ping (allowed before initialize) read after both
+            # a ping (allowed before initialize) read after both; a fresh process that has said
+            # nothing yet may still be starting: its start-up allowance applies
+            wait = ctx.timeout if peer.inbound else max(ctx.timeout, peer.first_timeout or 0.0)
+            synced = await sync(peer, ctx.version, timeout=wait)
         env = await peer.expect_response(rid, timeout=GRACE)
     except ExpectTimeout:
         if synced:
