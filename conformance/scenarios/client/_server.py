@@ -166,7 +166,10 @@ class ScenarioServer:
     async def _answer_one(self, env: Envelope) -> None:
         method = env.method or ""
         try:
-            if method not in ("initialize", "ping", "server/discover") and self.first_request is None \
+            # the victim is a real request: a notification sent with an id (a client's fault) is
+            # answered at once, or a client that does not read that POST's answer would stall
+            victim = method not in ("initialize", "ping", "server/discover") and not method.startswith("notifications/")
+            if victim and self.first_request is None \
                     and (self.handshake_done.is_set() or not self.vspec.handshake):
                 self.first_request = env
                 if self.on_first_request is not None:
@@ -175,7 +178,7 @@ class ScenarioServer:
                         await self.on_first_request(env)
                     finally:
                         self._held.set()
-            elif method not in ("initialize", "ping", "server/discover") and self._held is not None:
+            elif victim and self._held is not None:
                 # while the first request is held, so is every other one: a client that does not
                 # wait for that one (it was a side request) cannot finish and leave meanwhile
                 await self._held.wait()
