@@ -24,7 +24,6 @@ import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
-from urllib.parse import parse_qsl
 
 import anyio
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import anyio
 
-from conformance.client_context import ClientContext, ClientRun
-from conformance.peer import ConnectionLost, ExpectTimeout
+from conformance.client_context import ClientContext
+from conformance.peer import ConnectionLost
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS
 from conformance.scenarios.client._run import play
@@ -36,13 +36,6 @@ P_REQUIREMENTS = (
 )
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
 UNDECLARED_METHODS = ("prompts/", "resources/", "logging/setLevel", "completion/complete")
-
-
-def _is_response(env: Envelope) -> bool:
-    if env.kind in (Kind.RESULT, Kind.ERROR):
-        return True
-    value = env.value if isinstance(env.value, dict) else None
-    return bool(value is not None and env.method is None and ("result" in value or "error" in value))
 
 
 @scenario(requirements=[*P_REQUIREMENTS, *W_REQUIREMENTS], role="client", until=LATEST_STATEFUL, order=2)
