@@ -150,6 +150,8 @@ class ClientRunner(Runner):
             kwargs["jobs"] = default_client_jobs()
         super().__init__(target, **kwargs)  # type: ignore[arg-type]
         self.target: ClientTarget = target  # type: ignore[assignment]
+        # one item is one client run: its start, its budget, and its end (a grace, then the kill)
+        self.item_deadline = max(self.item_deadline, target.startup_timeout + target.run_timeout + 10.0)
         # every client run is a process of its own on an endpoint of its own: scheduled items
         # start ahead, ``jobs`` at a time, and their results are applied in run order
         self._ahead: dict[tuple[str, str], Any] = {}  # (scenario id, version) -> _Ahead
@@ -519,6 +521,12 @@ class ClientRunner(Runner):
         return item
 
     # -- report inputs ----------------------------------------------------------------------
+
+    def default_run_timeout(self, timeout: float, versions: int, items: int) -> float:
+        """Also bounded by the client runs themselves: every run may use its whole budget (a
+        client without timeouts waits out the stalled request), ``jobs`` at a time."""
+        runs = -(-items // max(1, self.jobs))
+        return max(super().default_run_timeout(timeout, versions, items), 60.0 + runs * self.item_deadline)
 
     def implementation(self) -> dict[str, Any]:
         info = None

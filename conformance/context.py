@@ -562,6 +562,10 @@ class Runner:
         (every answer late) is cut off instead of taking hours."""
         return 60.0 + timeout * (2 * versions + items / 4)
 
+    def default_run_timeout(self, timeout: float, versions: int, items: int) -> float:
+        """The bound of this run when --run-timeout is not given (see :meth:`derived_run_timeout`)."""
+        return self.derived_run_timeout(timeout, versions, items)
+
     async def start(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the host task group until :meth:`aclose` (start with ``tg.start``/portal ``start_task``)."""
         self._stop = anyio.Event()

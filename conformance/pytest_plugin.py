@@ -526,11 +526,9 @@ class _Run:
             self.portal.call(self._plan)
 
     def _plan(self) -> None:  # in the event loop's thread
-        from conformance.context import Runner
-
         self.runner.plan(self.scenarios)
         self.runner.schedule(self.items)
-        bound = self.settings.run_timeout or Runner.derived_run_timeout(
+        bound = self.settings.run_timeout or self.runner.default_run_timeout(
             self.settings.timeout, len(self.settings.versions), len(self.items))
         self.runner.set_run_timeout(bound, started=self.started_monotonic)
 

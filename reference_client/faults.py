@@ -105,6 +105,10 @@ FAULTS: dict[str, Fault] = {
                                        "(prompts/list, resources/list, logging/setLevel or completion/complete)",
                                        FROM_2025_06),
     "cancel-initialize": _f("the initialize request is cancelled while in flight", LEGACY),
+    "no-timeout": _f("no timeout: the client waits for every answer after the handshake for ever",
+                     ALL_VERSIONS[1:]),
+    "timeout-without-cancel": _f("a request unanswered within the timeout is given up without cancelling it",
+                                 FROM_2025_03),
     "initialize-before-discover": _f("dual-era, but initialize first (server/discover only if initialize fails)",
                                      transports=("stdio", "streamable-http")),
     # -- client capabilities ------------------------------------------------------------------------
@@ -146,6 +150,8 @@ FAULTS: dict[str, Fault] = {
 # the catalogue splits some rules by version (client.http.accept / client.http.accept-2026, ...):
 # one fault per requirement id, the same misbehaviour
 FAULTS.update({
+    "no-timeout-2024": _variant("no-timeout", ALL_VERSIONS[:1]),
+    "timeout-without-cancel-2026": _variant("timeout-without-cancel", MODERN, STDIO),  # HTTP: its exit closes the stream
     "cancel-unknown-id-2026": _variant("cancel-unknown-id", MODERN, STDIO),  # HTTP 2026: no client notifications
     "shared-progress-token-2026": _variant("shared-progress-token", MODERN, ("stdio", "streamable-http")),
     "undeclared-server-capability-should": _variant("undeclared-server-capability", ALL_VERSIONS[:2]),

@@ -30,6 +30,8 @@ in the core (answers, ids, ``_meta``) and in the links (shutdown, DELETE).
 
 from __future__ import annotations
 
+import math
+
 import json
 from typing import Any, Callable
 
@@ -144,6 +146,8 @@ class Session:
         if after_send is not None:
             await after_send(msg)
         wait = self.timeout if timeout is None else timeout
+        if self.faulty("no-timeout") and not probe and method != "initialize" and self.operating:
+            wait = math.inf
         expired = False
         with anyio.move_on_after(wait):
             while not expired:
@@ -173,6 +177,10 @@ class Session:
         if method == "initialize":  # "The initialize request MUST NOT be cancelled by clients"
             self.core.abandon(rid)
             raise StepFailed(f"{method}: no response within {wait:g} s")
+        if self.faulty("timeout-without-cancel"):
+            self.core.abandon(rid)
+            self.log(f"fault timeout-without-cancel: giving up on {method} without cancelling it")
+            raise StepFailed(f"{method}: no response within {wait:g} s (not cancelled)")
         await self._cancel(rid, f"no response within {wait:g} s")
         raise StepFailed(f"{method}: no response within {wait:g} s (cancelled)")
 

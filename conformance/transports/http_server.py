@@ -50,6 +50,7 @@ class HttpRequestRecord:
     stream: str = ""
     session_id: str | None = None  # the session id we had issued when it arrived
     answered: float | None = None  # when we sent the response head (monotonic)
+    abandoned: float | None = None  # when the client closed the connection before our answer (monotonic)
     envelopes: list[Envelope] = field(default_factory=list)
 
     def header(self, name: str) -> str | None:
@@ -300,6 +301,10 @@ class HttpEndpoint(Transport):
         done = await _wait_or_disconnect(post.done, receive)
         if not done or not post.answers:
             rec.status = 499 if not done else 503
+            if not done:
+                rec.abandoned = time.monotonic()
+                self._event("the client closed the connection before the answer", stream=name)
+                self._note_change()
             if done:  # the run ended without an answer
                 await _plain(send, rec, 503, b"")
             return
@@ -327,6 +332,9 @@ class HttpEndpoint(Transport):
                     while True:
                         msg = await receive()
                         if msg.get("type") == "http.disconnect":
+                            if stream.waiting:  # requests of this POST were still unanswered
+                                rec.abandoned = time.monotonic()
+                                self._note_change()
                             tg.cancel_scope.cancel()
                             return
 

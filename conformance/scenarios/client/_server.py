@@ -77,6 +77,10 @@ class ScenarioServer:
     hooks: dict[str, Handler] = field(default_factory=dict)
     #: called once with the first request after the handshake (the "victim"), before it is answered
     on_first_request: Handler | None = None
+    #: never answer the first request (after ``on_first_request`` returns)
+    drop_first: bool = False
+    #: while ``on_first_request`` runs, every other real request waits for it
+    hold_others: bool = True
     #: the version to answer initialize with (default: the run's version)
     offer: str | None = None
     requests: list[Envelope] = field(default_factory=list)
@@ -178,7 +182,9 @@ class ScenarioServer:
                         await self.on_first_request(env)
                     finally:
                         self._held.set()
-            elif victim and self._held is not None:
+                if self.drop_first:
+                    return
+            elif victim and self._held is not None and self.hold_others:
                 # while the first request is held, so is every other one: a client that does not
                 # wait for that one (it was a side request) cannot finish and leave meanwhile
                 await self._held.wait()

@@ -250,3 +250,43 @@ define(
     area=AREA,
     note=_TIMEOUT_NOTE + " 2024-11-05 words it in the Error Handling section.",
 )
+
+_TIMEOUT_CANCEL_NOTE = (
+    "Probe (slow), with client.lifecycle.timeouts: when the client gives up on the request the "
+    "suite's server never answers, it is expected to say so: a notifications/cancelled naming "
+    "that request (on streamable HTTP in 2026-07-28, closing that request's response stream). "
+    "A client that stops waiting without it (it exits, or goes on with other requests) is "
+    "flagged; one still waiting when the run's budget ends is not judged here."
+)
+
+define(
+    "client.lifecycle.timeout-cancel",
+    "SHOULD",
+    since="2025-03-26",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "timeouts"),
+    quote=(
+        "When the request has not received a success or error response within the timeout "
+        "period, the sender SHOULD issue a cancellation notification for that request and stop "
+        "waiting for a response."
+    ),
+    role="client",
+    area=AREA,
+    note=_TIMEOUT_CANCEL_NOTE,
+)
+
+define(
+    "client.lifecycle.timeout-cancel-2026",
+    "SHOULD",
+    since=LATEST,
+    url=spec_url(LATEST, "basic/patterns/cancellation", "timeouts"),
+    quote=(
+        "When the request has not received a success or error response within the timeout "
+        "period, the sender SHOULD cancel the request and stop waiting for a response."
+    ),
+    role="client",
+    area=AREA,
+    note=_TIMEOUT_CANCEL_NOTE + " 2026-07-28: 'Streamable HTTP: closing the response stream for "
+    "the request, which constitutes cancellation. stdio: sending a notifications/cancelled "
+    "notification referencing the request ID.'",
+)
