@@ -243,8 +243,9 @@ class ClientRunner(Runner):
         return path
 
     async def launch(self, version: str, scenario: str, *, stubborn: bool = False, sessions: bool | None = None,
-                     answer_mode: str = "json", get_stream: bool = True, call: bool = False) -> ClientRun:
-        """Start the client for one run and return at once (the connection comes later)."""
+                     answer_mode: str = "json", get_stream: bool = True, call: bool = False, attach: bool = True) -> ClientRun:
+        """Start the client for one run and return at once (the connection comes later).
+        ``attach=False``: no raw peer is put on the connection (the fuzzer reads the transport itself)."""
         self._counter += 1
         run = ClientRun(label=f"{version}/{scenario}#{self._counter}", version=version,
                         transport=self.target.transport, command=self.target.command)
@@ -276,7 +277,7 @@ class ClientRunner(Runner):
         run.pid = proc.pid
         register_child(proc.pid, group=True)
         self._tg.start_soon(self._watch_process, run)
-        if run.endpoint is not None:
+        if run.endpoint is not None and attach:
             await self._attach(run, run.endpoint)
         return run
 
@@ -318,15 +319,19 @@ class ClientRunner(Runner):
         self.connections.append(conn)
         return conn
 
-    async def connected(self, run: ClientRun, timeout: float | None = None) -> RawPeer | None:
+    async def connected(self, run: ClientRun, timeout: float | None = None, *, attach: bool = True) -> Any:
         """The connection the client opened (stdio: it started our launcher; HTTP: it sent a
-        request), or None if it exited or did not within ``timeout`` (default: start-up allowance)."""
+        request), or None if it exited or did not within ``timeout`` (default: start-up allowance).
+        A :class:`RawPeer`; with ``attach=False`` the bare transport (a ``RelayTransport`` or the
+        ``HttpEndpoint``: the fuzzer reads it itself)."""
         timeout = self.target.startup_timeout if timeout is None else timeout
         if run.endpoint is not None:
             got = await run.endpoint.wait_request(lambda r: True, timeout) if not run._exit_event.is_set() else None
             if got is None and run.endpoint.requests:
                 got = run.endpoint.requests[0]
-            return run.peer if got is not None else None
+            if got is None:
+                return None
+            return run.peer if attach else run.endpoint
         if run.conn is not None:
             return run.peer
         transport = None
@@ -348,6 +353,8 @@ class ClientRunner(Runner):
             transport = await run.relay.accept(0.05)  # it connected just before exiting
         if transport is None:
             return None
+        if not attach:
+            return transport
         await self._attach(run, transport)
         return run.peer
 
