@@ -22,7 +22,8 @@ PKG = ROOT / "conformance"
 PURE_PACKAGES = ["spec", "schema", "wire", "report"]
 PURE_MODULES = ["outcomes", "transcript",
                 # the sans-I/O half of the fuzzer (its engine and command are the I/O and entry layers)
-                "fuzz/__init__", "fuzz/corpus", "fuzz/operators", "fuzz/generate", "fuzz/oracle", "fuzz/shrink", "fuzz/replay"]
+                "fuzz/__init__", "fuzz/corpus", "fuzz/operators", "fuzz/generate", "fuzz/oracle", "fuzz/client_oracle",
+                "fuzz/shrink", "fuzz/replay"]
 FORBIDDEN_IN_PURE = {"anyio", "httpx", "httpx_sse", "subprocess", "asyncio", "socket", "conformance.transports", "conformance.peer", "starlette", "uvicorn", "pytest"}
 FORBIDDEN_IN_REFERENCE = {"conformance.peer", "conformance.scenarios", "conformance.context", "conformance.pytest_plugin", "mcp"}
 # Imports allowed lazily inside a function (not at module level): the schema downloader.

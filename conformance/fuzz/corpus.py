@@ -1,5 +1,9 @@
 """Valid messages per version and method: the seeds the mutation operators start from.  Pure.
 
+Two directions: :func:`build_corpus` holds what we send a server (client-to-server requests and
+notifications); :func:`build_client_corpus` what we send a client (server-to-client requests --
+ping, roots/list, sampling/createMessage, elicitation/create, tasks/* -- and notifications).
+
 A corpus entry is a complete JSON-RPC message (request or notification) that the official schema of
 its version accepts.  Sources, in order:
 
@@ -41,6 +45,8 @@ __all__ = [
     "NO_SUCH_PROMPT",
     "STATEFUL",
     "stateless_meta",
+    "build_client_corpus",
+    "CLIENT_SEEDS",
 ]
 
 NO_SUCH_TOOL = "mcp-conformance-no-such-tool-5f3a"
@@ -181,11 +187,13 @@ def _valid(message: Any, version: str, definition: str) -> bool:
         return False
 
 
-def schema_seeds(version: str, *, include_stateful: bool = False) -> list[Seed]:
+def schema_seeds(version: str, *, include_stateful: bool = False, direction: str = _methods.C2S) -> list[Seed]:
+    """The smallest schema-valid message of every method of ``version`` sent in ``direction``
+    (client-to-server: what we send a server; server-to-client: what we send a client)."""
     doc = load_schema(version)
     out: list[Seed] = []
-    for m in _methods.methods_for(version, direction=_methods.C2S):
-        if m.name in STATEFUL and not include_stateful:
+    for m in _methods.methods_for(version, direction=direction):
+        if direction == _methods.C2S and m.name in STATEFUL and not include_stateful:
             continue
         node = _defs(doc).get(m.request_def)
         if node is None:
@@ -323,3 +331,49 @@ def _fix_meta(version: str, msg: dict[str, Any]) -> dict[str, Any]:
     if spec(version).stateless:
         msg["params"]["_meta"] = stateless_meta(version)
     return msg
+
+
+# -- what we send a client (the client direction) ----------------------------------------------------
+
+#: Richer server-to-client messages than the schema's smallest instances, as real servers send
+#: them (kept only where the version's schema accepts them).
+CLIENT_SEEDS: tuple[dict[str, Any], ...] = (
+    {"jsonrpc": "2.0", "id": 0, "method": "ping"},
+    {"jsonrpc": "2.0", "id": 0, "method": "roots/list"},
+    {"jsonrpc": "2.0", "id": 0, "method": "sampling/createMessage",
+     "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "mcp-conformance: say hello"}}],
+                "maxTokens": 16}},
+    {"jsonrpc": "2.0", "id": 0, "method": "elicitation/create",
+     "params": {"message": "mcp-conformance: may I ask?",
+                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean", "default": True}}}}},
+    {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "logger": "mcp-conformance", "data": "hello"}},
+    {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "mcp-conformance-token", "progress": 1, "total": 2}},
+    {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
+    {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "mcp-conformance://hello"}},
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "mcp-conformance-never-sent", "reason": "fuzz"}},
+)
+
+
+def build_client_corpus(version: str) -> Corpus:
+    """What the fuzzer sends a client of ``version``: the smallest instance of every server-to-client
+    method, and :data:`CLIENT_SEEDS` where the schema accepts them.  Every request id is a
+    placeholder (the generator sets run-unique ids); every ``notifications/cancelled`` names a
+    request id the suite never uses, so it is always an invalid cancellation."""
+    seeds = schema_seeds(version, direction=_methods.S2C)
+    for msg in CLIENT_SEEDS:
+        method = msg["method"]
+        m = _methods.lookup(method, _methods.S2C, version)
+        if m is None:
+            continue
+        if _valid(copy.deepcopy(msg), version, m.request_def):
+            seeds.append(Seed(method, copy.deepcopy(msg), "seed"))
+    out = []
+    for s in seeds:
+        if s.method == "notifications/cancelled":
+            params = s.message.get("params")
+            if isinstance(params, dict) and "requestId" in params and params["requestId"] in ("", 0):
+                msg = copy.deepcopy(dict(s.message))
+                msg["params"]["requestId"] = "mcp-conformance-never-sent-0"
+                s = Seed(s.method, msg, s.source)
+        out.append(s)
+    return Corpus(version, tuple(out))

@@ -17,7 +17,14 @@ from conformance.fuzz.corpus import Corpus
 from conformance.fuzz.operators import Mutation, OpContext, Operator, Output
 from conformance.wire.envelope import dumps
 
-__all__ = ["Frame", "Plan", "frame_at", "frame_id"]
+__all__ = ["Frame", "Plan", "frame_at", "frame_id", "answer_at", "run_index", "RUN_STRIDE"]
+
+RUN_STRIDE = 1_000_000  # the client direction: frame j of client run r is frame r * RUN_STRIDE + j
+
+
+def run_index(run: int, j: int) -> int:
+    """The campaign-wide index of frame (or answer) ``j`` of client run ``run``."""
+    return run * RUN_STRIDE + j
 
 
 @dataclass(frozen=True)
@@ -28,12 +35,13 @@ class Frame:
     operator: str
     mutations: tuple[Mutation, ...] = ()
     headers: dict[str, str] | None = None
+    answer: bool = False  # our answer to a request of the client under test (``method`` is the request's)
 
     def to_json(self) -> dict[str, Any]:
         from conformance.fuzz.replay import encode_bytes
 
         return {"index": self.index, "data": encode_bytes(self.data), "method": self.method, "operator": self.operator,
-                "mutations": [m.to_json() for m in self.mutations], "headers": self.headers}
+                "mutations": [m.to_json() for m in self.mutations], "headers": self.headers, "answer": self.answer}
 
 
 @dataclass
@@ -88,3 +96,21 @@ def frame_at(plan: Plan, index: int) -> Frame:
     ctx = OpContext(plan.corpus.version, plan.transport, index, plan.corpus.seeds, lambda k, i=index: frame_id(i, k))
     out: Output = op.fn(rng, msg, ctx)
     return Frame(index, out.to_bytes(), seed.method, op.name, tuple(out.mutations), out.headers)
+
+
+def answer_at(seed: int, operators: list[Operator], index: int, response: dict[str, Any], method: str, *,
+              version: str, transport: str, p_valid: float = 0.0) -> Frame:
+    """Answer ``index`` of a client campaign: ``response`` (the answer the suite's server would give
+    to the client's ``method`` request, its id included) mutated by one operator drawn by weight
+    from ``Random("<seed>:answer:<index>")`` -- or left as it is with probability ``p_valid`` (the
+    handshake, so that most runs get past it).  Pure and deterministic, like :func:`frame_at`."""
+    rng = random.Random(f"{seed}:answer:{index}")
+    valid = [op for op in operators if op.name == "valid"]
+    if valid and rng.random() < p_valid:
+        op = valid[0]
+    else:
+        op = rng.choices(operators, weights=[o.weight for o in operators])[0]
+    msg = json.loads(dumps(response))
+    ctx = OpContext(version, transport, index, (), lambda k, i=index: f"fz-answer-{i}-{k}", method=method)
+    out: Output = op.fn(rng, msg, ctx)
+    return Frame(index, out.to_bytes(), method, op.name, tuple(out.mutations), out.headers, answer=True)

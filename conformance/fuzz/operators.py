@@ -7,7 +7,17 @@ JSON value to send (or exact bytes, for syntax-level operators) plus the list of
 path, before -> after).  Every record travels with the frame into findings and reproducers.
 
 ``OPERATORS`` maps the name to an :class:`Operator` (function, weight in the default mix,
-transports it applies to).  ``--ops`` / ``--exclude-ops`` select by name.
+transports it applies to, and what it mutates: ``uses``).  ``--ops`` / ``--exclude-ops`` select by
+name.  Three uses, one registry:
+
+* ``c2s`` -- a message we send as the client (fuzzing a server: requests and notifications);
+* ``s2c`` -- a message we send as the server (fuzzing a client: server-to-client requests and
+  notifications);
+* ``answer`` -- our answer to a request of the client under test (fuzzing a client: the response
+  to its ``initialize``, ``tools/list``, ...).  The ``answer-*`` operators exist for this use only
+  (wrong or missing id, result and error both, a wrong result shape for the method, unknown
+  members, a broken error object); the generic ones (truncate, invalid-utf8, huge-string,
+  retype-field...) serve every use they make sense for.
 """
 
 from __future__ import annotations
@@ -87,6 +97,7 @@ class OpContext:
     index: int  # the frame index (for unique names / ids)
     corpus: tuple[Any, ...] = ()  # the corpus seeds (for batches)
     fresh_id: Callable[[int], Any] = lambda k: f"fz-x-{k}"  # unique ids for extra requests in a frame
+    method: str = ""  # ``answer`` use: the method of the request the message answers
 
 
 OpFn = Callable[[random.Random, dict, OpContext], Output]
@@ -99,28 +110,37 @@ class Operator:
     weight: float
     transports: frozenset[str] | None  # None: every transport
     description: str
+    uses: frozenset[str] = frozenset({"c2s", "s2c"})  # c2s | s2c | answer (see the module docstring)
 
-    def applies(self, transport: str) -> bool:
-        return self.transports is None or transport in self.transports
+    def applies(self, transport: str, use: str = "c2s") -> bool:
+        return (self.transports is None or transport in self.transports) and use in self.uses
 
 
 OPERATORS: dict[str, Operator] = {}
 
 
-def operator(name: str, *, weight: float = 1.0, transports: tuple[str, ...] | None = None) -> Callable[[OpFn], OpFn]:
+USES = ("c2s", "s2c", "answer")
+ALL_USES = frozenset(USES)
+
+
+def operator(name: str, *, weight: float = 1.0, transports: tuple[str, ...] | None = None,
+             uses: tuple[str, ...] = ("c2s", "s2c")) -> Callable[[OpFn], OpFn]:
     def deco(fn: OpFn) -> OpFn:
-        OPERATORS[name] = Operator(name, fn, weight, frozenset(transports) if transports else None, (fn.__doc__ or "").strip().split("\n")[0])
+        OPERATORS[name] = Operator(name, fn, weight, frozenset(transports) if transports else None,
+                                   (fn.__doc__ or "").strip().split("\n")[0], frozenset(uses))
         return fn
 
     return deco
 
 
-def select_operators(transport: str, include: list[str] | None = None, exclude: list[str] | None = None) -> list[Operator]:
-    """The operators for a campaign, in registry order.  Unknown names raise ValueError naming the known ones."""
+def select_operators(transport: str, include: list[str] | None = None, exclude: list[str] | None = None,
+                     use: str = "c2s") -> list[Operator]:
+    """The operators for a campaign (``use``: what they mutate), in registry order.  Unknown names
+    raise ValueError naming the known ones."""
     for name in [*(include or []), *(exclude or [])]:
         if name not in OPERATORS and name != "all":
             raise ValueError(f"unknown fuzz operator {name!r}; known: {', '.join(OPERATORS)}")
-    chosen = [op for op in OPERATORS.values() if op.applies(transport)]
+    chosen = [op for op in OPERATORS.values() if op.applies(transport, use)]
     if include and "all" not in include:
         chosen = [op for op in chosen if op.name in include]
     if exclude:
@@ -165,13 +185,13 @@ def _unique_id_of_other_type(rng: random.Random, value: Any, index: int) -> Any:
 # -- structure ---------------------------------------------------------------------------------------
 
 
-@operator("valid", weight=3.0)
+@operator("valid", weight=3.0, uses=("c2s", "s2c", "answer"))
 def _valid(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """The corpus message unchanged (answers are judged against the schema)."""
     return Output(msg)
 
 
-@operator("drop-field", weight=2.0)
+@operator("drop-field", weight=2.0, uses=("c2s", "s2c", "answer"))
 def _drop_field(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Remove one member or element (any depth, chosen uniformly)."""
     all_sites = sites(msg)
@@ -184,7 +204,7 @@ def _drop_field(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(msg, mutations=[Mutation("drop-field", path, short(before))])
 
 
-@operator("duplicate-field")
+@operator("duplicate-field", uses=("c2s", "s2c", "answer"))
 def _duplicate_field(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Repeat one member of an object with another value (duplicate JSON keys)."""
     objs = [(p, c, k) for p, c, k in sites(msg) if isinstance(c, dict)]
@@ -202,7 +222,7 @@ def _duplicate_field(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(data=text.encode("utf-8"), mutations=[Mutation("duplicate-field", path, short(container[key]), short(other), "the key appears twice")])
 
 
-@operator("retype-field", weight=2.0)
+@operator("retype-field", weight=2.0, uses=("c2s", "s2c", "answer"))
 def _retype_field(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Give one member or element a value of another JSON type."""
     path, container, key = rng.choice(sites(msg))
@@ -212,7 +232,7 @@ def _retype_field(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(msg, mutations=[Mutation("retype-field", path, short(before), short(after))])
 
 
-@operator("id-wrong-type")
+@operator("id-wrong-type", uses=("c2s", "s2c", "answer"))
 def _id_wrong_type(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Replace the id with a number with a fraction, a boolean, an object or an array."""
     before = msg.get("id", MISSING)
@@ -221,7 +241,7 @@ def _id_wrong_type(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(msg, mutations=[Mutation("id-wrong-type", "$.id", short(before), short(after))])
 
 
-@operator("id-null")
+@operator("id-null", uses=("c2s", "s2c", "answer"))
 def _id_null(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Set the id to null."""
     before = msg.get("id", MISSING)
@@ -229,14 +249,14 @@ def _id_null(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(msg, mutations=[Mutation("id-null", "$.id", short(before), None)])
 
 
-@operator("id-reuse", weight=0.5, transports=("stdio",))
+@operator("id-reuse", weight=0.5, transports=("stdio",), uses=("c2s", "s2c", "answer"))
 def _id_reuse(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Send the same request twice in a row with the same id (duplicate ids in flight)."""
     line = dumps(msg)
     return Output(data=line + b"\n" + line, mutations=[Mutation("id-reuse", "$.id", short(msg.get("id", MISSING)), short(msg.get("id", MISSING)), "sent twice")])
 
 
-@operator("huge-number", weight=0.5)
+@operator("huge-number", weight=0.5, uses=("c2s", "s2c", "answer"))
 def _huge_number(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """A number outside every interoperable range (10**400, -10**400, 1e400, 2**64) at one site (not the id)."""
     cands = [(p, c, k) for p, c, k in sites(msg) if p != "$.id"]
@@ -251,7 +271,7 @@ def _huge_number(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(data=text.encode("utf-8"), mutations=[Mutation("huge-number", path, short(before), short(after_text))])
 
 
-@operator("huge-string", weight=0.1)
+@operator("huge-string", weight=0.1, uses=("c2s", "s2c", "answer"))
 def _huge_string(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """A 256 KiB string at one site (not the id; over HTTP not what goes into headers either:
     header size limits are the HTTP server's business)."""
@@ -278,7 +298,7 @@ def _deep_nesting(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
 # -- syntax ------------------------------------------------------------------------------------------
 
 
-@operator("invalid-utf8")
+@operator("invalid-utf8", uses=("c2s", "s2c", "answer"))
 def _invalid_utf8(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Bytes that are not UTF-8 inside a string of the message."""
     data = dumps(msg)
@@ -288,7 +308,7 @@ def _invalid_utf8(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(data=data[:at] + bad + data[at:], mutations=[Mutation("invalid-utf8", f"bytes[{at}]", "", bad.hex())])
 
 
-@operator("truncate", weight=1.5)
+@operator("truncate", weight=1.5, uses=("c2s", "s2c", "answer"))
 def _truncate(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """The message cut short at a random byte."""
     data = dumps(msg)
@@ -296,14 +316,14 @@ def _truncate(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(data=data[:at], mutations=[Mutation("truncate", f"bytes[{at}:]", short(data[at:]), "<cut>")])
 
 
-@operator("garbage", weight=0.5)
+@operator("garbage", weight=0.5, uses=("c2s", "s2c", "answer"))
 def _garbage(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Text that is not JSON at all."""
     text = rng.choice([b"hello", b"{", b"}", b"{'jsonrpc': '2.0'}", b"NaN", b"[1,]", b'{"a":1,}', b"\x00\x01\x02", b"nul"])
     return Output(data=text, mutations=[Mutation("garbage", "$", "<message>", short(text))])
 
 
-@operator("embedded-newline", weight=0.5, transports=("stdio",))
+@operator("embedded-newline", weight=0.5, transports=("stdio",), uses=("c2s", "s2c", "answer"))
 def _embedded_newline(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """A raw newline between two tokens: on stdio the message becomes two lines, neither valid JSON."""
     data = dumps(msg)
@@ -312,14 +332,14 @@ def _embedded_newline(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     return Output(data=data[:at] + b"\n" + data[at:], mutations=[Mutation("embedded-newline", f"bytes[{at}]", "", "\\n")])
 
 
-@operator("not-an-object", weight=0.5)
+@operator("not-an-object", weight=0.5, uses=("c2s", "s2c", "answer"))
 def _not_an_object(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Valid JSON that is not an object: a number, a string, null, true."""
     after = rng.choice([1, "ping", None, True, 0.5])
     return Output(after, mutations=[Mutation("not-an-object", "$", "<message>", short(after))])
 
 
-@operator("jsonrpc-version")
+@operator("jsonrpc-version", uses=("c2s", "s2c", "answer"))
 def _jsonrpc_version(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """"jsonrpc" other than "2.0", or missing."""
     after = rng.choice(["1.0", "2", 2.0, MISSING])
@@ -416,15 +436,120 @@ def _empty_batch(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
 # -- HTTP level ---------------------------------------------------------------------------------------
 
 
-@operator("http-content-type", weight=0.3, transports=("streamable-http",))
+@operator("http-content-type", weight=0.3, transports=("streamable-http",), uses=("c2s",))
 def _http_content_type(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """POST with a Content-Type other than application/json."""
     ct = rng.choice(["text/plain", "application/x-www-form-urlencoded", "application/json-seq"])
     return Output(msg, headers={"Content-Type": ct}, mutations=[Mutation("http-content-type", "header:Content-Type", "application/json", ct)])
 
 
-@operator("http-session-id", weight=0.3, transports=("streamable-http",))
+@operator("http-session-id", weight=0.3, transports=("streamable-http",), uses=("c2s",))
 def _http_session_id(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """POST with an Mcp-Session-Id the server never issued."""
     sid = rng.choice(["mcp-conformance-no-such-session", "0", "-"])
     return Output(msg, headers={"Mcp-Session-Id": sid}, mutations=[Mutation("http-session-id", "header:Mcp-Session-Id", "<issued>", sid)])
+
+
+# -- answers: our response to a request of the client under test --------------------------------------
+# (the message is the response the suite's server would have sent: {"jsonrpc", "id", "result" | "error"})
+
+
+def _flip_id(value: Any, index: int) -> Any:
+    """An id changed the way sloppy implementations change it: 7 -> "7", "7" -> 7, "s" -> "s-<n>"."""
+    if isinstance(value, bool) or value is None or value is MISSING:
+        return f"fz-answer-{index}"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    if isinstance(value, str):
+        return f"{value}-{index}"
+    return f"fz-answer-{index}"
+
+
+@operator("answer-wrong-id", uses=("answer",))
+def _answer_wrong_id(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """The answer carries another id (its JSON type flipped: 7 -> "7", "7" -> 7; a string changed)."""
+    before = msg.get("id", MISSING)
+    after = _flip_id(before, ctx.index) if rng.random() < 0.8 else 900_000_000 + ctx.index
+    msg["id"] = after
+    return Output(msg, mutations=[Mutation("answer-wrong-id", "$.id", short(before), short(after))])
+
+
+@operator("answer-no-id", weight=0.5, uses=("answer",))
+def _answer_no_id(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """The answer without an id member."""
+    before = msg.pop("id", MISSING)
+    return Output(msg, mutations=[Mutation("answer-no-id", "$.id", short(before), "<absent>")])
+
+
+@operator("answer-result-and-error", uses=("answer",))
+def _answer_result_and_error(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """The answer carries both "result" and "error"."""
+    if "result" not in msg:
+        msg["result"] = {}
+        added, path = {}, "$.result"
+    else:
+        added = {"code": -32603, "message": "mcp-conformance fuzz: both"}
+        msg["error"] = added
+        path = "$.error"
+    return Output(msg, mutations=[Mutation("answer-result-and-error", path, "<absent>", short(added), "result and error both")])
+
+
+@operator("answer-neither", weight=0.5, uses=("answer",))
+def _answer_neither(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """The answer carries neither "result" nor "error"."""
+    before = {k: msg.pop(k) for k in ("result", "error") if k in msg}
+    return Output(msg, mutations=[Mutation("answer-neither", "$", short(before), "<absent>", "no result, no error")])
+
+
+@operator("answer-wrong-shape", weight=2.0, uses=("answer",))
+def _answer_wrong_shape(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """A result of the wrong shape for the method: not an object, or one of its members dropped or of another type."""
+    result = msg.get("result", MISSING)
+    if not isinstance(result, dict) or not result or rng.random() < 0.25:
+        after = rng.choice([[], "x", 1, None, True, [result] if result is not MISSING else [{}]])
+        msg["result"] = after
+        return Output(msg, mutations=[Mutation("answer-wrong-shape", "$.result", short(result), short(after),
+                                               f"the {ctx.method or 'method'} result is not an object")])
+    key = rng.choice(sorted(result))
+    before = result[key]
+    if rng.random() < 0.5:
+        del result[key]
+        return Output(msg, mutations=[Mutation("answer-wrong-shape", f"$.result.{key}", short(before), "<absent>",
+                                               f"a member of the {ctx.method or 'method'} result dropped")])
+    if isinstance(before, list) and before and rng.random() < 0.5:
+        i = rng.randrange(len(before))
+        elem = before[i]
+        before[i] = _other_type(rng, elem)
+        return Output(msg, mutations=[Mutation("answer-wrong-shape", f"$.result.{key}[{i}]", short(elem), short(before[i]))])
+    after = _other_type(rng, before)
+    result[key] = after
+    return Output(msg, mutations=[Mutation("answer-wrong-shape", f"$.result.{key}", short(before), short(after))])
+
+
+@operator("answer-unknown-fields", uses=("answer",))
+def _answer_unknown_fields(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """Members nobody defines, in the envelope, the result or any object inside it."""
+    objs = [("$", msg)] + [(p, c[k]) for p, c, k in sites(msg) if isinstance(c[k], dict)]
+    muts = []
+    for _ in range(rng.randrange(1, 4)):
+        path, obj = rng.choice(objs)
+        name = rng.choice(["x-mcp-conformance", "unknownField", "_meta_", "__proto__", "constructor", "$ref"])
+        value = rng.choice([None, 1, "x", [], {}, {"nested": [1, 2]}])
+        obj[name] = value
+        muts.append(Mutation("answer-unknown-fields", f"{path}.{name}", "<absent>", short(value)))
+    return Output(msg, mutations=muts)
+
+
+@operator("answer-error-shape", uses=("answer",))
+def _answer_error_shape(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """An error answer with a broken error object: a string or fractional code, no message, not an object."""
+    before = msg.pop("result", MISSING)
+    error = rng.choice([
+        {"code": "-32603", "message": "string code"}, {"code": -32603.5, "message": "fractional code"},
+        {"code": -32603}, {"message": "no code"}, "an error", None, [], {"code": 2**63, "message": "huge code"},
+        {"code": -32603, "message": 7}, {"code": -32603, "message": "x", "data": {"deep": [[[[[]]]]]}},
+    ])
+    msg["error"] = error
+    return Output(msg, mutations=[Mutation("answer-error-shape", "$.error", short(before), short(error))])

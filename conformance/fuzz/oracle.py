@@ -81,6 +81,40 @@ class OracleContext:
     version: str
     transport: str = "stdio"
     server_capabilities: dict | None = None
+    #: whose duties are judged: "server" (the target is a server, we are its client) or "client"
+    #: (the target is a client, we play its server: :mod:`conformance.fuzz.client_oracle`)
+    role: str = "server"
+    client_capabilities: dict | None = None  # role "client": what the client declared in initialize
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The requirement ids the judge cites, per role (the same sentence has a server and a client twin)."""
+
+    response_required: str
+    ping: str
+    schema_valid: str
+    answer_direction: str  # the direction of the answers judged (their schema)
+
+
+def rules(ctx: OracleContext) -> Rules:
+    if ctx.role == "client":
+        return Rules("client.jsonrpc.response-required", "client.ping.respond", "client.basic.schema-valid", _methods.C2S)
+    return Rules(RESPONSE_REQUIRED, "ping.response", SCHEMA_VALID, _methods.S2C)
+
+
+def shape_requirement(rid: str, ctx: OracleContext) -> str:
+    """The requirement a shape problem of :func:`conformance.wire.rules.response_shape_problems`
+    (written for server answers) breaks in ``ctx``'s role: its client twin where the target is a
+    client (result xor error: client.basic.result-xor-error up to 2025-06-18, the schema after it
+    -- the catalogue note's reading; a broken error object: the schema)."""
+    if ctx.role != "client":
+        return rid
+    twin = {"jsonrpc.response.result-xor-error": "client.basic.result-xor-error",
+            "basic.error.code-integer": "client.basic.error-code-integer"}.get(rid)
+    if twin is not None and ctx.version in get_requirement(twin).versions:
+        return twin
+    return "client.basic.schema-valid"
 
 
 @dataclass
@@ -99,6 +133,12 @@ class Expect:
     member_keys: tuple[Any, ...] = ()  # REJECTED: ids inside the batch (answers to them mean it was served)
     accepted: tuple[str, ...] = ()  # the answers the spec allows, in words (for reports)
     ping: bool = False  # a ping: the result must be empty (ping.response)
+    # the client direction (conformance.fuzz.client_oracle): may the client end the session after
+    # this message (a malformed message, or our answer to its request), and is it an invalid
+    # cancellation (to be ignored: client.cancel.invalid-ignored)?
+    quit_ok: bool = False
+    cancel: bool = False
+    asked: str | None = None  # the method of the request (whether it is schema-valid or not)
 
 
 @dataclass
@@ -135,12 +175,14 @@ def finding(requirement: str, problem: str, message: str, **kw: Any) -> Finding:
     return Finding(requirement, problem, message, **kw)
 
 
-def id_echo_requirement(version: str, is_error: bool) -> str:
-    """``basic.response.id-echo``, or its result/error halves where the version splits it."""
-    req = get_requirement("basic.response.id-echo")
+def id_echo_requirement(version: str, is_error: bool, role: str = "server") -> str:
+    """``basic.response.id-echo``, or its result/error halves where the version splits it (the
+    ``client.basic.*`` twins where the target is a client)."""
+    base = "client.basic." if role == "client" else "basic.response."
+    req = get_requirement(base + "response-id-echo" if role == "client" else base + "id-echo")
     if version in req.versions:
         return req.id
-    return "basic.response.error-id-echo" if is_error else "basic.response.result-id-echo"
+    return base + ("error-id-echo" if is_error else "result-id-echo")
 
 
 def _known_anywhere(method: str) -> bool:
@@ -176,20 +218,25 @@ def expect(raw: bytes, ctx: OracleContext, *, headers: dict[str, str] | None = N
     if headers:
         return [Expect(ANY, silence_requirement=None, what=f"a POST with mutated headers {sorted(headers)}",
                        accepted=("any answer or an HTTP refusal",))]
+    return per_line(raw, ctx, expect_message)
+
+
+def per_line(raw: bytes, ctx: OracleContext, one: Any) -> list[Expect]:
+    """``one(message, ctx)`` for each message of the frame: on stdio a frame with newlines is
+    several messages (the same id twice in one frame is one expectation, answered once or twice:
+    a peer may refuse a reused id or serve both); elsewhere the frame is one message."""
     if ctx.transport == "stdio" and b"\n" in raw:
         out: list[Expect] = []
         for line in raw.split(b"\n"):
-            for exp in expect_message(line, ctx):
+            for exp in one(line, ctx):
                 twin = next((o for o in out if exp.key is not None and o.key == exp.key), None)
                 if twin is not None:
-                    # the same id twice in one frame: one expectation, answered once or twice
-                    # (a server may refuse a reused id or serve both)
                     twin.max_answers += 1
                     twin.silence_requirement = twin.silence_requirement or exp.silence_requirement
                     continue
                 out.append(exp)
         return out
-    return expect_message(raw, ctx)
+    return one(raw, ctx)
 
 
 def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
@@ -381,8 +428,9 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     """The findings for one settled expectation: ``answers`` attributed to it (in arrival order),
     ``refused`` the HTTP 4xx/5xx status its POST got (if any)."""
     out: list[Finding] = []
+    r = rules(ctx)
     for env in answers:
-        out.extend(shape_findings(env))
+        out.extend(shape_findings(env, ctx))
     if exp.kind == ANY:
         if not answers and refused is None and exp.silence_requirement is not None:
             out.append(finding(exp.silence_requirement, "MissingResponse",
@@ -398,7 +446,9 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     if not answers:
         if refused is not None or exp.silence_requirement is None:
             return out
-        cls = {"jsonrpc.error.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse"}.get(
+        cls = {"jsonrpc.error.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse",
+               "client.ping.respond": "PingNotAnswered", "client.basic.batch-receive": "BatchUnanswered",
+               "client.jsonrpc.method-not-found": "UnknownMethodNotAnswered"}.get(
             exp.silence_requirement, "BatchUnanswered" if exp.kind == REJECTED else "MissingResponse")
         out.append(finding(exp.silence_requirement, cls,
                            f"no response to {exp.what} (nor within {grace:g} s after the answer to the {barrier} sent after it)",
@@ -411,7 +461,7 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
                                expected=" or ".join(exp.accepted), actual=[a.summary() for a in served[:3]]))
         return out
     if len(answers) > exp.max_answers:
-        out.append(finding(RESPONSE_REQUIRED, "DuplicateResponse",
+        out.append(finding(r.response_required, "DuplicateResponse",
                            f"{exp.what} was answered {len(answers)} times: {', '.join(_answer_text(a) for a in answers[:3])}",
                            expected="exactly one response", actual=[a.summary() for a in answers[:3]]))
     env = answers[0]
@@ -421,7 +471,7 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     if is_error:
         code = env.error_code
         if exp.ping:
-            out.append(finding("ping.response", "PingRejected", f"a ping was answered with error {id_repr(code)}",
+            out.append(finding(r.ping, "PingRejected", f"a ping was answered with error {id_repr(code)}",
                                expected={"result": {}}, actual=env.error, json_path="$.error"))
         elif exp.codes is not None and code not in exp.codes and isinstance(code, int) and not isinstance(code, bool):
             out.append(finding(exp.requirement, "WrongErrorCode",
@@ -434,14 +484,15 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     elif env.kind is Kind.RESULT:
         if not exp.result_ok:
             problem = {"jsonrpc.error.method-not-found": "UnknownMethodAccepted", "jsonrpc.error.parse-error": "InvalidJsonAccepted",
-                       "jsonrpc.error.invalid-request": "InvalidRequestAccepted"}.get(exp.requirement, "Accepted")
+                       "jsonrpc.error.invalid-request": "InvalidRequestAccepted",
+                       "client.jsonrpc.method-not-found": "UnknownMethodAccepted"}.get(exp.requirement, "Accepted")
             out.append(finding(exp.requirement, problem, f"{exp.what} was answered with a result; expected {' or '.join(exp.accepted)}",
                                expected=" or ".join(exp.accepted), actual=env.value if _small(env.value) else env.summary()))
         elif exp.ping and not empty_ping_result(env.result):
-            out.append(finding("ping.response", "NonEmptyPingResult", "the ping result must be an empty object (only _meta may appear)",
+            out.append(finding(r.ping, "NonEmptyPingResult", "the ping result must be an empty object (only _meta may appear)",
                                expected={}, actual=env.result if _small(env.result) else "<large>", json_path="$.result"))
         elif exp.method is not None:
-            out.extend(result_findings(env, exp.method, ctx.version))
+            out.extend(result_findings(env, exp.method, ctx.version, ctx))
     return out
 
 
@@ -452,26 +503,29 @@ def _small(value: Any) -> bool:
         return False
 
 
-def shape_findings(env: Envelope) -> list[Finding]:
+def shape_findings(env: Envelope, ctx: OracleContext | None = None) -> list[Finding]:
     """Result xor error, the error object, an integer code (the scenarios' response_shapes reading)."""
     value = env.value
     out = []
     for req, problem in response_shape_problems(value):
         cls = {"jsonrpc.response.result-xor-error": "ResultXorError", "jsonrpc.error.object": "MalformedErrorObject"}.get(req, "NonIntegerErrorCode")
-        out.append(finding(req, cls, problem, actual=sorted(value) if isinstance(value, dict) else value))
+        rid = shape_requirement(req, ctx) if ctx is not None else req
+        out.append(finding(rid, cls, problem, actual=sorted(value) if isinstance(value, dict) else value))
     return out
 
 
-def result_findings(env: Envelope, method: str, version: str) -> list[Finding]:
-    """A result checked against the schema of ``method``'s result (basic.schema.messages-valid)."""
+def result_findings(env: Envelope, method: str, version: str, ctx: OracleContext | None = None) -> list[Finding]:
+    """A result checked against the schema of ``method``'s result (basic.schema.messages-valid;
+    client.basic.schema-valid for a client's answers)."""
+    r = rules(ctx) if ctx is not None else rules(OracleContext(version))
     try:
-        problems = validate(env.value, version, _methods.S2C, answering=method)
+        problems = validate(env.value, version, r.answer_direction, answering=method)
     except Exception as exc:  # noqa: BLE001
-        return [finding(SCHEMA_VALID, "SchemaUnavailable", f"the schema could not check the answer: {exc}")]
+        return [finding(r.schema_valid, "SchemaUnavailable", f"the schema could not check the answer: {exc}")]
     if not problems:
         return []
     first = problems[0]
-    return [finding(SCHEMA_VALID, "SchemaMismatch",
+    return [finding(r.schema_valid, "SchemaMismatch",
                     f"the answer to {method!r} does not match the {version} schema: {first.message}"
                     + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
                     expected=getattr(first, "schema_path", None), actual=getattr(first, "json_path", None),
@@ -522,12 +576,12 @@ def known_requirements() -> set[str]:
     return set(catalogue())
 
 
-def not_echoed(version: str, exp: Expect | None, env: Envelope, sent: Any) -> Finding:
+def not_echoed(version: str, exp: Expect | None, env: Envelope, sent: Any, role: str = "server") -> Finding:
     """The request ``sent`` (its id) was answered by ``env`` with another id, or none."""
     got = "without its id (id " + ("null" if env.id is None else "<absent>") + ")" if env.id is None or env.id is MISSING \
         else f"with id {json.dumps(env.id)}"
     what = exp.what if exp is not None else "the request"
-    return finding(id_echo_requirement(version, env.kind is Kind.ERROR), "IdNotEchoed",
+    return finding(id_echo_requirement(version, env.kind is Kind.ERROR, role), "IdNotEchoed",
                    f"{what} (id {json.dumps(sent)}) was answered {got}: the response must carry the same id, same JSON type and value",
                    expected=sent, actual=None if env.id is None else ("<absent>" if env.id is MISSING else env.id), json_path="$.id")
 

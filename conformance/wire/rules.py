@@ -25,6 +25,8 @@ __all__ = [
     "empty_ping_result",
     "REQUIRED_PARAM",
     "missing_required_param",
+    "elicitation_accepted",
+    "non_file_roots",
 ]
 
 JSONRPC_MEMBERS = frozenset({"jsonrpc", "method", "id", "params", "result", "error"})
@@ -152,6 +154,21 @@ def not_a_message(env: Envelope | None, *, truncated: bool = False) -> bool:
     if env.kind in (Kind.INVALID, Kind.BATCH):
         return not _jsonrpc_shaped(env.value)  # e.g. a JSON log record, a bare number or array
     return False
+
+
+def elicitation_accepted(result: Any) -> bool:
+    """An elicitation/create result that gives what was asked for: ``action`` accept, or content.
+    A decline or cancel without content is a refusal, not support (the Inspector's fallback for
+    unhandled requests answers "cancel")."""
+    return isinstance(result, dict) and (result.get("action") == "accept" or "content" in result)
+
+
+def non_file_roots(result: Any) -> list[Any]:
+    """The ``uri`` of every root in a roots/list result that is not a ``file://`` URI."""
+    roots = result.get("roots") if isinstance(result, dict) else None
+    if not isinstance(roots, list):
+        return []
+    return [r.get("uri") for r in roots if isinstance(r, dict) and not str(r.get("uri", "")).startswith("file://")]
 
 
 def empty_ping_result(result: Any) -> bool:
