@@ -166,6 +166,18 @@ class HttpEndpoint(Transport):
             return
         await target.send.send(_event(data))
 
+    async def send_within(self, answers: Any, data: bytes) -> bool:
+        """Put ``data`` -- any bytes, whatever they say -- on the open SSE response stream of the
+        client's request whose id is ``answers``, without ending that stream (the fuzzer's answers
+        may carry a wrong id, or be no JSON at all; the stream ends with the real answer, sent with
+        :meth:`send`).  False when no such stream is open (legacy HTTP+SSE: :meth:`send` puts
+        everything on the one stream)."""
+        stream = self._sse_posts.get(_key(answers))
+        if self._closed or stream is None or not stream.open:
+            return False
+        await stream.send.send(_event(data))
+        return True
+
     def _route(self, wanted: str | None) -> _Stream | None:
         if self._legacy is not None and self._legacy.open:
             return self._legacy
