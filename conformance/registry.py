@@ -46,6 +46,7 @@ class Scenario:
     doc: str
     skip_reason: str | None = None  # why the scenario does not apply where it does not
     order: int = 0  # run order within a version (lower first); the transcript-wide checks run last
+    waits: bool = False  # mostly waits on the peer's own clock (its timeout): runs beside the busy items
     module: str = ""
     line: int = 0
 
@@ -110,6 +111,7 @@ def scenario(
     role: str = "server",
     skip_reason: str | None = None,
     order: int = 0,
+    waits: bool = False,
 ) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
     """Register an async scenario function that checks ``requirements``.
 
@@ -118,6 +120,8 @@ def scenario(
     ``capability``: a dotted path into the server's declared capabilities; when absent the
     scenario's requirements are skipped with the reason.  ``skip_reason``: the reason reported
     for versions outside ``versions``/``since``/``until`` (e.g. "ping was removed in 2026-07-28").
+    ``waits``: the scenario spends its time waiting for the peer's own timer (a client's request
+    timeout); a runner may run such items beside the others rather than in their slots.
     """
     if role not in ROLES:
         raise ScenarioDefinitionError(f"role must be one of {ROLES}, not {role!r}")
@@ -158,6 +162,7 @@ def scenario(
             doc=" ".join((func.__doc__ or "").split()),
             skip_reason=skip_reason,
             order=order,
+            waits=waits,
             module=module,
             line=code.co_firstlineno if code is not None else 0,
         )

@@ -21,9 +21,9 @@ from tests.cli.conftest import CLI, live_processes, validate_report
 HERE = Path(__file__).resolve().parent
 FAKE = HERE / "fake_client.py"
 PY = shlex.quote(sys.executable)
-REFERENCE = {"stdio": f"{PY} -m reference_client --stdio {{server}}",
-             "streamable-http": f"{PY} -m reference_client --url {{url}}",
-             "sse": f"{PY} -m reference_client --sse-url {{url}}"}
+REFERENCE = {"stdio": f"{PY} -m reference_client --timeout 4 --stdio {{server}}",
+             "streamable-http": f"{PY} -m reference_client --timeout 4 --url {{url}}",
+             "sse": f"{PY} -m reference_client --timeout 4 --sse-url {{url}}"}
 
 
 def fake(mode: str, token: str, *, server: bool = True) -> str:

@@ -145,7 +145,7 @@ def _timed(server: ScenarioServer, run_ref: dict[str, Any], *, stream_close_canc
     return hold
 
 
-@scenario(requirements=[*TIMEOUTS, *ON_TIMEOUT, *W_REQUIREMENTS], role="client", order=5)
+@scenario(requirements=[*TIMEOUTS, *ON_TIMEOUT, *W_REQUIREMENTS], role="client", order=5, waits=True)
 async def request_timeout(ctx: ClientContext) -> None:
     """The first request after the handshake is never answered (everything else is): the client
     should give up on it after a timeout of its own and cancel it (``notifications/cancelled``; on
@@ -170,7 +170,7 @@ async def request_timeout(ctx: ClientContext) -> None:
 
 
 @scenario(requirements=[*TIMEOUTS, "client.cancel.not-initialize", *W_REQUIREMENTS], role="client",
-          until=LATEST_STATEFUL, order=6)
+          until=LATEST_STATEFUL, order=6, waits=True)
 async def initialize_timeout(ctx: ClientContext) -> None:
     """``initialize`` is never answered: the client should give up after a timeout of its own,
     and must not cancel it ("The `initialize` request MUST NOT be cancelled by clients"; a
