@@ -47,6 +47,9 @@ PLACEHOLDERS = ("{server}", "{url}", "{config}")
 CALL_TOOL = "add_numbers"  # the one tool a --call-command is asked to call (the official fixture's name)
 CALL_ARGS = {"a": 2, "b": 3}
 _TAIL = 4000
+# longer than the SDKs' default request timeouts (the TypeScript SDK's is 60 s), so that a client
+# that has one is seen giving up
+DEFAULT_STALL_TIMEOUT = 75.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class ClientTarget:
     cwd: str | None = None
     startup_timeout: float = 10.0  # how long a started client may take to connect
     run_timeout: float = 30.0  # how long one client run may take before it is stopped
+    #: how long a request the suite never answers waits for the client to give up (the runs of
+    #: the timeout scenarios last up to this long instead of ``run_timeout``)
+    stall_timeout: float = DEFAULT_STALL_TIMEOUT
     default: bool = False
     role: str = "client"
     url: str | None = None  # (for the report's target block)
@@ -151,7 +157,8 @@ class ClientRunner(Runner):
         super().__init__(target, **kwargs)  # type: ignore[arg-type]
         self.target: ClientTarget = target  # type: ignore[assignment]
         # one item is one client run: its start, its budget, and its end (a grace, then the kill)
-        self.item_deadline = max(self.item_deadline, target.startup_timeout + target.run_timeout + 10.0)
+        self.item_deadline = max(self.item_deadline,
+                                 target.startup_timeout + max(target.run_timeout, target.stall_timeout) + 10.0)
         # every client run is a process of its own on an endpoint of its own: scheduled items
         # start ahead, ``jobs`` at a time, and their results are applied in run order
         self._ahead: dict[tuple[str, str], Any] = {}  # (scenario id, version) -> _Ahead

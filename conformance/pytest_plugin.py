@@ -107,6 +107,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("client_timeout", "--mcp-client-timeout", "--client-timeout",
            "seconds one run of the client may take before the suite ends it (default 30)", kind="float",
            metavar="SECONDS", commands=("client",)),
+    Option("stall_timeout", "--mcp-stall-timeout", "--stall-timeout",
+           "seconds a request the suite never answers is left waiting for the client to give up on it (the "
+           "timeout scenarios; default 75: longer than the SDKs' default request timeouts)", kind="float",
+           metavar="SECONDS", commands=("client",)),
     Option("transport", "--mcp-transport", "--transport",
            "transport: stdio (default with a command), streamable-http (default with a URL) or sse",
            choices=tuple(t.value for t in Transport), metavar="TRANSPORT", commands=("server", "client")),
@@ -276,9 +280,10 @@ def build_target(
 
 
 def build_client_target(*, command: str, transport: str | None, timeout: float = DEFAULT_TIMEOUT,
-                        call_command: str | None = None, run_budget: float | None = None) -> Any:
+                        call_command: str | None = None, run_budget: float | None = None,
+                        stall_budget: float | None = None) -> Any:
     """Validate the client options (a :class:`conformance.client_context.ClientTarget`)."""
-    from conformance.client_context import ClientTarget
+    from conformance.client_context import DEFAULT_STALL_TIMEOUT, ClientTarget
 
     try:
         kind = Transport(transport) if transport else Transport.STDIO
@@ -297,7 +302,8 @@ def build_client_target(*, command: str, transport: str | None, timeout: float =
     # a client CLI may take seconds to start (fastmcp ~4 s idle, over 10 s on a loaded machine):
     # the start-up allowance is not the per-answer timeout
     return ClientTarget(command=command, transport=kind, call_command=call_command,
-                        startup_timeout=max(15.0, timeout), run_timeout=run_budget or max(30.0, 3 * timeout))
+                        startup_timeout=max(15.0, timeout), run_timeout=run_budget or max(30.0, 3 * timeout),
+                        stall_timeout=stall_budget or DEFAULT_STALL_TIMEOUT)
 
 
 @dataclass
@@ -381,6 +387,7 @@ def _settings(config: pytest.Config) -> _Settings:
             command=client_command, transport=transport, timeout=timeout,
             call_command=get_option(config, "call_command"),
             run_budget=_number(config, "client_timeout", "a number of seconds", float, lambda v: v > 0, "positive"),
+            stall_budget=_number(config, "stall_timeout", "a number of seconds", float, lambda v: v > 0, "positive"),
         )
     elif command or url:
         target = build_target(command=command, url=url, transport=transport, timeout=timeout, cwd=None)

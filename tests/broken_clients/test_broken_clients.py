@@ -83,7 +83,7 @@ def client_command(case: Case, *, dual: bool = False) -> str:
 
 def run_suite(command: str, transport: str, versions: list[str], report_dir: Path) -> tuple[int, dict]:
     argv = [sys.executable, "-m", "conformance.cli", "client", "--command", command, "--transport", transport,
-            "--timeout", "2", "--report-dir", str(report_dir), "--report-format", "none", "-q"]
+            "--timeout", "2", "--stall-timeout", "10", "--report-dir", str(report_dir), "--report-format", "none", "-q"]
     for v in versions:
         argv += ["--version", v]
     with _LOCK:

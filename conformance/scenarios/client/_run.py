@@ -41,9 +41,11 @@ async def play(
     unsupported_offer: bool = False,
     judge: bool = True,
     setup: Callable[[ClientRun], None] | None = None,
+    budget: float | None = None,
 ) -> Played:
     """Start the client, play the server until the client is done (it exits, or closes the
-    server's stdin) or the run's budget passes, then end it and judge what it did."""
+    server's stdin) or the run's budget passes (``budget``, default ``--client-timeout``), then
+    end it and judge what it did."""
     runner = ctx.runner
     run = await ctx.launch(**(launch or {}))
     if setup is not None:
@@ -63,7 +65,7 @@ async def play(
     server = ScenarioServer(peer, ctx.version)
     if configure is not None:
         configure(server)
-    budget = runner.target.run_timeout
+    budget = runner.target.run_timeout if budget is None else budget
     until = anyio.current_time() + budget
     ended_by_client = False
     async with anyio.create_task_group() as tg:

@@ -7,8 +7,8 @@ received a success or error response within the timeout period, the sender SHOUL
 cancellation notification for that request and stop waiting for a response."  And
 basic/utilities/cancellation: "The `initialize` request MUST NOT be cancelled by clients".
 
-The waits are the client's own: the suite waits for the client to give up, up to the run's budget
-(``--client-timeout``).  A client whose timeout is longer than that budget is reported as still
+The waits are the client's own: the suite waits for the client to give up, up to
+``--stall-timeout`` (default 75 s, longer than the SDKs' default request timeouts).  A client whose timeout is longer than that budget is reported as still
 waiting, with the figure, so the budget can be raised to see it.
 """
 
@@ -109,12 +109,12 @@ def _judge_give_up(ctx: ClientContext, played: Any, victim: Envelope | None, how
             r.abandoned is not None and any(e.kind is Kind.REQUEST and _same(e.id, victim.id) for e in r.envelopes)
             for r in ep.requests):
         how = "closed"  # 2026-07-28 HTTP: its exit closed the request's stream, which is the cancellation
-    budget = ctx.runner.target.run_timeout
+    budget = _budget(ctx)
     if not how:
         ctx.check(timeouts, False, problem="NoTimeout",
                   message=f"the server never answered {label}; the client was still waiting for it when the run's "
                           f"budget ended after {budget:g} s (a longer timeout of its own is not seen: raise "
-                          "--client-timeout)",
+                          "--stall-timeout)",
                   expected="the client gives up on the request after a timeout", actual=None)
         if cancel_rule:
             ctx.not_reached(cancel_rule, f"the client did not give up on {label} within the run's budget ({budget:g} s)")
@@ -133,6 +133,11 @@ def _judge_give_up(ctx: ClientContext, played: Any, victim: Envelope | None, how
                   expected="notifications/cancelled for the request" + (
                       " (or, on streamable HTTP, closing its response stream)" if spec(version).stateless else ""),
                   actual=None)
+
+
+def _budget(ctx: ClientContext) -> float:
+    target = ctx.runner.target
+    return max(target.run_timeout, target.stall_timeout)
 
 
 def _timed(server: ScenarioServer, run_ref: dict[str, Any], *, stream_close_cancels: bool) -> Any:
@@ -163,7 +168,7 @@ async def request_timeout(ctx: ClientContext) -> None:
         server.hold_others = False  # a client that moves on without cancelling is served
         server.on_first_request = _timed(server, state, stream_close_cancels=modern_http)
 
-    played = await play(ctx, setup=setup, configure=configure)
+    played = await play(ctx, setup=setup, configure=configure, budget=_budget(ctx))
     cancel_rule = pick(version, "client.lifecycle.timeout-cancel") if version != "2024-11-05" else None
     _judge_give_up(ctx, played, state["victim"], state["how"], state["waited"], "request after the handshake",
                    cancel_rule=cancel_rule)
@@ -190,5 +195,5 @@ async def initialize_timeout(ctx: ClientContext) -> None:
 
         server.hooks["initialize"] = never
 
-    played = await play(ctx, setup=setup, configure=configure)
+    played = await play(ctx, setup=setup, configure=configure, budget=_budget(ctx))
     _judge_give_up(ctx, played, state["victim"], state["how"], state["waited"], "initialize", cancel_rule=None)
