@@ -451,7 +451,12 @@ class ClientCore:
 
 
 def _key(rid: Any) -> tuple[str, Any]:
-    """Ids are equal only with the same JSON type ("7" is not 7)."""
+    """Ids are equal only with the same JSON type ("7" is not 7).  An id that is a JSON object or
+    array (a broken server's) is keyed by its text: it matches nothing of ours, and must not crash us."""
+    if isinstance(rid, (dict, list)):
+        import json
+
+        return (type(rid).__name__, json.dumps(rid, sort_keys=True, default=str))
     return (type(rid).__name__, rid)
 
 

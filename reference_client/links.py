@@ -85,13 +85,16 @@ class Tweak:
 
 
 def dumps(msg: Any) -> bytes:
-    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    try:
+        return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a \ud800 escape the server sent, echoed): escaped, still UTF-8
+        return json.dumps(msg, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
 def _parse(raw: bytes, where: str) -> Any:
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
+        return json.loads(raw.decode("utf-8"))  # strictly UTF-8 (json.loads(bytes) lets surrogates through)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return Garbage(raw, where)
 
 
