@@ -39,6 +39,7 @@ ours (it may give up on a server that sends nonsense, or be done): not a finding
 
 from __future__ import annotations
 
+import functools
 import signal
 from typing import Any
 
@@ -50,7 +51,7 @@ from conformance.spec import methods as _methods
 from conformance.spec.requirements import get as get_requirement
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, parse_envelope
-from conformance.wire.rules import JSONRPC_MEMBERS, elicitation_accepted, non_file_roots
+from conformance.wire.rules import JSONRPC_MEMBERS, elicitation_accepted, loose_id, non_file_roots
 
 __all__ = [
     "context",
@@ -63,6 +64,7 @@ __all__ = [
     "liveness",
     "crash_signal",
     "pair_unclaimed",
+    "resembles",
     "RESPONSE_REQUIRED",
     "PING",
     "NO_RESPONSE",
@@ -96,6 +98,7 @@ def unsupported(version: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def _applies(rid: str, version: str) -> bool:
     return version in get_requirement(rid).versions
 
@@ -272,15 +275,37 @@ def capability_findings(method: str, env: Envelope, ctx: OracleContext) -> list[
     return out
 
 
+def resembles(got: Any, sent: Any) -> bool:
+    """An id ``got`` back that is ``sent`` changed: the same loosely ("7" for 7), or one a prefix of
+    the other ("fz-7-x" for "fz-7")."""
+    if got is MISSING or got is None or sent is MISSING or sent is None:
+        return False
+    if loose_id(got) == loose_id(sent):
+        return True
+    g, s = str(got), str(sent)
+    return len(s) >= 3 and len(g) >= 3 and (g.startswith(s) or s.startswith(g))
+
+
 def pair_unclaimed(unanswered: list[Expect], unclaimed: list[Envelope], ctx: OracleContext) -> list[tuple[int, Envelope, Finding]]:
     """Responses whose id matches no request of ours, paired with the requests of the same chunk
-    left without an answer, when their numbers agree (in order: a client reads its input in
-    order).  Each pair is one answer whose id was not echoed -- one violation, not a missing answer
-    plus a stray one."""
-    if not unanswered or len(unanswered) != len(unclaimed):
-        return []
-    return [(i, env, _o.not_echoed(ctx.version, exp, env, exp.echo, role="client"))
-            for i, (exp, env) in enumerate(zip(unanswered, unclaimed))]
+    left without an answer: first by resemblance (:func:`resembles`), then the rest in order when
+    their numbers agree (a client reads its input in order).  Each pair is one answer whose id was
+    not echoed -- one violation, not a missing answer plus a stray one."""
+    out: list[tuple[int, Envelope, Finding]] = []
+    taken: dict[int, int] = {}
+    rest: list[Envelope] = []
+    for env in unclaimed:
+        i = next((i for i, exp in enumerate(unanswered) if taken.get(i, 0) < exp.max_answers and resembles(env.id, exp.echo)), None)
+        if i is None:
+            rest.append(env)
+            continue
+        taken[i] = taken.get(i, 0) + 1
+        out.append((i, env, _o.not_echoed(ctx.version, unanswered[i], env, unanswered[i].echo, role="client")))
+    left = [i for i in range(len(unanswered)) if i not in taken]
+    if rest and len(left) == len(rest):
+        out += [(i, env, _o.not_echoed(ctx.version, unanswered[i], env, unanswered[i].echo, role="client"))
+                for i, env in zip(left, rest)]
+    return out
 
 
 # -- survival ----------------------------------------------------------------------------------------
@@ -299,34 +324,40 @@ def crash_signal(returncode: int | None) -> str | None:
 
 
 def liveness(suspects: list[Expect], *, crash: str | None = None, stalled: float | None = None, exited: bool = False,
-             held: bool = False, returncode: int | None = None) -> tuple[Finding, int] | None:
-    """Judge how a client run ended (or stopped), given ``suspects``: the messages sent since the
-    last barrier the client answered, in order.  Returns the finding and the index of the suspect
-    it is charged to, or None when the end is normal.
+             held: bool = False, returncode: int | None = None) -> tuple[Finding, list[int]] | None:
+    """Judge how a client run ended (or stopped), given ``suspects``: the messages the client may
+    have been reading when it stopped (after the last one it answered, up to the next request it
+    should have answered), in order.  Returns the finding and the indexes of the suspects it may be
+    charged to (the likeliest first; more than one: the replays decide), or None when the end is
+    normal.
 
     * ``stalled``: the client lives but left the barrier unanswered for that many seconds;
     * ``crash``: it died of that signal (one we did not send);
     * ``exited``: it exited (or closed the connection) normally; ``held``: while one of its own
-      requests was still waiting for our answer.
+      requests was still waiting for our answer.  A quit is charged only to well-formed messages
+      (an invalid cancellation first); a client may give up on a server that sends malformed
+      messages, or end its session after an answer of ours.
     """
     last = len(suspects) - 1
+    everyone = list(range(len(suspects)))[::-1]
     if stalled is not None:
-        return finding(PING, "ClientStalled", f"the client stopped answering: the ping sent as a barrier was not answered within "
-                       f"{stalled:g} s, and the client is still running", expected="an answer to ping, promptly",
-                       actual="no answer"), max(last, 0)
+        return finding(PING, "ClientStalled", f"the ping sent as a barrier was not answered within {stalled:.1f} s, and the "
+                       "client is still running", expected="an answer to ping, promptly", actual="no answer"), everyone
     if crash is not None:
         return finding(PING, "ClientCrashed", f"the client died of {crash} before answering the ping sent as a barrier",
-                       expected="the client keeps answering", actual={"returncode": returncode, "signal": crash}), max(last, 0)
+                       expected="the client keeps answering", actual={"returncode": returncode, "signal": crash}), everyone
     if not exited or not suspects or not held:
         return None  # nothing was pending, or the client was not waiting for us: it may be done
-    if any(s.quit_ok for s in suspects):
-        return None  # it may give up on a server that sends malformed messages, or after our answer
-    cancel = next((i for i, s in enumerate(suspects) if s.cancel), None)
-    if cancel is not None:
+    valid = [i for i, s in enumerate(suspects) if not s.quit_ok]
+    if not valid:
+        return None
+    cancels = [i for i in valid if suspects[i].cancel]
+    if cancels:
+        order = cancels + [i for i in valid if i not in cancels]
         return finding(INVALID_CANCEL, "QuitOnInvalidCancel",
-                       f"the client ended its session after {suspects[cancel].what}, while its own request was still pending "
-                       "and before answering the ping sent as a barrier", expected="the invalid cancellation ignored",
-                       actual={"returncode": returncode}), cancel
+                       f"the client ended its session after {suspects[cancels[0]].what}, while its own request was still "
+                       "pending and before answering the ping sent as a barrier", expected="the invalid cancellation ignored",
+                       actual={"returncode": returncode}), order
     return finding(PING, "ClientQuit", f"the client ended its session (exit code {returncode}) after well-formed messages "
-                   f"({suspects[last].what} last), while its own request was still pending and before answering the ping "
-                   "sent as a barrier", expected="the client keeps answering", actual={"returncode": returncode}), last
+                   f"({suspects[valid[0]].what}), while its own request was still pending and before answering the ping "
+                   "sent as a barrier", expected="the client keeps answering", actual={"returncode": returncode}), valid

@@ -46,16 +46,25 @@ def parse_duration(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mcp-conformance fuzz",
-        description="Property-based message fuzzing of an MCP server with the specification as oracle: every finding is "
-                    "a graded verdict citing a requirement, shrunk, and saved as a reproducer that --replay re-sends byte for byte.",
+        description="Property-based message fuzzing of an MCP server (--command/--url; we are its client) or of an MCP client "
+                    "(--client-command; we are its server, and start it as often as needed) with the specification as "
+                    "oracle: every finding is a graded verdict citing a requirement, shrunk, and saved as a reproducer "
+                    "that --replay re-sends byte for byte.",
         epilog="exit codes: 0 nothing graded fail; 1 a finding graded fail (or a replayed reproducer still fails); 2 usage "
                "error; 3 the target could not be started or reached; 130 interrupted. Safety: no tool is called unless "
                "--fuzz-tools names it; a tool that may be destructive (destructiveHint not false) needs its exact name.",
     )
     tgt = p.add_mutually_exclusive_group()
     tgt.add_argument("--command", help="the server to start (stdio; or an HTTP server with --url and {port})")
+    tgt.add_argument("--client-command", metavar="CMD",
+                     help="fuzz a client instead: the client to start (run with sh -c, as many times as needed), as "
+                          "`mcp-conformance client --command` takes it: {server} becomes the launcher of the suite's "
+                          "server (stdio), {url} its URL (streamable HTTP, legacy SSE), {config} an mcp.json naming "
+                          "either; without a placeholder the launcher or URL is appended")
     p.add_argument("--url", help="the MCP endpoint of an HTTP server (streamable HTTP)")
-    p.add_argument("--transport", choices=[t.value for t in Transport if t.value != "sse"], help="default: stdio, or streamable-http with --url")
+    p.add_argument("--transport", choices=[t.value for t in Transport],
+                   help="default: stdio, or streamable-http with --url (sse: legacy HTTP+SSE, with --client-command only)")
+    p.add_argument("--jobs", type=int, default=2, help="--client-command: client runs at once (default 2)")
     p.add_argument("--version", default=DEFAULT_VERSION, help=f"protocol version (one of {', '.join(VERSIONS)}, or 'all'; default {DEFAULT_VERSION})")
     p.add_argument("--seed", type=int, default=0, help="campaign seed: the same seed sends the same frames (default 0)")
     lim = p.add_mutually_exclusive_group()
@@ -90,6 +99,8 @@ def _target(ns: argparse.Namespace, fallback: dict[str, Any] | None = None) -> T
     if not command and not url:
         raise UsageError("give the target: --command \"...\" (stdio) or --url http://127.0.0.1:PORT/mcp")
     transport = transport or "stdio"
+    if transport == "sse":
+        raise UsageError("--transport sse (legacy HTTP+SSE) is for --client-command; a server is fuzzed over stdio or streamable-http")
     if transport == "stdio" and not command:
         raise UsageError("--transport stdio needs --command")
     if transport != "stdio" and not url:
@@ -119,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.list_ops:
         for op in OPERATORS.values():
             where = "" if op.transports is None else f"  [{', '.join(sorted(op.transports))}]"
-            print(f"{op.name:20} weight {op.weight:<4g} {op.description}{where}")
+            uses = ",".join(u for u in ("c2s", "s2c", "answer") if u in op.uses)
+            print(f"{op.name:24} weight {op.weight:<4g} {uses:15} {op.description}{where}")
+        print("\nuses: c2s = what we send a server; s2c = what we send a client; answer = our answers to a client's requests")
         return EXIT_OK
     from conformance.cli import terminate_like_interrupt
 
@@ -127,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if ns.replay:
             return _replay_command(ns)
+        if ns.client_command:
+            from conformance.fuzz.client_command import client_fuzz_command
+
+            return client_fuzz_command(ns)
         return _fuzz_command(ns)
     except UsageError as exc:
         print(f"mcp-conformance fuzz: error: {exc}", file=sys.stderr)
@@ -423,11 +440,22 @@ def _print_section(section: dict[str, Any]) -> None:
             print(f"          reproducer: {f['reproducer']}  (mcp-conformance fuzz --replay ...)")
     mem = section["memory"]
     if mem.get("sampled"):
-        print(f"  server memory: {mem['start_kib']} KiB at start, peak {mem['peak_kib']} KiB, {mem['end_kib']} KiB at the end")
+        who = "client" if section.get("role") == "client" else "server"
+        print(f"  {who} memory: {mem['start_kib']} KiB at start, peak {mem['peak_kib']} KiB, {mem['end_kib']} KiB at the end")
+    if section.get("role") == "client":
+        print(f"  {section['client_runs']} client run(s), {section['answers']} answers to its requests "
+              f"({section['mutated_answers']} mutated); runs ended: "
+              + ", ".join(f"{k} x{v}" for k, v in section["runs_ended"].items()))
+        if section.get("tolerated_exits"):
+            print("  the client ended its session after malformed input (not a finding): "
+                  + ", ".join(f"{k} x{v}" for k, v in section["tolerated_exits"].items()))
+        for u in section.get("unconfirmed") or []:
+            print(f"  dropped {u['requirement']} {u['problem']} x{u['count']}: {u['why']}")
 
 
-def _write_report(report_dir: Path, target: Target, versions: list[str], ns: argparse.Namespace, started: float, status: str,
-                  sections: list[dict[str, Any]], findings: list[dict[str, Any]], errors: list[dict[str, Any]]) -> dict[str, Any]:
+def _write_report(report_dir: Path, target: Any, versions: list[str], ns: argparse.Namespace, started: float, status: str,
+                  sections: list[dict[str, Any]], findings: list[dict[str, Any]], errors: list[dict[str, Any]],
+                  role: str = "server") -> dict[str, Any]:
     from conformance.report.model import RequirementResult, build_report
     from conformance.report.render import render
 
@@ -447,7 +475,7 @@ def _write_report(report_dir: Path, target: Target, versions: list[str], ns: arg
     report = build_report(
         suite_version=__version__, started=started, finished=time.time(), status=status, target=target.to_json(),
         transport=target.transport.value, versions=versions, strict=ns.strict, selection={"select": ["fuzz"], "exclude": []},
-        results=list(results.values()), requirements=catalogue(), errors=errors,
+        results=list(results.values()), requirements=catalogue(), errors=errors, role=role,
     )
     report["fuzz"] = {"seed": ns.seed, "campaigns": sections}
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -487,10 +515,15 @@ def _replay_command(ns: argparse.Namespace) -> int:
             if isinstance(exc, ReproducerError) or isinstance(exc, ValueError):
                 raise UsageError(f"{path}: {exc}") from None
             raise
-        target = _target(ns, repro.target)
+        if repro.role == "client":
+            from conformance.fuzz.client_command import client_replay_one, client_target
+
+            target = client_target(ns, repro.target)
+        else:
+            target = _target(ns, repro.target)
         if target.transport.value != repro.transport:
             raise UsageError(f"{path}: recorded over {repro.transport}, the target given is {target.transport.value}")
-        got = anyio.run(_replay_one, target, repro, ns)
+        got = anyio.run(client_replay_one if repro.role == "client" else _replay_one, target, repro, ns)
         verdict = "FAILED" if got["reproduced"] else "FIXED"
         failed += bool(got["reproduced"])
         sig = f"{repro.signature[0]} {repro.signature[1]}"

@@ -5,7 +5,9 @@ A reproducer holds what ``mcp-conformance fuzz --replay FILE`` needs to send the
 and what it must see to call the finding reproduced: the version, transport, seed and frame index,
 the operator chain (names, JSON paths, before -> after), the shrunk frame and the original frame
 (UTF-8 text, or base64 when not UTF-8), and the finding (requirement, level, quoted sentence,
-expected, actual).  Its JSON schema is ``$defs/reproducer`` in ``conformance/report/report.schema.json``.
+expected, actual).  ``role`` says whose duty it is about: ``client`` reproducers (we played the
+server) are replayed by starting the client again; ``answer`` marks a frame that answers the
+client's request of that method (the recorded id is replaced by the id the client uses then).  Its JSON schema is ``$defs/reproducer`` in ``conformance/report/report.schema.json``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class Reproducer:
     shrink: dict[str, Any] = field(default_factory=dict)  # candidates, replays, seconds
     target: dict[str, Any] = field(default_factory=dict)
     stability: dict[str, int] = field(default_factory=dict)  # reproduced r of k
+    role: str = "server"  # whose duty the finding is about: a server's, or a client's (we played its server)
+    answer: dict[str, Any] | None = None  # role client: the frame answers the client's request {"method", "id"}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +85,8 @@ class Reproducer:
             "shrink": self.shrink,
             "stability": self.stability,
             "target": self.target,
+            "role": self.role,
+            "answer": self.answer,
             "rerun": f"mcp-conformance fuzz --replay <this file>   (or: --seed {self.seed} --index {self.index})",
         }
 
@@ -109,6 +115,8 @@ class Reproducer:
                 shrink=dict(data.get("shrink", {})),
                 target=dict(data.get("target", {})),
                 stability=dict(data.get("stability", {})),
+                role=str(data.get("role", "server")),
+                answer=dict(data["answer"]) if isinstance(data.get("answer"), dict) else None,
             )
         except KeyError as exc:
             raise ReproducerError(f"the reproducer lacks the member {exc.args[0]!r}") from None

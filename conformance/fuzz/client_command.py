@@ -1,0 +1,310 @@
+"""``mcp-conformance fuzz --client-command CMD``: fuzz a client (we play its server).
+
+Entry layer, beside :mod:`conformance.fuzz.command` (same options, report and exit codes): runs
+:func:`conformance.fuzz.client_engine.run_client_campaign` per version, shrinks the first example
+of every signature by replaying it on the client (started again), drops a quit that a plain ping
+provokes as well (the client would have quit anyway: not the frame's doing), saves reproducers
+(``role: client``) and writes ``report.json`` (``role: client``, its ``fuzz`` section) and its
+renderings.  ``--replay`` of a client reproducer starts the client three times and re-sends the
+frame (or the answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from conformance.connect import TargetError
+from conformance.fuzz.command import (
+    EXIT_INTERRUPTED,
+    UsageError,
+    _finding_entry,
+    _interrupted,
+    _print_section,
+    _Progress,
+    _section,
+    _versions,
+    _write_report,
+    parse_duration,
+)
+
+__all__ = ["client_fuzz_command", "client_target", "client_replay_one", "QUITS"]
+
+QUITS = {"ClientQuit", "QuitOnInvalidCancel"}  # confirmed against a plain ping before they are reported
+LIVENESS = QUITS | {"ClientStalled", "ClientCrashed"}
+CONTROL = b'{"jsonrpc":"2.0","id":"mcp-conformance-control","method":"ping"}'
+
+
+def client_target(ns: argparse.Namespace, fallback: dict[str, Any] | None = None) -> Any:
+    """The client to start (``--client-command``, or the one a reproducer names), validated as the
+    ``client`` subcommand validates it."""
+    import pytest
+
+    from conformance.pytest_plugin import build_client_target
+
+    command = ns.client_command
+    transport = ns.transport
+    if not command and fallback:
+        cmd = fallback.get("command")
+        command = cmd[0] if isinstance(cmd, list) and len(cmd) == 1 else (shlex.join(cmd) if isinstance(cmd, list) else cmd)
+        transport = transport or fallback.get("transport")
+    if not command:
+        raise UsageError('give the client: --client-command "my-client --server {server}"')
+    if ns.url:
+        raise UsageError("--url names a server to fuzz; a client gets the suite's URL through {url} in --client-command")
+    try:
+        return build_client_target(command=command, transport=transport, timeout=ns.timeout)
+    except pytest.UsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _client_versions(text: str) -> list[str]:
+    from conformance.fuzz.client_oracle import unsupported
+
+    versions = _versions(text)
+    if text == "all":
+        return [v for v in versions if unsupported(v) is None]
+    for v in versions:
+        why = unsupported(v)
+        if why is not None:
+            raise UsageError(f"--version {v}: {why}")
+    return versions
+
+
+def client_fuzz_command(ns: argparse.Namespace) -> int:
+    import anyio
+
+    from conformance.fuzz.client_engine import ClientFuzzConfig
+    from conformance.fuzz.operators import select_operators
+
+    target = client_target(ns)
+    versions = _client_versions(ns.version)
+    budget = parse_duration(ns.budget) if ns.budget else (None if ns.max_messages else 30.0)
+    if ns.max_messages is not None and ns.max_messages < 1:
+        raise UsageError("--max-messages must be at least 1")
+    if ns.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if ns.fuzz_tools:
+        raise UsageError("--fuzz-tools is for servers (a client has no tools to call)")
+    ops = tuple(o.strip() for o in (ns.ops or "").split(",") if o.strip())
+    exclude = tuple(o.strip() for o in (ns.exclude_ops or "").split(",") if o.strip())
+    try:
+        chosen = [op for use in ("s2c", "answer")
+                  for op in select_operators(target.transport.value, list(ops) or None, list(exclude) or None, use=use)]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not chosen:
+        raise UsageError(f"no operator of --ops/--exclude-ops applies to a client over {target.transport.value} (see --list-ops)")
+    report_dir = Path(ns.report_dir)
+    progress = _Progress(live=sys.stderr.isatty() and not ns.quiet)
+    started = time.time()
+    sections: list[dict[str, Any]] = []
+    results: list[Any] = []
+    errors: list[dict[str, Any]] = []
+    status = "complete"
+    for version in versions:
+        cfg = ClientFuzzConfig(target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
+                               window=ns.window or 128, chunk=ns.chunk, grace=ns.grace, deadline=ns.timeout,
+                               timeout=max(15.0, ns.timeout), jobs=ns.jobs, ops=ops, exclude_ops=exclude, progress=progress)
+        try:
+            section, rows = anyio.run(_campaign_and_shrink, cfg, report_dir, not ns.no_shrink, ns.strict)
+        except TargetError as exc:
+            progress.done()
+            errors.append({"kind": "target", "message": f"{version}: {exc}"})
+            status = "target-error"
+            print(f"mcp-conformance fuzz: {version}: the client could not be fuzzed: {exc}", file=sys.stderr)
+            continue
+        except BaseException as exc:  # noqa: BLE001 - anyio wraps Ctrl-C / SIGTERM in an exception group
+            if not _interrupted(exc):
+                raise
+            progress.done()
+            status = "interrupted"
+            print("mcp-conformance fuzz: interrupted; the report holds the campaigns that finished", file=sys.stderr)
+            break
+        progress.done()
+        sections.append(section)
+        results.extend(rows)
+        if not ns.quiet:
+            _print_section(section)
+    report = _write_report(report_dir, target, versions, ns, started, status, sections, results, errors, role="client")
+    print(f"report: {report_dir / 'report.json'}", file=sys.stderr)
+    return EXIT_INTERRUPTED if status == "interrupted" else int(report["exit_code"])
+
+
+async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
+    import anyio
+
+    from conformance.client_context import ClientRunner
+    from conformance.fuzz.client_engine import run_client_campaign
+
+    camp = await run_client_campaign(cfg)
+    section = _section(camp)
+    section.update(camp.section_extra())
+    section["unconfirmed"] = []
+    rows: list[Any] = []
+    if not camp.signatures:
+        return section, rows
+    runner = ClientRunner(cfg.target, versions=[cfg.version], timeout=cfg.deadline, jobs=1)
+    repro_dir = report_dir / "reproducers"
+    async with anyio.create_task_group() as host:
+        await host.start(runner.start)
+        try:
+            for n, (sig, rec) in enumerate(sorted(camp.signatures.items()), 1):
+                repro, confirmed = await _reproducer(cfg, runner, rec, do_shrink, n)
+                if not confirmed:
+                    section["unconfirmed"].append({"requirement": sig[0], "problem": sig[1], "count": rec.count,
+                                                   "message": rec.finding.message,
+                                                   "why": "a plain ping in its place made the client end its session too, "
+                                                          "or the message alone did not make it quit"})
+                    continue
+                path = None
+                if repro is not None:
+                    repro_dir.mkdir(parents=True, exist_ok=True)
+                    path = repro_dir / f"client-{cfg.version}-{n:02d}-{sig[0]}-{sig[1]}.json"
+                    path.write_text(json.dumps(repro.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+                entry = _finding_entry(rec, repro, path, report_dir, strict, cfg.version)
+                section["findings"].append(entry)
+                rows.append(entry)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the runner
+                await runner.aclose()
+            host.cancel_scope.cancel()
+    return section, rows
+
+
+async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) -> tuple[Any, bool]:
+    """The reproducer of one signature (shrunk, replayed three times on fresh client runs), and
+    whether the finding stands (a quit that a plain ping provokes as well does not)."""
+    from conformance.fuzz.client_engine import ClientSession
+    from conformance.fuzz.replay import Reproducer
+    from conformance.fuzz.shrink import shrink_steps
+    from conformance.wire.envelope import MISSING
+
+    frame = rec.frame
+    if frame is None:
+        return None, True
+    sig = rec.finding.signature
+    live = sig[1] in LIVENESS
+    answer_to = rec.detail.get("answer_to") if frame.answer else None
+    answer_id = json.loads(rec.detail["answer_id"]) if frame.answer and "answer_id" in rec.detail else MISSING
+    prefix = [f.data for f in rec.prefix] if live else []
+    stats: dict[str, Any] = {"replays": 0, "seconds": 0.0, "shrunk": False}
+    t0 = time.monotonic()
+    count = [0]
+    holder: list[Any] = [None]
+
+    async def close() -> None:
+        if holder[0] is not None:
+            s = holder[0]
+            holder[0] = None
+            await s.__aexit__(None, None, None)
+
+    async def session(fresh: bool) -> Any:
+        if fresh or holder[0] is None or not holder[0].alive:
+            await close()
+            count[0] += 1
+            s = ClientSession(cfg, runner, n=10_000 + 100 * n + count[0])
+            await s.__aenter__()
+            holder[0] = s
+        return holder[0]
+
+    async def reproduces(data: bytes, pre: list[bytes], *, fresh: bool = False, grace: float | None = None) -> bool:
+        s = await session(fresh or live)
+        stats["replays"] += 1
+        found = await s.replay(data, pre, answer_to=answer_to, answer_id=answer_id,
+                               grace=cfg.grace if grace is None else grace)
+        return sig in {f.signature for f in found}
+
+    stability = {"reproduced": 0, "of": 0}
+    best = frame.data
+    confirmed = True
+    try:
+        if sig[1] in QUITS:
+            # which of the messages the client may have been reading made it quit: each alone, on
+            # a fresh client run (the likeliest first); none -> not confirmed
+            chosen = None
+            for cand in (rec.detail.get("candidates") or [frame])[:4]:
+                if await reproduces(cand.data, [], fresh=True):
+                    chosen = cand
+                    break
+            if chosen is None:
+                stats["seconds"] = round(time.monotonic() - t0, 3)
+                return None, False
+            frame, best, prefix = chosen, chosen.data, []
+        if do_shrink:
+            if live and prefix and await reproduces(best, []):
+                prefix = []  # the frame alone does it
+            if await reproduces(best, prefix, fresh=True):
+                gen = shrink_steps(best, max_steps=60 if live else 100)
+                try:
+                    cand = next(gen)
+                    while time.monotonic() - t0 < 10.0:  # the shrink budget per signature
+                        ok = await reproduces(cand, prefix, grace=min(cfg.grace, 0.1))
+                        if ok:
+                            best = cand
+                        cand = gen.send(ok)
+                except StopIteration as stop:
+                    best = stop.value
+                stats["shrunk"] = best != frame.data
+            else:
+                stats["note"] = "did not reproduce alone on a fresh client run"
+        for _ in range(3):
+            stability["of"] += 1
+            if await reproduces(best, prefix, fresh=True):
+                stability["reproduced"] += 1
+        if sig[1] in QUITS and not frame.answer:
+            # the control: a plain ping where the frame was; a client that quits on it as well
+            # quits on its own (its request's timeout, its work done): not this frame's doing
+            control = await reproduces(CONTROL, [], fresh=True)
+            stats["control"] = "the client also quit after a plain ping" if control else "a plain ping: no quit"
+            confirmed = not control and stability["reproduced"] > 0
+    except TargetError as exc:
+        stats["error"] = f"the client could not be restarted: {exc}"
+    except Exception as exc:  # noqa: BLE001 - shrinking is best effort; the finding stands
+        stats["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        await close()
+    stats["seconds"] = round(time.monotonic() - t0, 3)
+    answer = {"method": answer_to, "id": None if answer_id is MISSING else answer_id} if frame.answer else None
+    return Reproducer(cfg.version, cfg.target.transport.value, cfg.seed, frame.index, best, frame.data,
+                      [frame.operator], [m.to_json() for m in frame.mutations], sig, rec.finding.to_json(cfg.version),
+                      method=frame.method, headers=frame.headers, prefix=prefix, shrink=stats,
+                      target=cfg.target.to_json(), stability=stability, role="client", answer=answer), confirmed
+
+
+async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> dict[str, Any]:
+    """Replay one client reproducer three times, each on a fresh start of the client."""
+    import anyio
+
+    from conformance.client_context import ClientRunner
+    from conformance.fuzz.client_engine import ClientFuzzConfig, ClientSession
+    from conformance.wire.envelope import MISSING
+
+    cfg = ClientFuzzConfig(target=target, version=repro.version, seed=repro.seed, deadline=ns.timeout,
+                           timeout=max(15.0, ns.timeout), grace=ns.grace)
+    answer = repro.answer or {}
+    reproduced = 0
+    lines: list[str] = []
+    runner = ClientRunner(target, versions=[repro.version], timeout=ns.timeout, jobs=1)
+    async with anyio.create_task_group() as host:
+        await host.start(runner.start)
+        try:
+            for i in range(3):
+                async with ClientSession(cfg, runner, n=i) as s:
+                    found = await s.replay(repro.frame, repro.prefix, answer_to=answer.get("method"),
+                                           answer_id=answer["id"] if "id" in answer and answer["id"] is not None else MISSING)
+                if repro.signature in {f.signature for f in found}:
+                    reproduced += 1
+                    lines = [f"{f.requirement} {f.problem}: {f.message[:200]}" for f in found if f.signature == repro.signature]
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the runner
+                await runner.aclose()
+            host.cancel_scope.cancel()
+    return {"reproduced": reproduced, "of": 3, "findings": lines}
