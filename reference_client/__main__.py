@@ -77,6 +77,7 @@ async def _run(ns: argparse.Namespace) -> int:
         link = StdioLink(argv)
     elif ns.url:
         link = HttpLink(ns.url, stateless=spec(start).stateless, timeout=ns.timeout)
+        link.faulty = core.faulty
         if spec(start).stateless:
             link.protocol_version = start  # every request names its version (no negotiation)
     else:

@@ -27,7 +27,7 @@ import os
 import signal
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urljoin
 
 import anyio
@@ -246,6 +246,8 @@ class HttpLink:
         self._client: Any = None
         self._tg: Any = None
         self._readers: dict[Any, anyio.CancelScope] = {}
+        #: the client's fault check (``ClientCore.faulty``), for the faults that act on the wire
+        self.faulty: Callable[[str], bool] = lambda name: False
 
     async def __aenter__(self) -> "HttpLink":
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False,
@@ -356,6 +358,8 @@ class HttpLink:
                 await self._inbox.put(HttpRefusal(rid if _is_request(msg) else None, response.status_code, body, method,
                                                   None if isinstance(parsed, Garbage) else parsed, expired))
             elif ctype == "text/event-stream":
+                if self.faulty("sse-answer-ignored"):
+                    return  # fault: an SSE answer is not read (only JSON bodies are)
                 await self._read_stream(response, msg, where)
             else:
                 body = await response.aread()
@@ -386,10 +390,12 @@ class HttpLink:
                             answered = True
                         await self._inbox.put(value)
             await response.aclose()
-            if answered or last_id is None or self.stateless:
+            if answered or last_id is None or self.stateless or self.faulty("no-poll"):
                 return
-            await anyio.sleep(min(retry_ms, 10_000) / 1000)
-            request = self._client.build_request("GET", self.url, headers=self._stream_headers(last_id))
+            if not self.faulty("ignore-retry"):
+                await anyio.sleep(min(retry_ms, 10_000) / 1000)
+            resume_from = None if self.faulty("resume-without-last-event-id") else last_id
+            request = self._client.build_request("GET", self.url, headers=self._stream_headers(resume_from))
             response = await self._client.send(request, stream=True)
             if response.status_code != 200:
                 if response.status_code == 404 and self.session_id is not None:

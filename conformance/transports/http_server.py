@@ -69,6 +69,10 @@ class _Stream:
         self.send, self.recv = anyio.create_memory_object_stream[bytes | None](256)
         self.open = True
         self.waiting: set[Any] = set()  # keys of request ids still to be answered (POST streams)
+        self.event_id: str | None = None  # the id of the last event with one (the priming event)
+        self.detached: float | None = None  # when we closed its connection, the stream kept (polling)
+        self.resumed_by: int | None = None  # the GET (request number) that resumed it
+        self.held: set[Any] = set()  # keys of the answers put on it while it was detached
 
 
 class _JsonPost:
@@ -81,6 +85,9 @@ class _JsonPost:
 
 def _key(value: Any) -> Any:
     return (type(value).__name__, json.dumps(value, sort_keys=True))
+
+
+key_of = _key  # how an endpoint keys request ids (``HttpEndpoint.held_answers``)
 
 
 class HttpEndpoint(Transport):
@@ -101,6 +108,15 @@ class HttpEndpoint(Transport):
         self.endpoint_path: str | None = None  # legacy SSE: what the endpoint event named
         #: scenario hook: (record, envelopes) -> an HTTP status to refuse the request with, or None
         self.refuse: Callable[[HttpRequestRecord, list[Envelope]], int | None] | None = None
+        #: SSE answers: start each POST stream with a priming event (an event id, empty data)
+        self.priming = False
+        #: keys (see ``key_of``) of answers written to a detached stream the client never resumed:
+        #: sent by the server, never delivered to the client
+        self.held_answers: set[Any] = set()
+        #: scenario hook: (record, envelopes) -> a retry time in ms to close that POST's SSE
+        #: connection after its priming event (the stream is kept: resumable by GET with
+        #: Last-Event-ID), or None to serve it normally
+        self.poll: Callable[[HttpRequestRecord, list[Envelope]], int | None] | None = None
         self._inbox_send, self._inbox_recv = anyio.create_memory_object_stream[Inbound](1000)
         self._json_posts: dict[Any, _JsonPost] = {}
         self._sse_posts: dict[Any, _Stream] = {}
@@ -151,7 +167,10 @@ class HttpEndpoint(Transport):
                     post.done.set()
                 return
             stream = self._sse_posts.pop(key, None)
-            if stream is not None and stream.open:
+            if stream is not None and (stream.open or stream.detached is not None):
+                if not stream.open:  # kept for a resumption that has not come (yet)
+                    self.held_answers.add(key)
+                    stream.held.add(key)
                 stream.waiting.discard(key)
                 await stream.send.send(_event(data))
                 if not stream.waiting:
@@ -297,14 +316,33 @@ class HttpEndpoint(Transport):
             await _plain(send, rec, 202, b"")
             return
         keys = {_key(e.id) for e in requests}
-        if self.answer_mode == "sse":
+        retry = self.poll(rec, items) if self.poll is not None else None
+        if self.answer_mode == "sse" or retry is not None:
             stream = _Stream(name)
             stream.waiting = set(keys)
             for k in keys:
                 self._sse_posts[k] = stream
             self._streams.append(stream)
+            first = None
+            if self.priming or retry is not None:
+                stream.event_id = f"{self.token[:8]}-{name}-0"
+                first = f"id: {stream.event_id}\n".encode() + (f"retry: {retry}\n".encode() if retry is not None else b"") \
+                    + b"data: \n\n"
+            if retry is not None:  # the priming event, then the connection is closed; the stream is kept
+                rec.status = 200
+                rec.answered = time.monotonic()
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"), *extra]})
+                await send({"type": "http.response.body", "body": first})
+                stream.open = False
+                stream.detached = time.monotonic()
+                self._event(f"SSE stream {name}: priming event {stream.event_id!r} with retry {retry} ms, then the "
+                            "connection closed (the stream is kept for a GET with Last-Event-ID)", stream=name)
+                await self._deliver(rec, name)
+                await send({"type": "http.response.body", "body": b""})
+                return
             await self._deliver(rec, name)
-            await self._serve_stream(stream, rec, receive, send, extra)
+            await self._serve_stream(stream, rec, receive, send, extra, first=first)
             return
         post = _JsonPost(name, keys)
         for k in keys:
@@ -363,6 +401,18 @@ class HttpEndpoint(Transport):
             self._event(f"SSE stream {stream.name} closed", stream=stream.name)
 
     async def _get_stream(self, rec: HttpRequestRecord, receive: Any, send: Any) -> None:
+        last = rec.header("last-event-id")
+        kept = next((s for s in self._streams if s.detached is not None and s.resumed_by is None
+                     and last is not None and s.event_id == last), None)
+        if kept is not None:  # resumption of a stream whose connection we closed
+            kept.resumed_by = rec.n
+            kept.open = True
+            self.held_answers -= kept.held
+            rec.stream = kept.name
+            self._event(f"GET resumes SSE stream {kept.name} after event {last!r}", stream=kept.name)
+            self._note_change()
+            await self._serve_stream(kept, rec, receive, send, [])
+            return
         if not self.get_stream_allowed:
             await _plain(send, rec, 405, b"", extra=[(b"allow", b"POST")])
             return

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
+import time
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +52,9 @@ class ScriptServer:
     an unknown method before initialize), modern (initialize is refused), dual (both)."""
 
     def __init__(self, version: str, *, era: str | None = None, server_caps: dict[str, Any] | None = None,
-                 offer: str | None = None, probes: bool = True) -> None:
+                 offer: str | None = None, probes: bool = True, never_answer: frozenset[str] = frozenset()) -> None:
         self.version = version
+        self.never_answer = never_answer  # methods it never answers (after the handshake)
         self.era = era or ("modern" if spec(version).stateless else "legacy")
         self.caps = server_caps if server_caps is not None else {"tools": {}}
         self.offer = offer
@@ -97,6 +100,8 @@ class ScriptServer:
             return [self._result(rid, {"protocolVersion": self.negotiated, "capabilities": self.caps,
                                        "serverInfo": {"name": "script", "version": "1"}})]
         out: list[Any] = []
+        if self.operating and method in self.never_answer:
+            return []
         if self.operating and not self.victim_seen and isinstance(rid, int) and rid < 900_000:
             self.victim_seen = True
             out.extend(self._probes())
@@ -228,7 +233,9 @@ class Run:
 
 
 def run(fault: str | None = None, *, version: str = "2025-11-25", mode: str | None = None, transport: str = "stdio",
-        caps: dict[str, Any] | None = None, timeout: float = 0.3, **server: Any) -> Run:
+        caps: dict[str, Any] | None = None, timeout: float = 0.3, limit: float | None = None, **server: Any) -> Run:
+    """The client's tour against the scripted server; ``limit``: cut it off after that many seconds
+    (outcome None: still running)."""
     srv = ScriptServer(version, **server)
     mode = mode or version
     start = MODERN if mode == "dual" else mode
@@ -239,10 +246,11 @@ def run(fault: str | None = None, *, version: str = "2025-11-25", mode: str | No
         outcome: Any = None
         async with MemoryLink(srv, transport) as link:
             session = Session(core, link, timeout=timeout, log=log.append)
-            try:
-                outcome = await tour(session, call_tools=False, mode=mode)
-            except (StepFailed, ClientQuit) as exc:
-                outcome = exc
+            with anyio.move_on_after(limit if limit is not None else math.inf):
+                try:
+                    outcome = await tour(session, call_tools=False, mode=mode)
+                except (StepFailed, ClientQuit) as exc:
+                    outcome = exc
         return Run(link.sent, core, srv, outcome, log)
 
     return anyio.run(main)
@@ -667,6 +675,33 @@ def _answer_notification(strict: Run, faulty: Run) -> None:
         assert w.value["id"] is None and w.value["error"]["code"] == -32600
 
 
+def _cancels(run: Run) -> list[Any]:
+    return [v for v in run.values if isinstance(v, dict) and v.get("method") == "notifications/cancelled"]
+
+
+def _timeout_without_cancel(strict: Run, faulty: Run) -> None:
+    assert _cancels(strict) and not _cancels(faulty)  # the strict client cancels what it gave up on
+    changes = diff(strict, faulty)
+    assert all(tag == "delete" for tag, *_ in changes)
+    assert [w.value for _, removed, _ in changes for w in removed] == _cancels(strict)
+
+
+def _no_timeout(strict: Run, faulty: Run) -> None:
+    assert _cancels(strict) and isinstance(strict.outcome, (list, StepFailed))
+    assert faulty.outcome is None and not _cancels(faulty)  # still waiting when cut off, nothing cancelled
+    unanswered = [v for v in faulty.values if is_request(v) and v["method"] in NEVER]
+    assert faulty.values[-1] == unanswered[0]  # it sent nothing after the request it waits for
+
+
+def _inert_without_a_closed_stream(strict: Run, faulty: Run) -> None:
+    assert diff(strict, faulty) == []  # acts only on an SSE answer over HTTP (test_sse_stream_faults)
+
+
+NEVER = frozenset({"logging/setLevel", "tools/list"})
+CHECKS["timeout-without-cancel"] = _timeout_without_cancel
+CHECKS["no-timeout"] = _no_timeout
+for _name in ("sse-answer-ignored", "no-poll", "ignore-retry", "resume-without-last-event-id"):
+    CHECKS[_name] = _inert_without_a_closed_stream
 CHECKS["notification-with-id"] = _notification_with_id
 CHECKS["result-wrong-id"] = _expect_reply_changed(101, lambda a, b: b == {**a, "id": "101"})
 CHECKS["error-wrong-id"] = _error_wrong_id
@@ -684,6 +719,10 @@ _SERVER = {
     "undeclared-server-capability-should": {"server_caps": {"tools": {}, "prompts": {}}},
     "exit-on-invalid-cancel": {"server_caps": {"tools": {}, "prompts": {}}},
     "initialize-before-discover": {"era": "dual"},
+    "timeout-without-cancel": {"never_answer": NEVER},
+    "timeout-without-cancel-2026": {"never_answer": NEVER},
+    "no-timeout": {"never_answer": NEVER, "limit": 2.0},
+    "no-timeout-2024": {"never_answer": NEVER, "limit": 2.0},
 }
 
 
@@ -818,18 +857,28 @@ def test_schema_invalid_faults_say_so() -> None:
 class MockHttpServer:
     """An httpx mock transport playing a streamable HTTP server (legacy sessions or 2026-07-28)."""
 
-    def __init__(self, version: str, *, expire_after: int | None = None) -> None:
+    def __init__(self, version: str, *, expire_after: int | None = None, sse: bool = False, poll_ms: int | None = None) -> None:
         self.script = ScriptServer(version, probes=False)
         self.requests: list[httpx.Request] = []
+        self.times: list[float] = []  # when each request came (monotonic)
         self.expire_after = expire_after  # answer the Nth POST that carries the session id with 404
+        self.sse = sse  # answer requests with SSE streams (a priming event first)
+        self.poll_ms = poll_ms  # the first request after the handshake: priming event with this retry, then closed
+        self.closed_at: float | None = None
+        self.kept: list[Any] = []  # the answers of the closed stream, for its resumption
         self.session = 0
         self._with_session = 0
 
     def handler(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
+        self.times.append(time.monotonic())
         if request.method == "DELETE":
             return httpx.Response(200)
         if request.method == "GET":
+            if self.kept and request.headers.get("last-event-id") == "e-1":
+                out, self.kept = self.kept, []
+                return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                                      content=b"".join(b"data: " + json.dumps(m).encode() + b"\n\n" for m in out))
             return httpx.Response(405)
         body = json.loads(request.content)
         sid = request.headers.get("mcp-session-id")
@@ -846,6 +895,14 @@ class MockHttpServer:
             headers["Mcp-Session-Id"] = f"session-{self.session}"
         if not out:
             return httpx.Response(202, headers=headers)
+        if self.poll_ms is not None and self.closed_at is None and sid is not None and isinstance(body, dict) \
+                and body.get("method") not in ("initialize", "ping"):
+            self.kept, self.closed_at = out, time.monotonic()
+            return httpx.Response(200, headers={**headers, "content-type": "text/event-stream"},
+                                  content=f"id: e-1\nretry: {self.poll_ms}\ndata: \n\n".encode())
+        if self.sse or self.poll_ms is not None:
+            return httpx.Response(200, headers={**headers, "content-type": "text/event-stream"},
+                                  content=b"id: e-0\ndata: \n\n" + b"data: " + json.dumps(out[-1]).encode() + b"\n\n")
         return httpx.Response(200, json=out[-1], headers=headers)
 
 
@@ -858,6 +915,7 @@ def http_run(fault: str | None, version: str, *, mode: str | None = None, **kw: 
         core = ClientCore(start, fault=fault, transport="streamable-http")
         link = HttpLink("http://127.0.0.1:1/mcp", stateless=spec(start).stateless, timeout=2,
                         http_transport=httpx.MockTransport(mock.handler))
+        link.faulty = core.faulty
         if spec(start).stateless:
             link.protocol_version = start
         outcome: Any = None
@@ -912,6 +970,39 @@ def test_http_404_starts_a_new_session_and_repeats_the_request() -> None:
     i = methods.index(("initialize", None), 1)
     assert methods[i - 1] == ("ping", "session-1") and methods[i + 1] == ("notifications/initialized", "session-2")
     assert ("ping", "session-2") in methods[i:]
+
+
+def test_sse_answers_are_read_and_a_closed_stream_is_resumed_after_its_retry() -> None:
+    mock, outcome = http_run(None, "2025-11-25", sse=True)
+    assert outcome == []
+    mock, outcome = http_run(None, "2025-11-25", poll_ms=300)
+    assert outcome == [] and mock.closed_at is not None and not mock.kept  # the kept answer was taken
+    get = _first_get(mock)
+    assert get is not None and get[0].headers["last-event-id"] == "e-1" and get[1] - mock.closed_at >= 0.3
+
+
+def _first_get(mock: MockHttpServer) -> tuple[httpx.Request, float] | None:
+    """The first GET after the server closed the stream (the standalone GET stream comes before)."""
+    assert mock.closed_at is not None
+    return next(((r, t) for r, t in zip(mock.requests, mock.times) if r.method == "GET" and t >= mock.closed_at), None)
+
+
+def test_sse_stream_faults() -> None:
+    mock, outcome = http_run("sse-answer-ignored", "2025-11-25", sse=True)
+    assert isinstance(outcome, StepFailed) and "initialize" in str(outcome)
+    assert [json.loads(r.content)["method"] for r in _posts(mock)] == ["initialize"]
+    mock, outcome = http_run("no-poll", "2025-11-25", poll_ms=300)
+    assert mock.closed_at is not None and _first_get(mock) is None
+    mock, outcome = http_run("ignore-retry", "2025-11-25", poll_ms=1500)
+    get = _first_get(mock)
+    assert get is not None and get[0].headers["last-event-id"] == "e-1" and get[1] - mock.closed_at < 1.0
+    mock, outcome = http_run("resume-without-last-event-id", "2025-11-25", poll_ms=300)
+    get = _first_get(mock)
+    assert get is not None and "last-event-id" not in get[0].headers and get[1] - mock.closed_at >= 0.3
+    for fault in ("no-poll", "ignore-retry", "resume-without-last-event-id"):  # 2025-11-25 only
+        mock, outcome = http_run(fault, "2025-06-18", poll_ms=300)
+        get = _first_get(mock)
+        assert outcome == [] and get is not None and get[0].headers["last-event-id"] == "e-1", fault
 
 
 def test_fault_give_up_after_404() -> None:

@@ -111,7 +111,14 @@ class Wire:
         return [m for m in self.msgs if m.env.kind is Kind.REQUEST]
 
     def answered_at(self, rid: Any) -> float | None:
-        """When we sent the response to the client's request ``rid`` (transcript time)."""
+        """When we sent the response to the client's request ``rid`` (transcript time); None also
+        for a response that never reached the client (held on an SSE stream it did not resume)."""
+        ep = self.run.endpoint
+        if ep is not None and ep.held_answers:
+            from conformance.transports.http_server import key_of
+
+            if rid is not MISSING and key_of(rid) in ep.held_answers:
+                return None
         for e in self.out:
             env = e.envelope
             if env is not None and env.kind in (Kind.RESULT, Kind.ERROR) and _same(env.id, rid):

@@ -307,3 +307,78 @@ define(
         "that URI, query included."
     ),
 )
+
+# -- streamable HTTP: SSE answers, polling and resumption ---------------------------------------------
+
+define(
+    "client.http.sse-answers",
+    "MUST",
+    since=FIRST_HTTP,
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "sending-messages-to-the-server"),
+    quote="The client MUST support both these cases.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "The two cases: a request answered with `Content-Type: text/event-stream` (an SSE stream) "
+        "or with `application/json`. Probe: the suite's server answers every request with an SSE "
+        "stream (a priming event first, as 2025-11-25 asks); the client is expected to take the "
+        "initialize result from it and go on (notifications/initialized, its next request). The "
+        "baseline run answers with JSON."
+    ),
+)
+
+_POLL_NOTE = (
+    "Probe (2025-11-25): the suite's server answers the client's first request after the "
+    "handshake with an SSE stream whose first event has an id and a `retry` of 1000 ms, then "
+    "closes the connection without answering; the answer is given on the stream the client "
+    "opens to resume (GET with Last-Event-ID), or on the next POST."
+)
+
+define(
+    "client.http.sse-poll",
+    "SHOULD",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "sending-messages-to-the-server"),
+    quote='The client SHOULD then "poll" the SSE stream by attempting to reconnect.',
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_POLL_NOTE + " A client that never reconnects (it gives up on the request, or waits on "
+    "the closed stream until its timeout) is flagged.",
+)
+
+define(
+    "client.http.sse-retry",
+    "MUST",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "sending-messages-to-the-server"),
+    quote=(
+        "The client MUST respect the `retry` field, waiting the given number of milliseconds "
+        "before attempting to reconnect."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_POLL_NOTE + " A reconnection (GET) less than the retry time after the server closed the "
+    "connection is flagged (0.1 s of slack for the two clocks).",
+)
+
+define(
+    "client.http.resume-last-event-id",
+    "SHOULD",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "resumability-and-redelivery"),
+    quote=(
+        "If the client wishes to resume after a disconnection (whether due to network failure or "
+        "server-initiated closure), it SHOULD issue an HTTP GET to the MCP endpoint, and include "
+        "the `Last-Event-ID` header to indicate the last event ID it received."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_POLL_NOTE + " Judged on the client's reconnection: a GET carrying Last-Event-ID with the "
+    "id of the last event it received passes; a reconnection by GET without it, or with another "
+    "id, is flagged; a client that does not reconnect is judged by client.http.sse-poll.",
+)
