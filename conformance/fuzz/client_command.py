@@ -254,9 +254,9 @@ async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) 
                 stats["shrunk"] = best != frame.data
             else:
                 stats["note"] = "did not reproduce alone on a fresh client run"
-        for _ in range(3):
+        for i in range(3):  # (a fresh client run each time for survival; else one run, three sends)
             stability["of"] += 1
-            if await reproduces(best, prefix, fresh=True):
+            if await reproduces(best, prefix, fresh=live or i == 0):
                 stability["reproduced"] += 1
         if sig[1] in QUITS and not frame.answer:
             # the control: a plain ping where the frame was; a client that quits on it as well
@@ -291,18 +291,26 @@ async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> 
     answer = repro.answer or {}
     reproduced = 0
     lines: list[str] = []
+    live = repro.signature[1] in LIVENESS or bool(repro.answer)  # a fresh client run each time
     runner = ClientRunner(target, versions=[repro.version], timeout=ns.timeout, jobs=1)
     async with anyio.create_task_group() as host:
         await host.start(runner.start)
+        session: Any = None
         try:
             for i in range(3):
-                async with ClientSession(cfg, runner, n=i) as s:
-                    found = await s.replay(repro.frame, repro.prefix, answer_to=answer.get("method"),
-                                           answer_id=answer["id"] if "id" in answer and answer["id"] is not None else MISSING)
+                if session is None or live or not session.alive:
+                    if session is not None:
+                        await session.__aexit__(None, None, None)
+                    session = ClientSession(cfg, runner, n=i)
+                    await session.__aenter__()
+                found = await session.replay(repro.frame, repro.prefix, answer_to=answer.get("method"),
+                                             answer_id=answer["id"] if "id" in answer and answer["id"] is not None else MISSING)
                 if repro.signature in {f.signature for f in found}:
                     reproduced += 1
                     lines = [f"{f.requirement} {f.problem}: {f.message[:200]}" for f in found if f.signature == repro.signature]
         finally:
+            if session is not None:
+                await session.__aexit__(None, None, None)  # (shielded inside; entered at this level)
             with anyio.CancelScope(shield=True):
                 await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the runner
                 await runner.aclose()

@@ -403,7 +403,7 @@ class _ClientRun:
         method = e.method or ""
         valid = self._default(e)
         valid_bytes = dumps(valid)
-        drawn = frame is None and data is None and p_valid < 1.0
+        drawn = frame is None and data is None and p_valid < 1.0 and not (self.camp is not None and self.camp.should_stop())
         if frame is None:
             if data is not None:
                 frame = Frame(run_index(self.n, self.k), data, method, "replay", (), None, answer=True)
@@ -465,18 +465,18 @@ class _ClientRun:
 
     async def send_frame(self, frame: Frame, exps: list[Expect]) -> None:
         """Send one of our messages (a barrier closes the chunk every ``chunk`` messages)."""
+        camp = self.camp
+        if camp is not None:  # counted before any wait: --max-messages is exact with runs side by side
+            camp.sent += 1
+            if frame.operator in camp.by_operator:
+                camp.by_operator[frame.operator]["messages"] += 1
+            camp.by_method[frame.method] += 1
+        self.j += 1
         await self._window()
         for exp in exps:
             self._place(_Pend(frame, exp), frame)
         self.cur.frames += 1
         self.ring.append(frame)
-        self.j += 1
-        camp = self.camp
-        if camp is not None:
-            camp.sent += 1
-            if frame.operator in camp.by_operator:
-                camp.by_operator[frame.operator]["messages"] += 1
-            camp.by_method[frame.method] += 1
         await self.transport.send(frame.data)
         if self.cur.frames >= self.cfg.chunk:
             await self.close_chunk()
@@ -609,7 +609,7 @@ class _ClientRun:
                 return
             if self.camp is not None and self.run is not None and now - last_mem >= self.cfg.memory_interval:
                 last_mem = now
-                kib = _rss_kib(self.run.pid)
+                kib = _tree_rss_kib(self.run.pid)
                 if kib is not None:
                     self.camp.memory.append((self.camp.elapsed, kib))
 
@@ -676,6 +676,29 @@ class _ClientRun:
             detail["returncode"] = run.exit_code
             detail["stderr_tail"] = _redact(run.tail()[-1500:])
         self._finding(f, culprit, prefix=prefix, detail=detail)
+
+
+def _tree_rss_kib(pid: int | None) -> int | None:
+    """Resident memory of ``pid`` and every process under it (the client the shell started, and what
+    the client started: its server launcher), in KiB; None when /proc cannot tell."""
+    if not pid:
+        return None
+    total, todo, seen = 0, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen or len(seen) > 64:
+            continue
+        seen.add(p)
+        kib = _rss_kib(p)
+        if kib is None:
+            continue
+        total += kib
+        try:
+            with open(f"/proc/{p}/task/{p}/children", "rb") as f:
+                todo.extend(int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return total or None
 
 
 def _takes_as_answer(data: bytes, rid: Any) -> bool:
