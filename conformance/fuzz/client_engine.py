@@ -110,7 +110,7 @@ class ClientCampaign(Campaign):
         super().record(f, frame, exp, prefix=prefix, detail=detail)
         rec = self.signatures[f.signature]
         d = detail or {}
-        if d.get("liveness") and not d.get("ambiguous"):
+        if d.get("liveness") and (f.problem not in ("ClientQuit", "QuitOnInvalidCancel") or not d.get("ambiguous")):
             self.sure_liveness[f.signature] += 1
         if self.sure_liveness[f.signature] >= MAX_LIVENESS and not self.liveness_stop:
             # like boofuzz's crash threshold: the client stalls, crashes or quits on this every time;
@@ -215,6 +215,7 @@ class _ClientRun:
         self.seq = 0  # messages sent, in order
         self.pos = 0  # the latest message (send order) whose answer arrived: the client read that far
         self.floating: list[tuple[int, Envelope]] = []  # answers without a usable id, and how far the client had read
+        self.outbuf = bytearray()  # stdio: the current chunk, written with its barrier
         self._tg: Any = None
 
     # -- start, end ------------------------------------------------------------------------
@@ -477,9 +478,20 @@ class _ClientRun:
             self._place(_Pend(frame, exp), frame)
         self.cur.frames += 1
         self.ring.append(frame)
-        await self.transport.send(frame.data)
+        if self.http:
+            await self.transport.send(frame.data)  # one SSE event each
+        else:
+            # stdio: the chunk goes out in one write with its barrier (one relay frame, not 33)
+            self.outbuf += frame.data + b"\n"
+            if len(self.outbuf) > 65536:
+                await self._flush()
         if self.cur.frames >= self.cfg.chunk:
             await self.close_chunk()
+
+    async def _flush(self, tail: bytes = b"") -> None:
+        data, self.outbuf = bytes(self.outbuf) + tail, bytearray()
+        if data:
+            await self.transport.send_bytes(data)
 
     def in_flight(self) -> int:
         return sum(s.frames for s in self.segs if s.proven_at is None) + self.cur.frames
@@ -510,7 +522,10 @@ class _ClientRun:
         self.cur = _Seg()
         if self.camp is not None:
             self.camp.barriers += 1
-        await self.transport.send(bframe.data)
+        if self.http:
+            await self.transport.send(bframe.data)
+        else:
+            await self._flush(bframe.data + b"\n")
 
     async def wait_proven(self, timeout: float | None = None) -> None:
         """Until every chunk sent is proven read (the stall detector ends a run that stops)."""
@@ -521,12 +536,17 @@ class _ClientRun:
                 await room.wait()
 
     async def settle_all(self) -> None:
-        """Wait out the grace of every proven chunk and judge it."""
+        """Wait out the grace of every proven chunk and judge it (and what was sent after the last
+        barrier: over HTTP our last answer, which no barrier follows)."""
         end = time.monotonic() + self.cfg.grace + 0.05
         while self.segs and time.monotonic() < end:
             await anyio.sleep(0.02)
             self._settle_due(time.monotonic())
         self._settle_due(time.monotonic(), everything=True)
+        if not self.ended.is_set():
+            for p in self.cur.pends:
+                if not p.settled and p.exp.kind == ANY:
+                    self._judge(p)
 
     # -- judging ---------------------------------------------------------------------------
 
