@@ -35,8 +35,7 @@ from typing import Any, Callable, Iterable, Mapping
 import anyio
 
 from conformance.connect import TargetError, register_child, unregister_child
-from conformance.context import Connection, ItemResult, Runner, ScenarioContext, ScenarioSkipped, _unwrap
-from conformance.outcomes import Outcome, worst
+from conformance.context import Connection, ItemResult, Runner, ScenarioContext
 from conformance.peer import RawPeer
 from conformance.registry import Scenario
 from conformance.spec.versions import Transport, spec
@@ -418,7 +417,7 @@ class ClientRunner(Runner):
 
     async def _run_ahead(self, sc: Scenario, version: str, ahead: "_Ahead") -> None:
         try:
-            ahead.item = await self._execute_client(sc, version, ahead.ops)
+            ahead.item = await self._execute(sc, version, ahead.ops)
         except BaseException as exc:  # cancelled with the run, or our own bug: run_item re-raises it
             ahead.raised = exc
             if not isinstance(exc, Exception):
@@ -439,106 +438,34 @@ class ClientRunner(Runner):
             return ahead.item
         ops: list[Callable[[], None]] = []
         try:
-            return await self._execute_client(sc, version, ops)
+            return await self._execute(sc, version, ops)
         finally:
             for op in ops:
                 op()
 
-    async def _execute_client(self, sc: Scenario, version: str, ops: list[Callable[[], None]]) -> ItemResult:
-        from conformance.context import _not_applicable
+    # -- the client's part of an item (Runner._execute does the rest) ------------------------------
 
-        transport = self.target.transport
-        item = ItemResult(sc.id, version, transport.value)
-        started = time.monotonic()
-        cited = [rid for rid in sc.requirements if self.is_selected(rid)]
-        reason = sc.inapplicable(version, transport)
-        if reason is not None:
-            for rid in cited:
-                req = self.requirement(rid)
-                why = reason if (sc.skip_reason or req.applies_to(version, transport)) else _not_applicable(req, version, transport)
-                self._skip(ops, item, rid, version, why, sc.id, checked=False)
-            item.skip_reason = reason
-            item.outcome = Outcome.SKIP
-            return item
-        active = []
-        for rid in cited:
-            req = self.requirement(rid)
-            if req.applies_to(version, transport):
-                active.append(rid)
-            else:
-                self._skip(ops, item, rid, version, _not_applicable(req, version, transport), sc.id, checked=False)
-        ctx = ClientContext(self, sc, version, active)
-        ctx._ops = ops
-        error: tuple[str, str, str | None] | None = None
-        skipped: str | None = None
-        limit = self.item_deadline
-        overrun = False
-        if self.run_deadline is not None:
-            left = self.run_deadline - time.monotonic()
-            if left < limit:
-                limit, overrun = max(0.0, left), True
-        try:
-            async with (self._wait_slots if sc.waits and self.jobs > 1 else self._slots):
-                with anyio.fail_after(limit):
-                    if overrun and limit <= 0:
-                        raise TimeoutError
-                    await sc.func(ctx)
-        except Exception as raised:
-            exc = _unwrap(raised)
-            if isinstance(exc, ScenarioSkipped):
-                skipped = exc.reason
-            elif isinstance(exc, TargetError):
-                error = ("target", exc.message, exc.hint)
-            elif isinstance(exc, TimeoutError) and overrun:
-                error = ("deadline", f"the run reached its deadline of {self.run_timeout:g} s (--run-timeout) "
-                         f"{'before' if limit <= 0 else 'during'} scenario {sc.id}",
-                         "raise --run-timeout, or --timeout if the client is merely slow")
-            elif isinstance(exc, TimeoutError):
-                error = ("harness", f"scenario {sc.id} did not finish within its deadline of {limit:g} s", None)
-            else:
-                import traceback
+    peer_errors_are_verdicts = False  # client scenarios catch their own waits: one that escapes is ours
 
-                tb = "".join(traceback.format_exception(type(raised), raised, raised.__traceback__))
-                error = ("harness", f"internal error in scenario {sc.id}: {exc!r}\n{tb}", None)
-        finally:
-            with anyio.CancelScope(shield=True):
-                for run in ctx.runs:
-                    await self.end_client(run, 0.0)
-                for run in ctx.runs:
-                    if run.conn is not None:
-                        await self._close_conn(run.conn)
-        item.duration = time.monotonic() - started
-        for rid in active:
-            res = self.result(rid, version)
-            ops.append(_bind(res.add_scenario, sc.id, item.duration))
-            outs = ctx._checks.get(rid)
-            if outs:
-                item.requirements[rid] = worst(outs)
-                continue
-            if error is not None:
-                item.requirements[rid] = Outcome.ERROR
-                item.reasons[rid] = error[1]
-                ops.append(_bind(res.record, Outcome.ERROR, reason=error[1], checked=False))
-            else:
-                why = skipped or ctx._notes.get(rid) or "not exercised: the client never did what this requirement is about"
-                if not skipped and ctx._notes.get(rid):
-                    why = ctx._notes[rid]
-                self._skip(ops, item, rid, version, why, sc.id, checked=False, add=False)
-        item.violations = list(ctx._violations)
-        item.messages = list(ctx._messages)
-        if error is not None:
-            item.error_kind, item.error, item.hint = error
-            ops.append(_bind(self.errors.append, {
-                "scenario": sc.id, "version": version, "transport": transport.value, "kind": error[0],
-                "message": error[1], "hint": error[2]}))
-            item.outcome = Outcome.ERROR
-        else:
-            item.outcome = worst(list(item.requirements.values()))
-            if item.outcome is Outcome.SKIP:
-                item.skip_reason = skipped or next(iter(item.reasons.values()), "nothing was checked")
-        return item
+    def _new_context(self, sc: Scenario, version: str, active: list[str]) -> "ClientContext":
+        return ClientContext(self, sc, version, active)
 
-    # -- report inputs ----------------------------------------------------------------------
+    async def _run_scenario(self, sc: Scenario, version: str, ctx: Any) -> None:
+        """Each scenario is client runs of its own: nothing to settle first; it waits for a slot
+        (the runs that wait out the client's own timeout have slots of their own)."""
+        async with (self._wait_slots if sc.waits and self.jobs > 1 else self._slots):
+            await sc.func(ctx)
+
+    async def _release(self, ctx: Any) -> None:
+        """Every client the scenario started is ended (its process group), its connection closed."""
+        for run in ctx.runs:
+            await self.end_client(run, 0.0)
+        for run in ctx.runs:
+            if run.conn is not None:
+                await self._close_conn(run.conn)
+
+    def _unchecked(self, ctx: Any, rid: str) -> str:
+        return ctx._notes.get(rid) or "not exercised: the client never did what this requirement is about"
 
     def default_run_timeout(self, timeout: float, versions: int, items: int) -> float:
         """Also bounded by the client runs themselves: every run may use its whole budget (a
@@ -595,13 +522,6 @@ def default_client_jobs() -> int:
     """Client runs at once by default: each is one client process on an endpoint of its own, and
     mostly waits (for the client to start, for its answers); four, three on a single core."""
     return 4 if (os.cpu_count() or 1) > 1 else 3
-
-
-def _bind(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[], None]:
-    def call() -> None:
-        fn(*args, **kwargs)
-
-    return call
 
 
 def _stdin() -> int:

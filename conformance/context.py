@@ -1154,7 +1154,10 @@ class Runner:
             self._finished(key, version, sc.order)
 
     async def _execute(self, sc: Scenario, version: str, ops: list[Callable[[], None]]) -> ItemResult:
-        """Run one item; what it found for the run's results is appended to ``ops``."""
+        """Run one item; what it found for the run's results is appended to ``ops``.  The same
+        for both roles: what differs is in the hooks -- the context (:meth:`_new_context`), how
+        the scenario is run (:meth:`_run_scenario`), what is released after it
+        (:meth:`_release`) and what an item that checked nothing says (:meth:`_unchecked`)."""
         transport = self.target.transport
         item = ItemResult(sc.id, version, transport.value)
         started = time.monotonic()
@@ -1175,12 +1178,11 @@ class Runner:
                 active.append(rid)
             else:
                 self._skip(ops, item, rid, version, _not_applicable(req, version, transport), sc.id, checked=False)
-        ctx = ScenarioContext(self, sc, version, active)
+        ctx = self._new_context(sc, version, active)
         ctx._ops = ops
         error: tuple[str, str, str | None] | None = None  # (kind, message, hint)
         skipped: str | None = None
         peer_exc: PeerError | None = None
-        unusable: _VersionUnusable | None = None
         limit, overrun = self.item_deadline, False
         if self.run_deadline is not None:
             left = self.run_deadline - time.monotonic()
@@ -1190,20 +1192,7 @@ class Runner:
             with anyio.fail_after(limit):
                 if overrun and limit <= 0:
                     raise TimeoutError
-                await self.settle(version)
-                unusable = self._unusable.get(version)
-                if unusable is not None:
-                    raise unusable
-                for attempt in (1, 2):
-                    try:
-                        if sc.capability:
-                            ctx.require_capability(sc.capability)
-                        await sc.func(ctx)
-                        break
-                    except _NeedSession:
-                        if attempt == 2:
-                            raise RuntimeError("require_capability(): the shared session gave no capabilities") from None
-                        await ctx.session_info()
+                await self._run_scenario(sc, version, ctx)
         except Exception as raised:
             exc = _unwrap(raised)
             if isinstance(exc, ScenarioSkipped):
@@ -1222,15 +1211,15 @@ class Runner:
                 error = ("target", exc.message, exc.hint)
             elif isinstance(exc, _ScenarioError):
                 error = (exc.kind, exc.message, exc.hint)
-            elif isinstance(exc, PeerError):
+            elif isinstance(exc, PeerError) and self.peer_errors_are_verdicts:
                 peer_exc = exc
             elif isinstance(exc, TimeoutError) and overrun:
                 error = ("deadline", f"the run reached its deadline of {self.run_timeout:g} s (--run-timeout) "
                          f"{'before' if limit <= 0 else 'during'} scenario {sc.id}",
-                         "raise --run-timeout, or --timeout if the server is merely slow")
+                         f"raise --run-timeout, or --timeout if the {getattr(self.target, 'role', 'server')} is merely slow")
             elif isinstance(exc, TimeoutError):
-                error = ("harness", f"scenario {sc.id} did not finish within its deadline of {self.item_deadline:g} s", None)
-            elif isinstance(exc, (TransportError, OSError)):
+                error = ("harness", f"scenario {sc.id} did not finish within its deadline of {limit:g} s", None)
+            elif isinstance(exc, (TransportError, OSError)) and self.peer_errors_are_verdicts:
                 err = target_error(exc, self.target, doing="running the scenario")
                 error = ("target", err.message, err.hint)
             else:
@@ -1238,22 +1227,9 @@ class Runner:
                 error = ("harness", f"internal error in scenario {sc.id}: {exc!r}\n{tb}", None)
         finally:
             with anyio.CancelScope(shield=True):
-                for conn in ctx._fresh:
-                    await self._close_conn(conn)
-        for conn in list(self._shared.values()):
-            if not conn.alive:
-                self._shared.pop(conn.version, None)
-        if peer_exc is not None and isinstance(peer_exc, (ExpectTimeout, ConnectionLost)) and error is None:
-            conn = ctx._last
-            if conn is not None and not conn.peer.inbound:
-                # Nothing ever arrived on this connection: does the target speak at all?
-                try:
-                    with anyio.fail_after(self.item_deadline):
-                        await self.shared(version)
-                except (TargetError, _ScenarioError) as exc:
-                    error = ("target", exc.message, exc.hint)
-                except Exception:
-                    pass
+                await self._release(ctx)
+        if peer_exc is not None and error is None:
+            error = await self._silent_target(ctx, version, peer_exc)
         item.duration = time.monotonic() - started
         if peer_exc is not None and error is None:
             problem, message, expected, actual = _peer_error_violation(peer_exc)
@@ -1272,8 +1248,7 @@ class Runner:
                 item.reasons[rid] = error[1]
                 ops.append(partial(res.record, Outcome.ERROR, reason=error[1], checked=False))
             else:
-                why = skipped or f"not reached: {ctx._notes.get(rid) or 'the scenario ended without checking it'}"
-                self._skip(ops, item, rid, version, why, sc.id, checked=False, add=False)
+                self._skip(ops, item, rid, version, skipped or self._unchecked(ctx, rid), sc.id, checked=False, add=False)
         item.violations = list(ctx._violations)
         item.messages = list(ctx._messages)
         if error is not None:
@@ -1287,6 +1262,66 @@ class Runner:
             if item.outcome is Outcome.SKIP:
                 item.skip_reason = skipped or next(iter(item.reasons.values()), "nothing was checked")
         return item
+
+    # -- the role's part of an item (the client runner overrides these) ------------------------------
+
+    #: a PeerError (an answer that never came, a connection lost) or a transport error out of a
+    #: scenario is the server's doing: a verdict.  A client scenario catches its own: one that
+    #: escapes is the suite's trouble, an error.
+    peer_errors_are_verdicts = True
+
+    def _new_context(self, sc: Scenario, version: str, active: list[str]) -> "ScenarioContext":
+        return ScenarioContext(self, sc, version, active)
+
+    async def _run_scenario(self, sc: Scenario, version: str, ctx: "ScenarioContext") -> None:
+        """The shared session of ``version`` settled first (a version the server cannot speak
+        ends here); a scenario that needs the server's capabilities before the session had them
+        runs again once it has."""
+        await self.settle(version)
+        unusable = self._unusable.get(version)
+        if unusable is not None:
+            raise unusable
+        for attempt in (1, 2):
+            try:
+                if sc.capability:
+                    ctx.require_capability(sc.capability)
+                await sc.func(ctx)
+                return
+            except _NeedSession:
+                if attempt == 2:
+                    raise RuntimeError("require_capability(): the shared session gave no capabilities") from None
+                await ctx.session_info()
+
+    async def _release(self, ctx: "ScenarioContext") -> None:
+        """After the scenario, also when it failed (shielded): its own connections are closed,
+        shared sessions that died are forgotten."""
+        for conn in ctx._fresh:
+            await self._close_conn(conn)
+        for conn in list(self._shared.values()):
+            if not conn.alive:
+                self._shared.pop(conn.version, None)
+
+    async def _silent_target(self, ctx: "ScenarioContext", version: str,
+                             peer_exc: PeerError) -> tuple[str, str, str | None] | None:
+        """A wait that ended in nothing, on a connection where nothing ever arrived: does the
+        target speak at all?  An error naming why not, or None (the silence is a verdict)."""
+        if not isinstance(peer_exc, (ExpectTimeout, ConnectionLost)):
+            return None
+        conn = ctx._last
+        if conn is None or conn.peer.inbound:
+            return None
+        try:
+            with anyio.fail_after(self.item_deadline):
+                await self.shared(version)
+        except (TargetError, _ScenarioError) as exc:
+            return ("target", exc.message, exc.hint)
+        except Exception:
+            pass
+        return None
+
+    def _unchecked(self, ctx: "ScenarioContext", rid: str) -> str:
+        """Why ``rid`` has no verdict when the scenario ended without checking it."""
+        return f"not reached: {ctx._notes.get(rid) or 'the scenario ended without checking it'}"
 
     def _skip(self, ops: list[Callable[[], None]], item: ItemResult, rid: str, version: str, reason: str, sid: str, *,
               checked: bool, add: bool = True) -> None:
