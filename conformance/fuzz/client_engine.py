@@ -58,6 +58,7 @@ BARRIER_BASE = 10**12  # barrier ping ids: integers of their own range (a flippe
 HANDSHAKE = frozenset({"initialize", "server/discover"})
 RING = 16
 MAX_LIVENESS = 3  # the campaign stops once the same stall, crash or quit was seen this often
+MAX_NO_SESSION = 3  # ... or once this many runs in a row did not get past the handshake
 
 
 @dataclass
@@ -105,6 +106,7 @@ class ClientCampaign(Campaign):
         self.tolerated_exits: collections.Counter = collections.Counter()  # quits after malformed input / our answers
         self.liveness_stop = False
         self.sure_liveness: collections.Counter = collections.Counter()
+        self.no_session_streak = 0  # runs in a row that did not get past the handshake
 
     def record(self, f: Finding, frame: Any, exp: Any, *, prefix: Any = None, detail: dict | None = None) -> None:
         super().record(f, frame, exp, prefix=prefix, detail=detail)
@@ -745,8 +747,10 @@ async def _rounds(r: _ClientRun, camp: ClientCampaign) -> None:
             tg.start_soon(until, r.ended)
     if not r.operating.is_set():
         camp.ended["no session (the handshake did not finish)" if not r.ended.is_set() else "exited during the handshake"] += 1
+        camp.no_session_streak += 1
         return
     camp.runs_operating += 1
+    camp.no_session_streak = 0
     while not r.ended.is_set():
         if camp.should_stop() or r.j >= cfg.per_run:
             camp.ended["quota" if r.j >= cfg.per_run else "campaign over"] += 1
@@ -850,7 +854,8 @@ async def run_client_campaign(cfg: ClientFuzzConfig) -> ClientCampaign:
                 runs.start_soon(progress)
                 while True:
                     await slots.acquire()
-                    if camp.should_stop() or (failures[0] >= 3 and not connected[0]) or failures[0] >= 20:
+                    if camp.should_stop() or (failures[0] >= 3 and not connected[0]) or failures[0] >= 20 \
+                            or camp.no_session_streak >= MAX_NO_SESSION:
                         slots.release()
                         break
                     camp.runs += 1
@@ -868,8 +873,11 @@ async def run_client_campaign(cfg: ClientFuzzConfig) -> ClientCampaign:
     if not connected[0] and first_error:
         raise first_error[0]
     if connected[0] and not camp.runs_operating:
-        raise TargetError(f"the client never finished the handshake with the suite's server for {cfg.version}",
-                          hint="pick a --version the client supports")
+        raise TargetError(f"the client never finished the handshake with the suite's server for {cfg.version} "
+                          f"({camp.runs} runs: {', '.join(f'{k} x{v}' for k, v in camp.ended.items())})",
+                          hint="pick a --version the client supports; run `mcp-conformance client` to see where it stops")
+    if camp.no_session_streak >= MAX_NO_SESSION:
+        camp.stopped_by = camp.stopped_by or f"{MAX_NO_SESSION} client runs in a row did not get past the handshake"
     return camp
 
 
