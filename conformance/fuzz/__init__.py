@@ -17,8 +17,13 @@ The pure, sans-I/O parts (no transports, no anyio/httpx/subprocess):
 The I/O layer is :mod:`conformance.fuzz.engine` (pipelined driver over ``conformance.transports``)
 and :mod:`conformance.fuzz.command` (``mcp-conformance fuzz``); nothing here imports them.
 
-Direction: everything here is written for "we are the client, the target is a server".  The
-oracle's expectations are keyed by the direction of the frame (``methods.C2S``), so a client
-direction (we are the server, frames are mutated server-to-client requests/responses) plugs in as
-another corpus + expectation table over the same judge.
+Both directions.  Fuzzing a server (we are its client): the corpus of client-to-server messages,
+the ``c2s`` operators, :func:`conformance.fuzz.oracle.expect`, the engine.  Fuzzing a client (we
+play its server, ``--client-command``): :func:`conformance.fuzz.corpus.build_client_corpus`
+(server-to-client messages), the ``s2c`` and ``answer`` operators
+(:func:`conformance.fuzz.generate.answer_at` mutates our answers to the client's requests),
+:mod:`conformance.fuzz.client_oracle` (pure: expectations and survival, judged by the same
+:func:`~conformance.fuzz.oracle.judge` with ``role="client"``), :mod:`conformance.fuzz.client_engine`
+(many client runs, through the client-testing harness) and :mod:`conformance.fuzz.client_command`.
+Reports and reproducers are shared; both say whose duty they judged (``role``).
 """
