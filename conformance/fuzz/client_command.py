@@ -110,7 +110,8 @@ def client_fuzz_command(ns: argparse.Namespace) -> int:
     for version in versions:
         cfg = ClientFuzzConfig(target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
                                window=ns.window or 128, chunk=ns.chunk, grace=ns.grace, deadline=ns.timeout,
-                               timeout=max(15.0, ns.timeout), jobs=ns.jobs, ops=ops, exclude_ops=exclude, progress=progress)
+                               timeout=max(15.0, ns.timeout), jobs=ns.jobs, ops=ops, exclude_ops=exclude, progress=progress,
+                               shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget"))
         try:
             section, rows = anyio.run(_campaign_and_shrink, cfg, report_dir, not ns.no_shrink, ns.strict)
         except TargetError as exc:
@@ -181,7 +182,7 @@ async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stri
 async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) -> tuple[Any, bool]:
     """The reproducer of one signature (shrunk, replayed three times on fresh client runs), and
     whether the finding stands (a quit that a plain ping provokes as well does not)."""
-    from conformance.fuzz.client_engine import ClientSession
+    from conformance.fuzz.client_engine import HANDSHAKE, ClientSession
     from conformance.fuzz.replay import Reproducer
     from conformance.fuzz.shrink import shrink_steps
     from conformance.wire.envelope import MISSING
@@ -205,20 +206,24 @@ async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) 
             holder[0] = None
             await s.__aexit__(None, None, None)
 
-    async def session(fresh: bool) -> Any:
+    async def session(fresh: bool, script: Any = None) -> Any:
         if fresh or holder[0] is None or not holder[0].alive:
             await close()
             count[0] += 1
-            s = ClientSession(cfg, runner, n=10_000 + 100 * n + count[0])
+            s = ClientSession(cfg, runner, n=10_000 + 100 * n + count[0], script=script)
             await s.__aenter__()
             holder[0] = s
         return holder[0]
 
     async def reproduces(data: bytes, pre: list[bytes], *, fresh: bool = False, grace: float | None = None) -> bool:
-        s = await session(fresh or live)
         stats["replays"] += 1
-        found = await s.replay(data, pre, answer_to=answer_to, answer_id=answer_id,
-                               grace=cfg.grace if grace is None else grace)
+        if answer_to in HANDSHAKE:  # the answer goes to the handshake: a new client run for each
+            s = await session(True, (answer_to, data, answer_id))
+            found = await s.replay_handshake()
+        else:
+            s = await session(fresh or live)
+            found = await s.replay(data, pre, answer_to=answer_to, answer_id=answer_id,
+                                   grace=cfg.grace if grace is None else grace)
         return sig in {f.signature for f in found}
 
     stability = {"reproduced": 0, "of": 0}
@@ -244,7 +249,7 @@ async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) 
                 gen = shrink_steps(best, max_steps=60 if live else 100)
                 try:
                     cand = next(gen)
-                    while time.monotonic() - t0 < 10.0:  # the shrink budget per signature
+                    while time.monotonic() - t0 < cfg.shrink_budget:  # the shrink budget per signature
                         ok = await reproduces(cand, prefix, grace=min(cfg.grace, 0.1))
                         if ok:
                             best = cand
@@ -283,7 +288,7 @@ async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> 
     import anyio
 
     from conformance.client_context import ClientRunner
-    from conformance.fuzz.client_engine import ClientFuzzConfig, ClientSession
+    from conformance.fuzz.client_engine import HANDSHAKE, ClientFuzzConfig, ClientSession
     from conformance.wire.envelope import MISSING
 
     cfg = ClientFuzzConfig(target=target, version=repro.version, seed=repro.seed, deadline=ns.timeout,
@@ -297,14 +302,19 @@ async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> 
         await host.start(runner.start)
         session: Any = None
         try:
+            answer_id = answer["id"] if "id" in answer and answer["id"] is not None else MISSING
             for i in range(3):
+                handshake = answer.get("method") in HANDSHAKE
                 if session is None or live or not session.alive:
                     if session is not None:
                         await session.__aexit__(None, None, None)
-                    session = ClientSession(cfg, runner, n=i)
+                    session = ClientSession(cfg, runner, n=90_000 + i,
+                                            script=(answer["method"], repro.frame, answer_id) if handshake else None)
                     await session.__aenter__()
-                found = await session.replay(repro.frame, repro.prefix, answer_to=answer.get("method"),
-                                             answer_id=answer["id"] if "id" in answer and answer["id"] is not None else MISSING)
+                if handshake:
+                    found = await session.replay_handshake()
+                else:
+                    found = await session.replay(repro.frame, repro.prefix, answer_to=answer.get("method"), answer_id=answer_id)
                 if repro.signature in {f.signature for f in found}:
                     reproduced += 1
                     lines = [f"{f.requirement} {f.problem}: {f.message[:200]}" for f in found if f.signature == repro.signature]

@@ -81,6 +81,7 @@ class ClientFuzzConfig:
     ops: tuple[str, ...] = ()
     exclude_ops: tuple[str, ...] = ()
     max_runs: int | None = None
+    shrink_budget: float = 10.0  # seconds of shrinking per finding signature
     memory_interval: float = 0.5
     progress: Callable[["ClientCampaign"], None] | None = None
     progress_interval: float = 0.5
@@ -181,8 +182,11 @@ class _Ended(Exception):
 class _ClientRun:
     """One start of the client: its connection read, our messages sent in chunks, judged."""
 
-    def __init__(self, cfg: ClientFuzzConfig, runner: ClientRunner, n: int, sink: Sink, camp: ClientCampaign | None) -> None:
+    def __init__(self, cfg: ClientFuzzConfig, runner: ClientRunner, n: int, sink: Sink, camp: ClientCampaign | None,
+                 script: tuple[str, bytes, Any] | None = None) -> None:
         self.cfg = cfg
+        self.script = script  # a replayed answer to a handshake request: (method, bytes, the id it was recorded with)
+        self.script_sent = anyio.Event()
         self.runner = runner
         self.n = n
         self.sink = sink
@@ -297,7 +301,7 @@ class _ClientRun:
             self.octx = co.context(self.version, self.cfg.target.transport.value, caps if isinstance(caps, dict) else {})
         handshake = method in HANDSHAKE or not self.init_answered
         if handshake or method == "ping" or self.finishing:
-            self._tg.start_soon(self._answer_now, e, 0.9 if handshake else (1.0 if self.finishing else 0.5))
+            self._tg.start_soon(self._answer_now, e, 0.9 if handshake else (1.0 if self.finishing else 0.5), handshake)
             return
         if not self.operating.is_set():
             self.operating.set()  # a real request after initialize (notifications/initialized or not)
@@ -393,13 +397,26 @@ class _ClientRun:
             msg["result"] = ans.result
         return msg
 
-    async def _answer_now(self, e: Envelope, p_valid: float) -> None:
+    async def _answer_now(self, e: Envelope, p_valid: float, handshake: bool = False) -> None:
+        """A request answered at once: the handshake (a mutated answer judged: a barrier behind it,
+        on stdio -- a server may ping before initialization), the client's pings, everything once
+        the run is finishing."""
+        data = None
+        if self.script is not None and e.method == self.script[0] and not self.script_sent.is_set():
+            data = substitute_id(self.script[1], self.script[2], e.id)
         try:
-            await self._answer(e, p_valid=p_valid, judge=False)
+            pend = await self._answer(e, p_valid=p_valid, data=data,
+                                      judge="mutated" if handshake and not self.http and not self.operating.is_set() else False)
+            if pend is not None:
+                self.last_answer = pend
+                await self.close_chunk()
         except (TransportError, OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+        finally:
+            if data is not None:
+                self.script_sent.set()
 
-    async def _answer(self, e: Envelope, *, p_valid: float = 0.0, judge: bool = True, data: bytes | None = None,
+    async def _answer(self, e: Envelope, *, p_valid: float = 0.0, judge: bool | str = True, data: bytes | None = None,
                       frame: Frame | None = None) -> _Pend | None:
         """Answer the client's request ``e``: the answer drawn by :func:`answer_at` (or ``data``, a
         replayed answer); the real one behind it when the client cannot take it as its answer."""
@@ -426,7 +443,7 @@ class _ClientRun:
                 camp.by_operator[frame.operator]["messages"] += 1
             camp.by_method[f"answer:{method}"] += 1
         pend = None
-        if judge:
+        if judge is True or (judge == "mutated" and mutated):
             pend = _Pend(frame, co.expect_answer(frame.data, self.octx, method, e.id, mutated=mutated))
             self._place(pend, frame)
         self.ring.append(frame)
@@ -889,10 +906,12 @@ class ClientSession:
     after it held; :meth:`replay` sends frames (or an answer) with a barrier behind and returns the
     findings.  Use ``async with ClientSession(cfg, runner) as s``."""
 
-    def __init__(self, cfg: ClientFuzzConfig, runner: ClientRunner, n: int = 0) -> None:
+    def __init__(self, cfg: ClientFuzzConfig, runner: ClientRunner, n: int = 0, *,
+                 script: tuple[str, bytes, Any] | None = None) -> None:
         self.cfg = cfg
         self.runner = runner
         self.n = n
+        self.script = script  # (method, bytes, recorded id): the answer to the client's handshake request
         self.found: list[tuple[Finding, Frame | None]] = []
         self.r: _ClientRun | None = None
         self._tg: Any = None
@@ -904,7 +923,7 @@ class ClientSession:
     async def __aenter__(self) -> "ClientSession":
         self._cm = anyio.create_task_group()
         self._tg = await self._cm.__aenter__()
-        self.r = _ClientRun(self.cfg, self.runner, self.n, self._sink, None)
+        self.r = _ClientRun(self.cfg, self.runner, self.n, self._sink, None, script=self.script)
         try:
             await self.r.open(self._tg)
         except BaseException:
@@ -942,6 +961,26 @@ class ClientSession:
             if method is None and not r.http and r.operating.is_set() and not r.held:
                 return None  # stdio: an idle client is fuzzed as it is
         return None
+
+    async def replay_handshake(self) -> list[Finding]:
+        """The session was started with ``script``: its answer went to the client's handshake request
+        with a barrier behind; what followed (the client goes on, leaves, stalls or crashes)."""
+        r = self.r
+        assert r is not None
+        with anyio.move_on_after(self.cfg.timeout):
+            async with anyio.create_task_group() as tg:
+                async def until(event: Any) -> None:
+                    await event.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(until, r.script_sent)
+                tg.start_soon(until, r.ended)
+        await r.wait_proven()
+        if not r.ended.is_set():
+            await r.settle_all()
+        else:
+            r._settle_due(time.monotonic(), everything=True)
+        return [f for f, _ in self.found]
 
     async def replay(self, data: bytes, prefix: list[bytes] = (), *, answer_to: str | None = None,
                      answer_id: Any = MISSING, grace: float | None = None) -> list[Finding]:

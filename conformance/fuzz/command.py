@@ -35,10 +35,10 @@ class UsageError(Exception):
     pass
 
 
-def parse_duration(text: str) -> float:
+def parse_duration(text: str, option: str = "--budget") -> float:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text or "")
     if not m:
-        raise UsageError(f"--budget {text!r}: expected a duration such as 60s, 2m, 500ms or 30")
+        raise UsageError(f"{option} {text!r}: expected a duration such as 60s, 2m, 500ms or 30")
     value = float(m.group(1))
     return value * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
 
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grace", type=float, default=0.25, help="seconds an answer may lag its barrier's (default 0.25)")
     p.add_argument("--timeout", type=float, default=10.0, help="start-up, handshake and stall deadline in seconds (default 10)")
     p.add_argument("--no-shrink", action="store_true", help="save findings as found, without minimising them")
+    p.add_argument("--shrink-budget", default="10s", help="time spent minimising each finding (default 10s)")
     p.add_argument("--no-hypothesis", action="store_true", help="corpus from the schema walk only (no hypothesis-jsonschema examples)")
     p.add_argument("--strict", action="store_true", help="grade SHOULD findings as failures")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
@@ -246,7 +247,8 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
         cfg = FuzzConfig(target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
                          window=ns.window or (256 if target.transport is Transport.STDIO else 32), chunk=ns.chunk, grace=ns.grace, timeout=ns.timeout, deadline=ns.timeout,
                          fuzz_tools=tuple(ns.fuzz_tools), ops=ops, exclude_ops=exclude,
-                         extra_corpus=_corpus_extra(version, not ns.no_hypothesis), progress=progress)
+                         extra_corpus=_corpus_extra(version, not ns.no_hypothesis), progress=progress,
+                         shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget"))
         try:
             section, rows = anyio.run(_campaign_and_shrink, cfg, report_dir, not ns.no_shrink, ns.strict)
         except TargetError as exc:
@@ -373,7 +375,7 @@ async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
                 gen = shrink_steps(best, max_steps=100)
                 try:
                     cand = next(gen)
-                    while time.monotonic() - t0 < 10.0:  # the shrink budget per signature
+                    while time.monotonic() - t0 < cfg.shrink_budget:  # the shrink budget per signature
                         ok = await reproduces(cand, prefix, grace=min(cfg.grace, 0.1))
                         if ok:
                             best = cand

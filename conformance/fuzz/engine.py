@@ -67,6 +67,7 @@ class FuzzConfig:
     exclude_ops: tuple[str, ...] = ()
     extra_corpus: tuple[dict, ...] = ()  # hypothesis examples (cached by the caller)
     max_restarts: int = 3
+    shrink_budget: float = 10.0  # seconds of shrinking per finding signature
     memory_interval: float = 1.0
     progress: Callable[["Campaign"], None] | None = None
     progress_interval: float = 0.5

@@ -62,6 +62,22 @@ def test_a_broken_client_is_found_by_fuzzing_alone_and_its_reproducer_replays(tm
     assert fixed.returncode == 0 and fixed.stdout.startswith("FIXED"), fixed.stdout + fixed.stderr
 
 
+def test_a_crash_on_a_malformed_initialize_answer_is_found_shrunk_and_replayed(tmp_path) -> None:
+    crashing = f"{sys.executable} {ROOT / 'fixtures' / 'broken_clients' / 'crashing_client.py'} {{server}}"
+    out = fuzz("--client-command", crashing, "--ops", "answer-error-shape", "--max-messages", "50", "--shrink-budget", "3s",
+               "--report-dir", str(tmp_path))
+    assert out.returncode == 1, out.stdout + out.stderr
+    [camp] = report(tmp_path)["fuzz"]["campaigns"]
+    assert camp["stopped_by"] == "ClientCrashed 3 times"  # a client that crashes every time is not started forever
+    [f] = camp["findings"]
+    assert (f["requirement"], f["problem"]) == ("client.ping.respond", "ClientCrashed") and f["actual"]["signal"] == "SIGSEGV"
+    assert f["detail"]["answer_to"] == "initialize" and f["stability"] == {"reproduced": 3, "of": 3}
+    repro = json.loads((tmp_path / f["reproducer"]).read_text())
+    assert repro["answer"] == {"method": "initialize", "id": 1} and len(repro["frame"]["text"]) < len(repro["original"]["text"])
+    got = fuzz("--replay", str(tmp_path / f["reproducer"]))
+    assert got.returncode == 1 and got.stdout.startswith("FAILED"), got.stdout + got.stderr
+
+
 def test_same_seed_same_messages(tmp_path) -> None:
     """Frame j of client run r is a function of (seed, r, j) (tests/fuzz/test_client_oracle.py checks
     the generators); here: two whole campaigns with one seed send the same operators on the same methods."""
