@@ -4,7 +4,8 @@
 In one run, side by side, on the same client (``mcp-reference-client``):
 
 (a) ``mcp-conformance client`` over streamable HTTP (``--url {url}``) and over stdio
-    (``--stdio {server}``), every client scenario of the version;
+    (``--stdio {server}``), every client scenario of the version (the client with ``--timeout``
+    ``--request-timeout``, default 3 s: the two timeout scenarios wait for it to give up);
 (b) the official runner's client mode (npm ``@modelcontextprotocol/conformance``, ``client
     --command mcp-reference-client --scenario NAME``) for every non-authorization client scenario
     it lists for the version (the reference client does no OAuth; the auth/* scenarios would only
@@ -46,11 +47,11 @@ RUN_TIMEOUT = 900.0
 CLIENT = [sys.executable, "-m", "reference_client"]
 
 
-def run_ours(transport: str, version: str, workdir: Path) -> dict[str, Any]:
+def run_ours(transport: str, version: str, workdir: Path, request_timeout: float) -> dict[str, Any]:
     out = workdir / "ours"
     shutil.rmtree(out, ignore_errors=True)
     flag = "--stdio {server}" if transport == "stdio" else "--url {url}"
-    command = " ".join([*CLIENT, flag])
+    command = " ".join([*CLIENT, "--timeout", f"{request_timeout:g}", flag])
     argv = [sys.executable, "-m", "conformance.cli", "client", "--command", command, "--transport", transport,
             "--version", version, "--report-dir", str(out), "--report-format", "none", "-q"]
     started = time.monotonic()
@@ -103,11 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--version", default="2025-11-25")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--skip-official", action="store_true")
+    ap.add_argument("--request-timeout", type=float, default=3.0,
+                    help="the reference client's own request timeout in our runs (its --timeout; default 3): our "
+                         "two timeout scenarios wait for the client to give up, so they last about this long")
     ap.add_argument("--json", default=str(ROOT / "reports" / "bench_client.json"))
     ns = ap.parse_args(argv)
     contenders: list[tuple[str, str, Callable[[Path], dict[str, Any]]]] = [
-        ("mcp-conformance", "streamable-http", lambda w: run_ours("streamable-http", ns.version, w)),
-        ("mcp-conformance", "stdio", lambda w: run_ours("stdio", ns.version, w)),
+        ("mcp-conformance", "streamable-http", lambda w: run_ours("streamable-http", ns.version, w, ns.request_timeout)),
+        ("mcp-conformance", "stdio", lambda w: run_ours("stdio", ns.version, w, ns.request_timeout)),
     ]
     if not ns.skip_official:
         reason = official_unavailable()

@@ -141,6 +141,12 @@ FAULTS: dict[str, Fault] = {
                        ("2025-11-25",), HTTP),
     "resume-without-last-event-id": _f("an SSE stream closed before its answer is reconnected by GET without "
                                        "Last-Event-ID", ("2025-11-25",), HTTP),
+    "mrtr-modify-state": _f("the retry after an InputRequiredResult carries its requestState changed", MODERN,
+                            ("stdio", "streamable-http")),
+    "mrtr-same-id": _f("the retry after an InputRequiredResult reuses the id of the request it retries", MODERN,
+                       ("stdio", "streamable-http")),
+    "mrtr-state-leak": _f("an InputRequiredResult's requestState also goes on one extra tools/list", MODERN,
+                          ("stdio", "streamable-http")),
     "no-delete": _f("the session is not ended with DELETE", ("2025-11-25",), HTTP),
     "http-write-response": _f("one extra JSON-RPC response POSTed on 2026-07-28", MODERN, HTTP),
     "no-version-header-2026": _f("one extra POST without MCP-Protocol-Version on 2026-07-28", MODERN, HTTP),

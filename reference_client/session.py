@@ -109,15 +109,16 @@ class Session:
 
     async def call(self, method: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None,
                    timeout: float | None = None, probe: bool = False, progress: bool = False,
-                   after_send: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
-        """Send a request and wait (``timeout``, default the session's) for its answer."""
+                   after_send: Callable[[dict[str, Any]], Any] | None = None, rid: Any = MISSING) -> dict[str, Any]:
+        """Send a request and wait (``timeout``, default the session's) for its answer (``rid``:
+        with that id instead of a fresh one -- a fault's)."""
         for _ in range(4):  # a session that ends (HTTP 404) is started again, and the request repeated
             if self.operating and getattr(self.link, "session_expired", False) and method != "initialize":
                 await self._new_session("the server ended the session (HTTP 404)")
             victim = self.operating and not self._victim_done
             try:
                 answer = await self._call(method, params, headers=headers, timeout=timeout, probe=probe,
-                                          progress=progress, after_send=after_send, victim=victim)
+                                          progress=progress, after_send=after_send, victim=victim, rid=rid)
             except StepFailed:
                 if victim:
                     await self.extras()
@@ -130,8 +131,8 @@ class Session:
 
     async def _call(self, method: str, params: dict[str, Any] | None, *, headers: dict[str, str] | None,
                     timeout: float | None, probe: bool, progress: bool,
-                    after_send: Callable[[dict[str, Any]], Any] | None, victim: bool) -> Any:
-        msg = self.core.request(method, params, progress=progress)
+                    after_send: Callable[[dict[str, Any]], Any] | None, victim: bool, rid: Any = MISSING) -> Any:
+        msg = self.core.request(method, params, progress=progress, rid=rid)
         rid = msg["id"]
         if victim:
             self._victim_done = True
@@ -199,8 +200,9 @@ class Session:
         """``call``, answering InputRequiredResults (2026-07-28 multi round-trip requests): the
         request is sent again with ``inputResponses`` and the server's ``requestState``."""
         current = params
+        rid: Any = MISSING
         for _ in range(rounds):
-            answer = await self.call(method, current, headers=headers, progress=progress)
+            answer = await self.call(method, current, headers=headers, progress=progress, rid=rid)
             result = answer.get("result")
             if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
                 return answer
@@ -210,6 +212,17 @@ class Session:
             current = {**params, "inputResponses": responses}
             if isinstance(result.get("requestState"), str):
                 current["requestState"] = result["requestState"]
+                if self.faulty("mrtr-modify-state"):
+                    current["requestState"] += "-modified"
+                    self.log("fault mrtr-modify-state: the requestState is changed in the retry")
+            if self.faulty("mrtr-same-id"):
+                rid = answer.get("id")
+                self.log("fault mrtr-same-id: the retry reuses the id of the request it retries")
+            if self.faulty("mrtr-state-leak") and isinstance(result.get("requestState"), str):
+                leak = self.core.request("tools/list", {"requestState": result["requestState"]}, extra=True)
+                self.core.abandon(leak["id"])
+                self.log("fault mrtr-state-leak: the requestState goes on another request")
+                await self.link.send(leak, quiet=True)
         raise StepFailed(f"{method}: still asking for input after {rounds} rounds")
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:

@@ -52,8 +52,10 @@ class ScriptServer:
     an unknown method before initialize), modern (initialize is refused), dual (both)."""
 
     def __init__(self, version: str, *, era: str | None = None, server_caps: dict[str, Any] | None = None,
-                 offer: str | None = None, probes: bool = True, never_answer: frozenset[str] = frozenset()) -> None:
+                 offer: str | None = None, probes: bool = True, never_answer: frozenset[str] = frozenset(),
+                 input_required: bool = False) -> None:
         self.version = version
+        self.input_required = input_required  # tools/call without inputResponses: an InputRequiredResult
         self.never_answer = never_answer  # methods it never answers (after the handshake)
         self.era = era or ("modern" if spec(version).stateless else "legacy")
         self.caps = server_caps if server_caps is not None else {"tools": {}}
@@ -105,6 +107,13 @@ class ScriptServer:
         if self.operating and not self.victim_seen and isinstance(rid, int) and rid < 900_000:
             self.victim_seen = True
             out.extend(self._probes())
+        if method == "tools/call" and self.input_required:
+            params = msg.get("params") or {}
+            if "inputResponses" not in params:
+                return out + [{"jsonrpc": "2.0", "id": rid, "result": {
+                    "resultType": "input_required", "requestState": "S",
+                    "inputRequests": {"r": {"method": "roots/list"}}}}]
+            return out + [self._result(rid, {"resultType": "complete", "content": []})]
         if method == "ping":
             return out + [self._result(rid, {})]
         if method == "tools/list" and "tools" in self.caps:
@@ -698,6 +707,8 @@ def _inert_without_a_closed_stream(strict: Run, faulty: Run) -> None:
 
 
 NEVER = frozenset({"logging/setLevel", "tools/list"})
+for _name in ("mrtr-modify-state", "mrtr-same-id", "mrtr-state-leak"):
+    CHECKS[_name] = _inert_without_a_closed_stream  # the tour calls no tool here: test_mrtr_retry_faults
 CHECKS["timeout-without-cancel"] = _timeout_without_cancel
 CHECKS["no-timeout"] = _no_timeout
 for _name in ("sse-answer-ignored", "no-poll", "ignore-retry", "resume-without-last-event-id"):
@@ -812,6 +823,36 @@ def test_2026_input_request_faults(name: str) -> None:
     undeclared = ClientCore(MODERN, capabilities={k: v for k, v in default_capabilities(MODERN).items() if k != cap})
     assert undeclared.input_responses(requests) is None  # strict: not declared, not answered
     assert faulty.input_responses(requests) == strict.input_responses(requests)
+
+
+def _mrtr_run(fault: str | None) -> list[Any]:
+    srv = ScriptServer(MODERN, input_required=True, probes=False)
+
+    async def main() -> list[Any]:
+        core = ClientCore(MODERN, fault=fault, transport="stdio")
+        async with MemoryLink(srv, "stdio") as link:
+            session = Session(core, link, timeout=0.5)
+            await session.call_with_input("tools/call", {"name": "add_numbers", "arguments": {"a": 1, "b": 2}})
+            return [w.value for w in link.sent]
+
+    return anyio.run(main)
+
+
+def test_mrtr_retry_faults() -> None:
+    """The retry after an InputRequiredResult: the requestState echoed exactly, a new id, and the
+    state on no other request -- and each fault breaks exactly one of the three."""
+    strict = _mrtr_run(None)
+    assert [m["method"] for m in strict] == ["tools/call", "tools/call"]
+    first, retry = strict
+    assert retry["params"]["requestState"] == "S" and "requestState" not in first["params"]
+    assert retry["id"] != first["id"] and "r" in retry["params"]["inputResponses"]
+    first, retry = _mrtr_run("mrtr-modify-state")
+    assert retry["params"]["requestState"] == "S-modified" and retry["id"] != first["id"]
+    first, retry = _mrtr_run("mrtr-same-id")
+    assert retry["id"] == first["id"] and retry["params"]["requestState"] == "S"
+    first, leak, retry = _mrtr_run("mrtr-state-leak")
+    assert leak["method"] == "tools/list" and leak["params"] == {**leak["params"], "requestState": "S"}
+    assert retry["params"]["requestState"] == "S" and retry["id"] != first["id"]
 
 
 def test_schema_invalid_faults_say_so() -> None:

@@ -7,7 +7,9 @@ message or an elicitation answers the request with an ``InputRequiredResult`` wh
 scenario server answers the client's first ``tools/call``, ``prompts/get`` or ``resources/read``
 so, asking for all three kinds, and serves the retry normally.  A client that answers an input
 request of a capability it did not declare in ``_meta`` breaks the declaration rule of that
-capability; roots it lists must be ``file://`` URIs.  (Asking a client for what it did not
+capability; roots it lists must be ``file://`` URIs.  The retry must echo the ``requestState``
+exactly, under a new JSON-RPC id, and no other request may carry the ``requestState`` or the
+``inputResponses`` (basic/patterns/mrtr, Client Requirements).  (Asking a client for what it did not
 declare is itself a server's fault -- "Servers MUST NOT send an inputRequests that the client
 has not declared support for" -- and is done here only to provoke that rule.)
 """
@@ -39,7 +41,16 @@ INPUTS = {
 }
 
 
-@scenario(requirements=[*DECLARE.values(), "client.roots.file-uri", *W_REQUIREMENTS], role="client",
+MRTR = ("client.mrtr.echo-state", "client.mrtr.new-id", "client.mrtr.retry-only")
+
+
+def _target(env: Any) -> tuple[Any, Any]:
+    """What a request is about: its method and the tool, prompt or resource it names."""
+    params = env.params if isinstance(env.params, dict) else {}
+    return env.method, params.get("name", params.get("uri"))
+
+
+@scenario(requirements=[*DECLARE.values(), "client.roots.file-uri", *MRTR, *W_REQUIREMENTS], role="client",
           versions=[LATEST], order=4)
 async def input_requests(ctx: ClientContext) -> None:
     """The first tools/call, prompts/get or resources/read is answered with an InputRequiredResult
@@ -62,18 +73,19 @@ async def input_requests(ctx: ClientContext) -> None:
     asked = state["asked"]
     if asked is None:
         hint = "" if ctx.runner.target.call_command else " (give --call-command to make it call a tool)"
-        for rid in [*DECLARE.values(), "client.roots.file-uri"]:
+        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR]:
             ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read, so the server had no "
                                  f"request to ask for input on{hint}")
         return
     wire = wire_of(played.run)
-    retries = [m for m in wire.requests() if m.env.method == asked.method
+    retries = [m for m in wire.requests() if _target(m.env) == _target(asked)
                and isinstance(m.env.params, dict) and isinstance(m.env.params.get("inputResponses"), dict)]
+    _judge_state(ctx, wire, asked, retries, played.run.peer)
     meta = (asked.params or {}).get("_meta") if isinstance(asked.params, dict) else None
     caps = meta.get(META_CAPS) if isinstance(meta, dict) else None
     caps = caps if isinstance(caps, dict) else {}
     if not retries:
-        for rid in [*DECLARE.values(), "client.roots.file-uri"]:
+        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR[:2]]:
             ctx.not_reached(rid, f"the client did not retry {asked.method} with inputResponses")
         return
     retry = retries[0]
@@ -99,3 +111,39 @@ async def input_requests(ctx: ClientContext) -> None:
     else:
         ctx.not_reached("client.roots.file-uri", "the client listed no roots")
 
+
+
+def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[Any], peer: Any) -> None:
+    """The retry echoes the requestState exactly, under a new id; no other request carries the
+    requestState or inputResponses."""
+    from conformance.wire.envelope import id_repr
+
+    if retries:
+        retry = retries[0]
+        echoed = retry.env.params.get("requestState")
+        ok = isinstance(echoed, str) and echoed == STATE
+        ctx.check("client.mrtr.echo-state", ok, problem="RequestStateNotEchoed",
+                  message="" if ok else (f"the retry of {asked.method} carries requestState {echoed!r}" if echoed is not None
+                                         else f"the retry of {asked.method} carries no requestState"),
+                  expected=STATE, actual=echoed, entries=[retry.entry], peer=peer)
+        same = type(retry.env.id) is type(asked.id) and retry.env.id == asked.id
+        ctx.check("client.mrtr.new-id", not same, problem="RetrySameId",
+                  message="" if not same else f"the retry of {asked.method} reuses the id {id_repr(asked.id)} of the "
+                                              "request it retries",
+                  expected="a new JSON-RPC id", actual=retry.env.id, entries=[retry.entry], peer=peer)
+    retried = {id(m.env) for m in retries}
+    leaks = [m for m in wire.requests() if m.env is not asked and id(m.env) not in retried
+             and isinstance(m.env.params, dict)
+             and (m.env.params.get("requestState") == STATE or "inputResponses" in m.env.params)]
+    if leaks:
+        m = leaks[0]
+        what = "requestState" if m.env.params.get("requestState") == STATE else "inputResponses"
+        ctx.check("client.mrtr.retry-only", False, problem="InputStateOnOtherRequest",
+                  message=f"the client's {m.env.method} {id_repr(m.env.id)}, which is not the retry of {asked.method}, "
+                          f"carries the {what} of the InputRequiredResult",
+                  expected="requestState and inputResponses only on the retry of the original request",
+                  actual=m.env.params.get(what), entries=[m.entry], peer=peer)
+    elif retries:
+        ctx.check("client.mrtr.retry-only", True)
+    else:
+        ctx.not_reached("client.mrtr.retry-only", f"the client did not retry {asked.method} with inputResponses")

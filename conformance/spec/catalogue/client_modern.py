@@ -187,3 +187,56 @@ define(
         "in the body is client.http2026.no-responses."
     ),
 )
+
+# -- multi round-trip requests (InputRequiredResult) -------------------------------------------------
+
+MRTR_PAGE = "basic/patterns/mrtr"
+_MRTR_NOTE = (
+    "Probe (scenario input_requests): the suite's server answers the client's first tools/call, "
+    "prompts/get or resources/read with an InputRequiredResult carrying inputRequests and a "
+    "requestState; judged on the client's retry (the same method with inputResponses) and on "
+    "every other request it sends meanwhile. A client that makes no such request (give "
+    "--call-command to make it call a tool) or does not retry is a skip with the reason."
+)
+
+define(
+    "client.mrtr.echo-state",
+    "MUST",
+    versions=(V,),
+    url=spec_url(V, MRTR_PAGE, "client-requirements-basic-workflow"),
+    quote=(
+        "If an `InputRequiredResult` contains the `requestState` field, the client MUST echo back "
+        "the exact value of that field when retrying the original request."
+    ),
+    role="client",
+    area="mrtr",
+    note=_MRTR_NOTE,
+)
+
+define(
+    "client.mrtr.new-id",
+    "MUST",
+    versions=(V,),
+    url=spec_url(V, MRTR_PAGE, "client-requirements-basic-workflow"),
+    quote="The JSON-RPC `id` MUST be different between the initial request and the retry, as they are independent requests.",
+    role="client",
+    area="mrtr",
+    note=_MRTR_NOTE + " Ids are compared as JSON values: 7 and \"7\" differ.",
+)
+
+define(
+    "client.mrtr.retry-only",
+    "MUST",
+    versions=(V,),
+    url=spec_url(V, MRTR_PAGE, "client-requirements-basic-workflow"),
+    quote=(
+        "Both the `inputRequests` and `requestState` fields affect only the client's retry of the "
+        "original request. They MUST NOT be used for any other request that the client may be "
+        "sending in parallel."
+    ),
+    role="client",
+    area="mrtr",
+    note=_MRTR_NOTE + " Flagged: a request other than the retry of the original request (another "
+    "method, or the same method with other arguments) that carries the requestState or "
+    "inputResponses answering those inputRequests.",
+)
