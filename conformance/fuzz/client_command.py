@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 import shlex
 import sys
 import time
@@ -206,11 +207,14 @@ async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) 
             holder[0] = None
             await s.__aexit__(None, None, None)
 
+    # a stall is replayed with a shorter wait: each replay waits it out
+    scfg = replace(cfg, deadline=min(cfg.deadline, 5.0)) if sig[1] == "ClientStalled" else cfg
+
     async def session(fresh: bool, script: Any = None) -> Any:
         if fresh or holder[0] is None or not holder[0].alive:
             await close()
             count[0] += 1
-            s = ClientSession(cfg, runner, n=10_000 + 100 * n + count[0], script=script)
+            s = ClientSession(scfg, runner, n=10_000 + 100 * n + count[0], script=script)
             await s.__aenter__()
             holder[0] = s
         return holder[0]
@@ -230,19 +234,21 @@ async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) 
     best = frame.data
     confirmed = True
     try:
-        if sig[1] in QUITS:
-            # which of the messages the client may have been reading made it quit: each alone, on
-            # a fresh client run (the likeliest first); none -> not confirmed
+        if live and not frame.answer and rec.detail.get("candidates"):
+            # which of the messages the client may have been reading stopped it: each alone, on a
+            # fresh client run (the likeliest first); none: a quit is not confirmed, a stall or
+            # crash keeps all of them (the last one, the others as its prefix)
             chosen = None
-            for cand in (rec.detail.get("candidates") or [frame])[:4]:
+            for cand in rec.detail["candidates"][:4]:
                 if await reproduces(cand.data, [], fresh=True):
                     chosen = cand
                     break
-            if chosen is None:
+            if chosen is None and sig[1] in QUITS:
                 stats["seconds"] = round(time.monotonic() - t0, 3)
                 return None, False
-            frame, best, prefix = chosen, chosen.data, []
-        if do_shrink:
+            if chosen is not None:
+                frame, best, prefix = chosen, chosen.data, []
+        if do_shrink and sig[1] != "ClientStalled":  # (a stall costs its whole wait per try)
             if live and prefix and await reproduces(best, []):
                 prefix = []  # the frame alone does it
             if await reproduces(best, prefix, fresh=True):

@@ -58,6 +58,7 @@ BARRIER_BASE = 10**12  # barrier ping ids: integers of their own range (a flippe
 HANDSHAKE = frozenset({"initialize", "server/discover"})
 RING = 16
 MAX_LIVENESS = 3  # the campaign stops once the same stall, crash or quit was seen this often
+QUIT_PROBLEMS = ("ClientQuit", "QuitOnInvalidCancel")
 MAX_NO_SESSION = 3  # ... or once this many runs in a row did not get past the handshake
 
 
@@ -113,13 +114,14 @@ class ClientCampaign(Campaign):
         super().record(f, frame, exp, prefix=prefix, detail=detail)
         rec = self.signatures[f.signature]
         d = detail or {}
-        if d.get("liveness") and (f.problem not in ("ClientQuit", "QuitOnInvalidCancel") or not d.get("ambiguous")):
+        if d.get("liveness") and (f.problem not in QUIT_PROBLEMS or not d.get("ambiguous")):
             self.sure_liveness[f.signature] += 1
         if self.sure_liveness[f.signature] >= MAX_LIVENESS and not self.liveness_stop:
             # like boofuzz's crash threshold: the client stalls, crashes or quits on this every time;
             # more runs would only repeat it (a stall costs the whole deadline)
             self.liveness_stop = True
-            self.stopped_by = self.stopped_by or f"{f.problem} {rec.count} times"
+            self.stopped_by = self.stopped_by or (f"{f.problem} {self.sure_liveness[f.signature]} times (its reproducer "
+                                                  "names the message; --exclude-ops its operator fuzzes past it)")
 
     def should_stop(self) -> bool:
         cfg = self.cfg
@@ -704,8 +706,10 @@ class _ClientRun:
                 self.camp.tolerated_exits[culprit.frame.operator] += 1
             return
         f, order = got
-        culprit = suspects[order[0]] if suspects else None
-        i = order[0] if suspects else 0
+        # a quit is charged to its likeliest message; a stall or crash to the last one, the rest
+        # before it (the replays then try each alone)
+        i = (order[0] if f.problem in QUIT_PROBLEMS else len(suspects) - 1) if suspects else 0
+        culprit = suspects[i] if suspects else None
         prefix = [p.frame for p in suspects[:i] if not p.frame.answer] if suspects else []
         detail: dict[str, Any] = {"liveness": True, "held": bool(self.held),
                                   # the replays try these one by one, alone on a fresh client run

@@ -339,7 +339,7 @@ def liveness(suspects: list[Expect], *, crash: str | None = None, stalled: float
       messages, or end its session after an answer of ours.
     """
     last = len(suspects) - 1
-    everyone = list(range(len(suspects)))[::-1]
+    everyone = list(range(len(suspects)))
     if stalled is not None:
         return finding(PING, "ClientStalled", f"the ping sent as a barrier was not answered within {stalled:.1f} s, and the "
                        "client is still running", expected="an answer to ping, promptly", actual="no answer"), everyone

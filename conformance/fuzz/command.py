@@ -445,6 +445,8 @@ def _print_section(section: dict[str, Any]) -> None:
         who = "client" if section.get("role") == "client" else "server"
         print(f"  {who} memory: {mem['start_kib']} KiB at start, peak {mem['peak_kib']} KiB, {mem['end_kib']} KiB at the end")
     if section.get("role") == "client":
+        if "times (" in (section.get("stopped_by") or ""):
+            print(f"  stopped early: {section['stopped_by']}")
         print(f"  {section['client_runs']} client run(s), {section['answers']} answers to its requests "
               f"({section['mutated_answers']} mutated); runs ended: "
               + ", ".join(f"{k} x{v}" for k, v in section["runs_ended"].items()))

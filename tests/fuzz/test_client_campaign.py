@@ -68,7 +68,7 @@ def test_a_crash_on_a_malformed_initialize_answer_is_found_shrunk_and_replayed(t
                "--report-dir", str(tmp_path))
     assert out.returncode == 1, out.stdout + out.stderr
     [camp] = report(tmp_path)["fuzz"]["campaigns"]
-    assert camp["stopped_by"] == "ClientCrashed 3 times"  # a client that crashes every time is not started forever
+    assert camp["stopped_by"].startswith("ClientCrashed 3 times")  # a client that crashes every time is not started forever
     [f] = camp["findings"]
     assert (f["requirement"], f["problem"]) == ("client.ping.respond", "ClientCrashed") and f["actual"]["signal"] == "SIGSEGV"
     assert f["detail"]["answer_to"] == "initialize" and f["stability"] == {"reproduced": 3, "of": 3}
