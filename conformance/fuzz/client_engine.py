@@ -303,7 +303,9 @@ class _ClientRun:
             self.octx = co.context(self.version, self.cfg.target.transport.value, caps if isinstance(caps, dict) else {})
         handshake = method in HANDSHAKE or not self.init_answered
         if handshake or method == "ping" or self.finishing:
-            self._tg.start_soon(self._answer_now, e, 0.9 if handshake else (1.0 if self.finishing else 0.5), handshake)
+            # the handshake's answers may be mutated (and are judged); a ping of the client's, or
+            # anything once the run is finishing, is answered as it should be
+            self._tg.start_soon(self._answer_now, e, 0.9 if handshake else 1.0, handshake)
             return
         if not self.operating.is_set():
             self.operating.set()  # a real request after initialize (notifications/initialized or not)
