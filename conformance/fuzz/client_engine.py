@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import collections
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import anyio
@@ -112,7 +112,6 @@ class ClientCampaign(Campaign):
 
     def record(self, f: Finding, frame: Any, exp: Any, *, prefix: Any = None, detail: dict | None = None) -> None:
         super().record(f, frame, exp, prefix=prefix, detail=detail)
-        rec = self.signatures[f.signature]
         d = detail or {}
         if d.get("liveness") and (f.problem not in QUIT_PROBLEMS or not d.get("ambiguous")):
             self.sure_liveness[f.signature] += 1
@@ -791,7 +790,7 @@ async def _rounds(r: _ClientRun, camp: ClientCampaign) -> None:
                     tg.start_soon(until, r.ended)
             if r.ended.is_set():
                 break
-            if not r.held and r.http:
+            if not r.held and (r.http or plan is None):  # nothing to hold, nothing to send meanwhile
                 camp.ended["idle (no request to hold)"] += 1
                 return
         t0 = time.monotonic()

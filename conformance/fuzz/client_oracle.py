@@ -338,7 +338,6 @@ def liveness(suspects: list[Expect], *, crash: str | None = None, stalled: float
       (an invalid cancellation first); a client may give up on a server that sends malformed
       messages, or end its session after an answer of ours.
     """
-    last = len(suspects) - 1
     everyone = list(range(len(suspects)))
     if stalled is not None:
         return finding(PING, "ClientStalled", f"the ping sent as a barrier was not answered within {stalled:.1f} s, and the "
