@@ -111,6 +111,12 @@ class ClientCampaign(Campaign):
         self.no_session_streak = 0  # runs in a row that did not get past the handshake
 
     def record(self, f: Finding, frame: Any, exp: Any, *, prefix: Any = None, detail: dict | None = None) -> None:
+        rec = self.signatures.get(f.signature)
+        if rec is not None and rec.frame is not None and rec.frame.operator == "barrier" and frame is not None \
+                and frame.operator != "barrier":
+            # the example is a message of ours, not a barrier ping, when there is one
+            rec.finding, rec.frame, rec.expect_what, rec.accepted = f, frame, exp.what if exp else "", exp.accepted if exp else ()
+            rec.detail = dict(detail or {})
         super().record(f, frame, exp, prefix=prefix, detail=detail)
         d = detail or {}
         if d.get("liveness") and (f.problem not in QUIT_PROBLEMS or not d.get("ambiguous")):
@@ -923,6 +929,8 @@ class ClientSession:
         self._cm: Any = None
 
     def _sink(self, f: Finding, frame: Frame | None, exp: Expect | None, prefix: list[Frame], detail: dict) -> None:
+        if frame is not None and frame.operator == "barrier" and not detail.get("liveness"):
+            return  # about this session's own barrier ping, not the message replayed
         self.found.append((f, frame))
 
     async def __aenter__(self) -> "ClientSession":
