@@ -25,6 +25,7 @@ from conformance.scenarios.client._run import play
 from conformance.scenarios.client._server import Answer, ScenarioServer
 from conformance.spec.versions import LATEST
 from conformance.wire.envelope import Envelope
+from conformance.wire.rules import elicitation_accepted, non_file_roots
 
 DECLARE = {"roots": "client.roots.declare-2026", "sampling": "client.sampling.declare-2026",
            "elicitation": "client.elicitation.declare-2026"}
@@ -93,8 +94,7 @@ async def input_requests(ctx: ClientContext) -> None:
     for kind, rid in DECLARE.items():
         answered = kind in responses
         if kind == "elicitation" and answered:  # a decline or cancel is a refusal, not support
-            answered = isinstance(responses[kind], dict) and (responses[kind].get("action") == "accept"
-                                                              or "content" in responses[kind])
+            answered = elicitation_accepted(responses[kind])
         ok = not answered or kind in caps
         ctx.check(rid, ok, problem=f"Undeclared{kind.capitalize()}",
                   message="" if ok else f"the client answered the {INPUTS[kind]['method']} input request without "
@@ -104,7 +104,7 @@ async def input_requests(ctx: ClientContext) -> None:
     roots = responses.get("roots")
     listed = roots.get("roots") if isinstance(roots, dict) else None
     if isinstance(listed, list) and listed:
-        bad = [r.get("uri") for r in listed if isinstance(r, dict) and not str(r.get("uri", "")).startswith("file://")]
+        bad = non_file_roots(roots)
         ctx.check("client.roots.file-uri", not bad, problem="RootNotFileUri",
                   message="" if not bad else f"root URI {bad[0]!r} is not a file:// URI",
                   expected="file:// URIs", actual=bad[0] if bad else None, entries=[retry.entry], peer=played.run.peer)

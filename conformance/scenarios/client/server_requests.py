@@ -24,6 +24,7 @@ from conformance.scenarios.client._run import play
 from conformance.scenarios.client._server import ScenarioServer
 from conformance.spec.versions import LATEST_STATEFUL, spec
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+from conformance.wire.rules import elicitation_accepted, non_file_roots
 
 ECHO = ("client.basic.response-id-echo", "client.basic.result-id-echo", "client.basic.error-id-echo")
 SHAPE = ("client.basic.result-xor-error", "client.basic.error-code-integer")
@@ -166,7 +167,7 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                           actual=_answer(resp), entries=[resp])
                 roots = resp.result.get("roots") if isinstance(resp.result, dict) else None
                 if isinstance(roots, list) and roots:
-                    bad = [r.get("uri") for r in roots if isinstance(r, dict) and not str(r.get("uri", "")).startswith("file://")]
+                    bad = non_file_roots(resp.result)
                     ctx.check("client.roots.file-uri", not bad, problem="RootNotFileUri",
                               message="" if not bad else f"root URI {bad[0]!r} is not a file:// URI",
                               expected="file:// URIs", actual=bad[0] if bad else None, entries=[resp])
@@ -201,7 +202,7 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                 declared = "elicitation" in caps
                 # a decline or cancel without content is a refusal, not support (the Inspector's
                 # fallback for unhandled requests answers "cancel"): only an accept counts
-                ok = declared or resp.kind is not Kind.RESULT or not _elicitation_accepted(resp.result)
+                ok = declared or resp.kind is not Kind.RESULT or not elicitation_accepted(resp.result)
                 if ok and not declared and resp.kind is Kind.RESULT:
                     ctx.note("elicitation/create to a client without the capability was refused with a "
                              f"{(resp.result or {}).get('action')!r} result, not an error; read as a refusal",
@@ -252,10 +253,6 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
     except ConnectionLost:
         for rid in P_REQUIREMENTS:
             ctx.not_reached(rid, "the client went away during the probes")
-
-
-def _elicitation_accepted(result: Any) -> bool:
-    return isinstance(result, dict) and (result.get("action") == "accept" or "content" in result)
 
 
 def _answer(env: Envelope) -> str:
