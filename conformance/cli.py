@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 import tempfile
+from dataclasses import replace
 from typing import Any, Sequence
 
 import pytest
@@ -98,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
             _add(client, opt)
         if "list" in opt.commands:
             _add(listing, opt)
+    server.add_argument("--targets", metavar="FILE",
+                        help="a YAML list of servers (name, command or url, transport, versions, env, cwd): each is "
+                             "run as by this command, its report in <report-dir>/<name>/, and an index "
+                             "(<report-dir>/index.html, index.json) shows them side by side")
+    server.add_argument("--target-jobs", metavar="N", type=int, default=2,
+                        help="with --targets: servers tested at once (default 2)")
     for p in (server, client):
         verbosity = p.add_mutually_exclusive_group()
         verbosity.add_argument("-v", "--verbose", action="count", default=0, help="one line per scenario (-vv: more)")
@@ -287,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if ns.command == "report":
         return _report_command(ns)
+    if ns.command == "server" and getattr(ns, "targets", None):
+        return _targets_command(ns, args)
     if ns.command == "client" and not (ns.client_command or "").strip():
         sys.stderr.write("mcp-conformance client: error: --command is required: the command that starts your client, "
                          "with {server} (stdio) or {url} (HTTP) where the suite's server goes, e.g.\n"
@@ -314,6 +324,48 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 os.environ[_AUTOLOAD] = saved
     return _exit_code(int(rc), plugin.report)
+
+
+def _strip(args: Sequence[str], flags: set[str]) -> list[str]:
+    """``args`` without the options in ``flags`` (``--flag value`` and ``--flag=value``)."""
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in flags:
+            skip = "=" not in a
+            continue
+        out.append(a)
+    return out
+
+
+def _targets_command(ns: argparse.Namespace, args: Sequence[str]) -> int:
+    """``mcp-conformance server --targets FILE``: one ordinary run per target, and the index."""
+    from conformance.targets import TargetsError, load_targets, run_targets
+
+    if ns.server_command or ns.server_url:
+        sys.stderr.write("mcp-conformance server: error: --targets names the servers; drop --command / --url (or put "
+                         "that server in the targets file)\n")
+        return EXIT_USAGE
+    if ns.target_jobs < 1:
+        sys.stderr.write(f"mcp-conformance server: error: --target-jobs must be at least 1, not {ns.target_jobs}\n")
+        return EXIT_USAGE
+    try:
+        targets = load_targets(ns.targets)
+    except TargetsError as exc:
+        sys.stderr.write(f"mcp-conformance server: error: {exc}\n")
+        return EXIT_USAGE
+    rest = _strip(args[1:], {"--targets", "--target-jobs", "--report-dir", "--version", "--transport"})
+    rest = [a for a in rest if a not in ("-q", "--quiet") and not re.fullmatch(r"-v+|--verbose", a)]
+    versions = tuple(ns.version or ())
+    transport = ns.transport
+    targets = [replace(t, versions=t.versions or versions, transport=t.transport or transport) for t in targets]
+    terminate_like_interrupt()
+    rc, _ = run_targets(targets, rest, ns.report_dir or "reports", ns.target_jobs)
+    return rc
 
 
 def _report_command(ns: argparse.Namespace) -> int:
