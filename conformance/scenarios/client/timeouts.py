@@ -101,6 +101,14 @@ def _judge_give_up(ctx: ClientContext, played: Any, victim: Envelope | None, how
             ctx.not_reached(cancel_rule, why)
         return
     label = f"{victim.method} {id_repr(victim.id)}"
+    if played.wire.answered_at(victim.id) is not None:
+        # another request of the client carried the same id and was answered: to the client, the
+        # request was answered (its id reuse is judged by client.basic.request-id-unique*)
+        why = f"the client sent another request with the id of {label}, which was answered"
+        ctx.not_reached(timeouts, why)
+        if cancel_rule:
+            ctx.not_reached(cancel_rule, why)
+        return
     cancel = _cancel_of(played.wire, victim.id)
     if cancel is not None and how in ("", "exited"):
         how = "cancelled"  # read after the wait ended (written just before the client went)
