@@ -64,7 +64,7 @@ def test_a_broken_client_is_found_by_fuzzing_alone_and_its_reproducer_replays(tm
 
 def test_a_crash_on_a_malformed_initialize_answer_is_found_shrunk_and_replayed(tmp_path) -> None:
     crashing = f"{sys.executable} {ROOT / 'fixtures' / 'broken_clients' / 'crashing_client.py'} {{server}}"
-    out = fuzz("--client-command", crashing, "--ops", "answer-error-shape", "--max-messages", "50", "--shrink-budget", "3s",
+    out = fuzz("--client-command", crashing, "--ops", "answer-error-shape", "--max-messages", "50", "--shrink-budget", "30s",
                "--report-dir", str(tmp_path))
     assert out.returncode == 1, out.stdout + out.stderr
     [camp] = report(tmp_path)["fuzz"]["campaigns"]
