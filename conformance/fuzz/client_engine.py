@@ -900,7 +900,8 @@ async def run_client_campaign(cfg: ClientFuzzConfig) -> ClientCampaign:
             host.cancel_scope.cancel()
     if not connected[0] and first_error:
         raise first_error[0]
-    if connected[0] and not camp.runs_operating:
+    if connected[0] and not camp.runs_operating and not camp.liveness_stop:
+        # (a client that crashed on our handshake answers every time is a finding, not unfuzzable)
         raise TargetError(f"the client never finished the handshake with the suite's server for {cfg.version} "
                           f"({camp.runs} runs: {', '.join(f'{k} x{v}' for k, v in camp.ended.items())})",
                           hint="pick a --version the client supports; run `mcp-conformance client` to see where it stops")
