@@ -15,23 +15,18 @@ import argparse
 import json
 from dataclasses import replace
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from conformance.connect import TargetError
 from conformance.fuzz.command import (
-    EXIT_INTERRUPTED,
     UsageError,
     _finding_entry,
-    _interrupted,
-    _print_section,
-    _Progress,
     _section,
     _versions,
-    _write_report,
     parse_duration,
+    run_campaigns,
 )
 
 __all__ = ["client_fuzz_command", "client_target", "client_replay_one", "QUITS"]
@@ -78,8 +73,6 @@ def _client_versions(text: str) -> list[str]:
 
 
 def client_fuzz_command(ns: argparse.Namespace) -> int:
-    import anyio
-
     from conformance.fuzz.client_engine import ClientFuzzConfig
     from conformance.fuzz.operators import select_operators
 
@@ -101,41 +94,14 @@ def client_fuzz_command(ns: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if not chosen:
         raise UsageError(f"no operator of --ops/--exclude-ops applies to a client over {target.transport.value} (see --list-ops)")
-    report_dir = Path(ns.report_dir)
-    progress = _Progress(live=sys.stderr.isatty() and not ns.quiet)
-    started = time.time()
-    sections: list[dict[str, Any]] = []
-    results: list[Any] = []
-    errors: list[dict[str, Any]] = []
-    status = "complete"
-    for version in versions:
-        cfg = ClientFuzzConfig(target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
-                               window=ns.window or 128, chunk=ns.chunk, grace=ns.grace, deadline=ns.timeout,
-                               timeout=max(15.0, ns.timeout), jobs=ns.jobs, ops=ops, exclude_ops=exclude, progress=progress,
-                               shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget"))
-        try:
-            section, rows = anyio.run(_campaign_and_shrink, cfg, report_dir, not ns.no_shrink, ns.strict)
-        except TargetError as exc:
-            progress.done()
-            errors.append({"kind": "target", "message": f"{version}: {exc}"})
-            status = "target-error"
-            print(f"mcp-conformance fuzz: {version}: the client could not be fuzzed: {exc}", file=sys.stderr)
-            continue
-        except BaseException as exc:  # noqa: BLE001 - anyio wraps Ctrl-C / SIGTERM in an exception group
-            if not _interrupted(exc):
-                raise
-            progress.done()
-            status = "interrupted"
-            print("mcp-conformance fuzz: interrupted; the report holds the campaigns that finished", file=sys.stderr)
-            break
-        progress.done()
-        sections.append(section)
-        results.extend(rows)
-        if not ns.quiet:
-            _print_section(section)
-    report = _write_report(report_dir, target, versions, ns, started, status, sections, results, errors, role="client")
-    print(f"report: {report_dir / 'report.json'}", file=sys.stderr)
-    return EXIT_INTERRUPTED if status == "interrupted" else int(report["exit_code"])
+    return run_campaigns(
+        ns, target, versions, Path(ns.report_dir), _campaign_and_shrink, cannot="the client could not be fuzzed",
+        role="client",
+        config=lambda version, progress: ClientFuzzConfig(
+            target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
+            window=ns.window or 128, chunk=ns.chunk, grace=ns.grace, deadline=ns.timeout,
+            timeout=max(15.0, ns.timeout), jobs=ns.jobs, ops=ops, exclude_ops=exclude, progress=progress,
+            shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget")))
 
 
 async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shlex
 import sys
@@ -219,8 +218,6 @@ def _corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:
 
 
 def _fuzz_command(ns: argparse.Namespace) -> int:
-    import anyio
-
     from conformance.fuzz.engine import FuzzConfig
 
     target = _target(ns)
@@ -236,7 +233,22 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
         select_operators(target.transport.value, list(ops) or None, list(exclude) or None)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    report_dir = Path(ns.report_dir)
+    return run_campaigns(
+        ns, target, versions, Path(ns.report_dir), _campaign_and_shrink, cannot="cannot reach the target",
+        config=lambda version, progress: FuzzConfig(
+            target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
+            window=ns.window or (256 if target.transport is Transport.STDIO else 32), chunk=ns.chunk, grace=ns.grace,
+            timeout=ns.timeout, deadline=ns.timeout, fuzz_tools=tuple(ns.fuzz_tools), ops=ops, exclude_ops=exclude,
+            extra_corpus=_corpus_extra(version, not ns.no_hypothesis), progress=progress,
+            shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget")))
+
+
+def run_campaigns(ns: argparse.Namespace, target: Any, versions: Sequence[str], report_dir: Path,
+                  campaign_and_shrink: Any, *, config: Any, cannot: str, role: str = "server") -> int:
+    """One campaign per version (``config(version, progress)`` its configuration), shrunk, then
+    the report; the exit code.  Shared by both directions (the client's: client_command.py)."""
+    import anyio
+
     progress = _Progress(live=sys.stderr.isatty() and not ns.quiet)
     started = time.time()
     sections: list[dict[str, Any]] = []
@@ -244,18 +256,14 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
     errors: list[dict[str, Any]] = []
     status = "complete"
     for version in versions:
-        cfg = FuzzConfig(target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
-                         window=ns.window or (256 if target.transport is Transport.STDIO else 32), chunk=ns.chunk, grace=ns.grace, timeout=ns.timeout, deadline=ns.timeout,
-                         fuzz_tools=tuple(ns.fuzz_tools), ops=ops, exclude_ops=exclude,
-                         extra_corpus=_corpus_extra(version, not ns.no_hypothesis), progress=progress,
-                         shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget"))
+        cfg = config(version, progress)
         try:
-            section, rows = anyio.run(_campaign_and_shrink, cfg, report_dir, not ns.no_shrink, ns.strict)
+            section, rows = anyio.run(campaign_and_shrink, cfg, report_dir, not ns.no_shrink, ns.strict)
         except TargetError as exc:
             progress.done()
             errors.append({"kind": "target", "message": f"{version}: {exc}"})
             status = "target-error"
-            print(f"mcp-conformance fuzz: {version}: cannot reach the target: {exc}", file=sys.stderr)
+            print(f"mcp-conformance fuzz: {version}: {cannot}: {exc}", file=sys.stderr)
             continue
         except BaseException as exc:  # noqa: BLE001 - anyio wraps Ctrl-C / SIGTERM in an exception group
             if not _interrupted(exc):
@@ -269,7 +277,7 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
         results.extend(rows)
         if not ns.quiet:
             _print_section(section)
-    report = _write_report(report_dir, target, versions, ns, started, status, sections, results, errors)
+    report = _write_report(report_dir, target, versions, ns, started, status, sections, results, errors, role=role)
     print(f"report: {report_dir / 'report.json'}", file=sys.stderr)
     return EXIT_INTERRUPTED if status == "interrupted" else int(report["exit_code"])
 

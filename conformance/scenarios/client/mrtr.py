@@ -116,7 +116,7 @@ async def input_requests(ctx: ClientContext) -> None:
 def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[Any], peer: Any) -> None:
     """The retry echoes the requestState exactly, under a new id; no other request carries the
     requestState or inputResponses."""
-    from conformance.wire.envelope import id_repr
+    from conformance.wire.envelope import id_repr, same_id
 
     if retries:
         retry = retries[0]
@@ -126,7 +126,7 @@ def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[A
                   message="" if ok else (f"the retry of {asked.method} carries requestState {echoed!r}" if echoed is not None
                                          else f"the retry of {asked.method} carries no requestState"),
                   expected=STATE, actual=echoed, entries=[retry.entry], peer=peer)
-        same = type(retry.env.id) is type(asked.id) and retry.env.id == asked.id
+        same = same_id(retry.env.id, asked.id)
         ctx.check("client.mrtr.new-id", not same, problem="RetrySameId",
                   message="" if not same else f"the retry of {asked.method} reuses the id {id_repr(asked.id)} of the "
                                               "request it retries",

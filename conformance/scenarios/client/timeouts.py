@@ -25,19 +25,15 @@ from conformance.scenarios.client._judge import W_REQUIREMENTS, Wire, pick
 from conformance.scenarios.client._run import describe_exit, play
 from conformance.scenarios.client._server import Answer, ScenarioServer
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
-from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 
 TIMEOUTS = ("client.lifecycle.timeouts", "client.lifecycle.timeouts-2024")
 ON_TIMEOUT = ("client.lifecycle.timeout-cancel", "client.lifecycle.timeout-cancel-2026")
 
 
-def _same(a: Any, b: Any) -> bool:
-    return a is not MISSING and b is not MISSING and type(a) is type(b) and a == b
-
-
 def _cancels(env: Envelope, rid: Any) -> bool:
     params = env.params if isinstance(env.params, dict) else {}
-    return env.method == "notifications/cancelled" and _same(params.get("requestId", MISSING), rid)
+    return env.method == "notifications/cancelled" and same_id(params.get("requestId", MISSING), rid)
 
 
 def _cancel_of(w: Wire, rid: Any) -> Any:
@@ -68,7 +64,7 @@ async def _give_up(server: ScenarioServer, run: ClientRun, victim: Envelope, *, 
             if ep is None or not stream_close_cancels:
                 return
             rec = await ep.wait_request(lambda r: r.abandoned is not None and any(
-                e.kind is Kind.REQUEST and _same(e.id, victim.id) for e in r.envelopes), 10 ** 6)
+                e.kind is Kind.REQUEST and same_id(e.id, victim.id) for e in r.envelopes), 10 ** 6)
             if rec is not None:
                 found("closed")
 
@@ -114,7 +110,7 @@ def _judge_give_up(ctx: ClientContext, played: Any, victim: Envelope | None, how
         how = "cancelled"  # read after the wait ended (written just before the client went)
     ep = played.run.endpoint
     if how == "exited" and spec(version).stateless and ep is not None and any(
-            r.abandoned is not None and any(e.kind is Kind.REQUEST and _same(e.id, victim.id) for e in r.envelopes)
+            r.abandoned is not None and any(e.kind is Kind.REQUEST and same_id(e.id, victim.id) for e in r.envelopes)
             for r in ep.requests):
         how = "closed"  # 2026-07-28 HTTP: its exit closed the request's stream, which is the cancellation
     budget = _budget(ctx)
@@ -194,11 +190,10 @@ async def initialize_timeout(ctx: ClientContext) -> None:
         state["run"] = run
 
     def configure(server: ScenarioServer) -> None:
+        wait = _timed(server, state, stream_close_cancels=False)
+
         async def never(env: Envelope) -> Answer:
-            started = anyio.current_time()
-            state["victim"] = env
-            state["how"] = await _give_up(server, state["run"], env, stream_close_cancels=False)
-            state["waited"] = anyio.current_time() - started if state["how"] else None
+            await wait(env)
             return Answer(hold=True)
 
         server.hooks["initialize"] = never
