@@ -52,21 +52,26 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# jsonschema registers its "iri"/"iri-reference" checkers by importing rfc3987_syntax, which builds
-# a grammar at import time (~1 s on this machine).  No MCP schema uses those formats, so when
-# jsonschema is not loaded yet we keep that one import from happening; afterwards the module is
-# importable again as usual.  unchecked_formats() / FormatNotCheckedWarning still guard the formats
-# the schemas do use.
-_SKIP_IRI = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
-if _SKIP_IRI:
-    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # import -> ImportError, suppressed by jsonschema
+# jsonschema's format module imports, when installed, a checker package for every format it knows:
+# rfc3987_syntax (iri) builds a grammar at import time (~1 s on this machine), isoduration pulls in
+# arrow, and so on -- about 0.1 s for packages no MCP schema needs (the schemas use "uri",
+# "uri-template" and "byte" only).  Every process that validates pays it, and a run starts dozens of
+# reference-server processes; so when jsonschema is not loaded yet we keep exactly those imports
+# from happening (jsonschema suppresses the ImportError and leaves the format unchecked); afterwards
+# the modules are importable again as usual.  unchecked_formats() / FormatNotCheckedWarning still
+# guard the formats the schemas do use, so a package needed for one of them is never skipped here.
+_UNUSED_FORMAT_PACKAGES = ("rfc3987_syntax", "isoduration", "webcolors", "jsonpointer", "fqdn", "idna")
+_SKIPPED = [] if "jsonschema" in sys.modules else [name for name in _UNUSED_FORMAT_PACKAGES if name not in sys.modules]
+for _name in _SKIPPED:
+    sys.modules[_name] = None  # type: ignore[assignment]  # import -> ImportError, suppressed by jsonschema
 try:
     from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 finally:
-    if _SKIP_IRI and sys.modules.get("rfc3987_syntax", 0) is None:
-        del sys.modules["rfc3987_syntax"]
+    for _name in _SKIPPED:
+        if sys.modules.get(_name, 0) is None:
+            del sys.modules[_name]
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7, DRAFT202012
 
