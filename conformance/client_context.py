@@ -270,6 +270,7 @@ class ClientRunner(Runner):
             run.endpoint = self.http_hub.new_run(kind=kind, sessions=has_sessions and kind != "sse",
                                                  get_stream=get_stream and not vspec.stateless,
                                                  answer_mode=answer_mode)
+            run.endpoint.modern = vspec.stateless
             url = run.endpoint.url
         cmd, env = self._command_for(run, url=url, launcher=launcher, scenario=scenario, call=call)
         run.command = cmd

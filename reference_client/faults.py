@@ -109,6 +109,10 @@ FAULTS: dict[str, Fault] = {
                      ALL_VERSIONS[1:]),
     "timeout-without-cancel": _f("a request unanswered within the timeout is given up without cancelling it",
                                  FROM_2025_03),
+    "retry-unlisted-version": _f("a -32022 UnsupportedProtocolVersion is answered by retrying the refused version, "
+                                 "whatever its supported list says", MODERN, ("stdio", "streamable-http")),
+    "no-version-retry": _f("a -32022 UnsupportedProtocolVersion ends the client, even when its supported list names "
+                           "a version the client speaks", MODERN, ("stdio", "streamable-http")),
     "initialize-before-discover": _f("dual-era, but initialize first (server/discover only if initialize fails)",
                                      transports=("stdio", "streamable-http")),
     # -- client capabilities ------------------------------------------------------------------------

@@ -441,6 +441,11 @@ async def modern_handshake(session: Session, version: str, *, dual: bool, retrie
         # "The client SHOULD select a mutually supported version from the supported list and
         # retry the request, or surface an error to the user if no compatible version exists"
         choice = _newest(supported)
+        if session.faulty("retry-unlisted-version"):
+            choice = version  # fault: the refused version again, whatever the list says
+        if session.faulty("no-version-retry"):
+            raise StepFailed(f"server/discover: {version} is unsupported (the server supports {supported!r}); "
+                             "fault no-version-retry: giving up")
         if choice is None or (choice == version and retried):
             raise StepFailed(f"server/discover: {version} is unsupported and the server supports {supported!r}, "
                              f"none of which this client speaks ({', '.join(VERSIONS)})")

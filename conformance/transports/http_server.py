@@ -89,6 +89,18 @@ def _key(value: Any) -> Any:
 
 key_of = _key  # how an endpoint keys request ids (``HttpEndpoint.held_answers``)
 
+_STATUS_400 = (-32020, -32022)  # 2026-07-28: HeaderMismatch, UnsupportedProtocolVersion -> 400 Bad Request
+
+
+def _status_of(body: bytes) -> int:
+    """The HTTP status of a 2026-07-28 JSON answer: 400 for the errors the transport page says."""
+    env = parse_envelope(body)
+    if env.kind is Kind.ERROR and isinstance(env.value, dict):
+        error = env.value.get("error")
+        if isinstance(error, dict) and error.get("code") in _STATUS_400:
+            return 400
+    return 200
+
 
 class HttpEndpoint(Transport):
     """One client run's HTTP endpoint; also its transport for ``RawPeer(role="server")``."""
@@ -117,6 +129,9 @@ class HttpEndpoint(Transport):
         #: connection after its priming event (the stream is kept: resumable by GET with
         #: Last-Event-ID), or None to serve it normally
         self.poll: Callable[[HttpRequestRecord, list[Envelope]], int | None] | None = None
+        #: 2026-07-28 (stateless) run: a JSON answer that is a -32022 UnsupportedProtocolVersion or a
+        #: -32020 HeaderMismatch error goes with HTTP 400, as basic/transports/streamable-http says
+        self.modern = False
         self._inbox_send, self._inbox_recv = anyio.create_memory_object_stream[Inbound](1000)
         self._json_posts: dict[Any, _JsonPost] = {}
         self._sse_posts: dict[Any, _Stream] = {}
@@ -359,9 +374,9 @@ class HttpEndpoint(Transport):
                 await _plain(send, rec, 503, b"")
             return
         body = post.answers[0] if len(post.answers) == 1 and env.kind is not Kind.BATCH else b"[" + b",".join(post.answers) + b"]"
-        rec.status = 200
+        rec.status = _status_of(body) if self.modern else 200
         rec.answered = time.monotonic()
-        await send({"type": "http.response.start", "status": 200,
+        await send({"type": "http.response.start", "status": rec.status,
                     "headers": [(b"content-type", b"application/json"), *extra]})
         await send({"type": "http.response.body", "body": body})
 

@@ -53,8 +53,10 @@ class ScriptServer:
 
     def __init__(self, version: str, *, era: str | None = None, server_caps: dict[str, Any] | None = None,
                  offer: str | None = None, probes: bool = True, never_answer: frozenset[str] = frozenset(),
-                 input_required: bool = False) -> None:
+                 input_required: bool = False, refuse: list[str] | None = None, refuse_every: bool = False) -> None:
         self.version = version
+        # server/discover refused with -32022 listing ``refuse``: the first one (``refuse_every``: each one)
+        self.refuse, self.refuse_every, self.refused = refuse, refuse_every, 0
         self.input_required = input_required  # tools/call without inputResponses: an InputRequiredResult
         self.never_answer = never_answer  # methods it never answers (after the handshake)
         self.era = era or ("modern" if spec(version).stateless else "legacy")
@@ -88,6 +90,10 @@ class ScriptServer:
         if method == "notifications/initialized":
             return []  # (with an id: fault notification-with-id) not answered
         if method == "server/discover":
+            if self.refuse is not None and (self.refuse_every or not self.refused):
+                self.refused += 1
+                return [{"jsonrpc": "2.0", "id": rid, "error": {"code": -32022, "message": "Unsupported protocol version",
+                                                                 "data": {"supported": self.refuse, "requested": MODERN}}}]
             if self.era == "legacy":
                 return [self._error(rid, -32601, "Method not found")]
             self.negotiated = MODERN
@@ -714,6 +720,21 @@ CHECKS["no-timeout"] = _no_timeout
 for _name in ("sse-answer-ignored", "no-poll", "ignore-retry", "resume-without-last-event-id"):
     CHECKS[_name] = _inert_without_a_closed_stream
 CHECKS["notification-with-id"] = _notification_with_id
+
+
+def _retry_unlisted_version(strict: Run, faulty: Run) -> None:
+    assert isinstance(strict.outcome, StepFailed) and [v["method"] for v in strict.values] == ["server/discover"]
+    extra = one_extra(strict, faulty).value  # the refused version asked for once more
+    assert is_request(extra, "server/discover") and extra["params"]["_meta"][PV] == MODERN
+
+
+def _no_version_retry(strict: Run, faulty: Run) -> None:
+    assert [v["method"] for v in strict.values[:2]] == ["server/discover", "server/discover"] and strict.outcome == []
+    assert isinstance(faulty.outcome, StepFailed) and [v["method"] for v in faulty.values] == ["server/discover"]
+
+
+CHECKS["retry-unlisted-version"] = _retry_unlisted_version
+CHECKS["no-version-retry"] = _no_version_retry
 CHECKS["result-wrong-id"] = _expect_reply_changed(101, lambda a, b: b == {**a, "id": "101"})
 CHECKS["error-wrong-id"] = _error_wrong_id
 CHECKS["answer-notification"] = _answer_notification
@@ -734,6 +755,8 @@ _SERVER = {
     "timeout-without-cancel-2026": {"never_answer": NEVER},
     "no-timeout": {"never_answer": NEVER, "limit": 2.0},
     "no-timeout-2024": {"never_answer": NEVER, "limit": 2.0},
+    "retry-unlisted-version": {"refuse": ["1999-01-01"], "refuse_every": True},
+    "no-version-retry": {"refuse": [MODERN]},
 }
 
 

@@ -22,7 +22,7 @@ from conformance.peer import ConnectionLost, ExpectTimeout, RawPeer
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import Envelope, Kind
 
-__all__ = ["ScenarioServer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE"]
+__all__ = ["ScenarioServer", "Answer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE", "unsupported_version"]
 
 SERVER_INFO = {"name": "mcp-conformance-scenario-server", "version": __version__}
 MODERN = [v for v in VERSIONS if spec(v).stateless]
@@ -66,6 +66,12 @@ class Answer:
     hold: bool = False
 
 
+def unsupported_version(requested: Any, supported: list[str]) -> Answer:
+    """-32022 UnsupportedProtocolVersion (2026-07-28 basic/versioning), listing ``supported``."""
+    return Answer(error={"code": -32022, "message": "Unsupported protocol version",
+                         "data": {"requested": requested if isinstance(requested, str) else "", "supported": list(supported)}})
+
+
 @dataclass
 class ScenarioServer:
     """Serve one client connection for one version until it goes away or ``stop`` is set."""
@@ -83,6 +89,8 @@ class ScenarioServer:
     hold_others: bool = True
     #: the version to answer initialize with (default: the run's version)
     offer: str | None = None
+    #: consulted first for every request: an Answer overrides hooks and the default answer
+    gate: Callable[[Envelope], Answer | None] | None = None
     requests: list[Envelope] = field(default_factory=list)
     initialized: bool = False
     first_request: Envelope | None = None
@@ -188,8 +196,10 @@ class ScenarioServer:
                 # while the first request is held, so is every other one: a client that does not
                 # wait for that one (it was a side request) cannot finish and leave meanwhile
                 await self._held.wait()
-            hook = self.hooks.get(method)
-            answer = await hook(env) if hook is not None else None
+            answer = self.gate(env) if self.gate is not None else None
+            hook = self.hooks.get(method) if answer is None else None
+            if hook is not None:
+                answer = await hook(env)
             if answer is None:
                 answer = self.default(env)
             if answer.hold:
@@ -241,8 +251,7 @@ class ScenarioServer:
             meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
             requested = meta.get(META_PV)
             if requested not in MODERN:
-                return Answer(error={"code": -32022, "message": "Unsupported protocol version",
-                                     "data": {"requested": requested if isinstance(requested, str) else "", "supported": MODERN}})
+                return unsupported_version(requested, MODERN)
         caps = self.capabilities or {}
         if method == "tools/list" and "tools" in caps:
             cursor = params.get("cursor")

@@ -3,7 +3,10 @@
 basic/lifecycle (2024-11-05 .. 2025-11-25), basic/transports/stdio and server/discover
 (2026-07-28).  The ``baseline`` run serves a full-featured server that answers everything and
 judges everything the client did on the wire (:mod:`._judge`); ``version_unsupported`` answers
-``initialize`` with a version no client supports.
+``initialize`` with a version no client supports.  On 2026-07-28 (basic/versioning)
+``version_retry`` refuses the client's first request with -32022 listing the version it asked for
+(it should retry), ``version_none_supported`` every request, listing only a version no client
+speaks (it should not retry with an unlisted one).
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ import anyio
 
 from conformance.client_context import ClientContext
 from conformance.registry import scenario
-from conformance.scenarios.client._judge import W_REQUIREMENTS, pick
+from conformance.scenarios.client._judge import META_PV, W_REQUIREMENTS, pick
 from conformance.scenarios.client._run import describe_exit, play
-from conformance.scenarios.client._server import ScenarioServer
-from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
+from conformance.scenarios.client._server import Answer, ScenarioServer, unsupported_version
+from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
 from conformance.wire.envelope import Envelope, Kind
 
+MODERN_FIRST = next(v for v in VERSIONS if spec(v).stateless)
 HOLD_FIRST = 0.3  # seconds the first request after server/discover is held (2026-07-28)
 
 SHUTDOWN = ("client.lifecycle.stdio-shutdown", "client.lifecycle.stdio-shutdown-2026")
@@ -118,3 +122,89 @@ async def version_unsupported(ctx: ClientContext) -> None:
                   expected="disconnect (nothing more sent)", actual=later[0].env.method, entries=[later[0].entry])
     else:
         ctx.check(rid, True, message="the client sent nothing more after the unsupported version")
+
+
+# -- 2026-07-28: a version the server refuses ------------------------------------------------------
+
+UNKNOWN_VERSION = "1999-01-01"  # a version no client supports (the only one version_none_supported lists)
+RETRY = "client.version.retry-supported"
+
+
+def _declared(env: Envelope) -> str | None:
+    """The protocol version a request declares: ``_meta`` (2026-07-28), or ``protocolVersion`` of
+    an ``initialize`` (a fallback to the legacy era)."""
+    params = env.params if isinstance(env.params, dict) else {}
+    if env.method == "initialize":
+        value = params.get("protocolVersion")
+    else:
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        value = meta.get(META_PV)
+    return value if isinstance(value, str) else None
+
+
+async def _version_refused(ctx: ClientContext, *, supported: list[str], every: bool) -> None:
+    """Refuse the client's first 2026-07-28 request (``every``: all its requests) with -32022
+    listing ``supported``; judge what it sends after the refusal reached it."""
+    refused: list[Envelope] = []
+
+    def gate(env: Envelope) -> Answer | None:
+        declared = _declared(env)
+        modern = env.method != "initialize" and declared is not None
+        if modern and not refused:
+            refused.append(env)
+            return unsupported_version(declared, supported)
+        if every:
+            return unsupported_version(declared, supported)
+        return None
+
+    played = await play(ctx, configure=lambda s: setattr(s, "gate", gate))
+    if not refused:
+        ctx.not_reached(RETRY, "the client sent no request of the 2026-07-28 era (none with a protocol version in "
+                               f"_meta); {describe_exit(played.run)}")
+        return
+    first = refused[0]
+    w = played.wire
+    t0 = w.answered_at(first.id)
+    if t0 is None:
+        ctx.not_reached(RETRY, f"the refusal of {first.method} did not reach the client")
+        return
+    later = [m for m in w.requests() if m.t > t0]
+    listed = [m for m in later if _declared(m.env) in supported]
+    unlisted = [m for m in later if _declared(m.env) is not None and _declared(m.env) not in supported]
+    asked = _declared(first)
+    if unlisted:
+        m = unlisted[0]
+        what = "fell back to initialize" if m.env.method == "initialize" else f"sent {m.env.method}"
+        ctx.check(RETRY, False, problem="RetriedWithUnsupportedVersion",
+                  message=f"{first.method} declaring {asked} was refused with -32022 listing {supported}; the client "
+                          f"then {what} declaring {_declared(m.env)}, which the list does not contain",
+                  expected=f"a retry declaring one of {supported}, or no further request (an error surfaced to the user)",
+                  actual=_declared(m.env), entries=[m.entry])
+    elif listed:
+        m = listed[0]
+        ctx.check(RETRY, True, message=f"after the -32022 refusal of {first.method} the client sent {m.env.method} "
+                                       f"declaring {_declared(m.env)}, a listed version")
+    elif every:
+        ctx.check(RETRY, True, message=f"after the -32022 refusal listing only {supported} the client sent no further "
+                                       "request")
+    else:
+        ctx.check(RETRY, False, problem="NoRetryWithSupportedVersion",
+                  message=f"{first.method} declaring {asked} was refused with -32022 listing {supported}, which the "
+                          "client speaks; it sent no further request",
+                  expected=f"the request retried declaring one of {supported}", actual=None, entries=[])
+
+
+@scenario(requirements=[RETRY, *W_REQUIREMENTS], role="client", since=MODERN_FIRST, order=1)
+async def version_retry(ctx: ClientContext) -> None:
+    """The client's first 2026-07-28 request is refused with -32022 UnsupportedProtocolVersion
+    (HTTP 400) whose ``supported`` list names the run's version, as the official runner does;
+    everything after it is answered.  The client should retry with a listed version."""
+    await _version_refused(ctx, supported=[ctx.version], every=False)
+
+
+@scenario(requirements=[RETRY, *W_REQUIREMENTS], role="client", since=MODERN_FIRST, order=1)
+async def version_none_supported(ctx: ClientContext) -> None:
+    """Every request is refused with -32022 listing only ``1999-01-01``, a version no client
+    speaks: the client should surface an error, not retry with a version outside the list (nor fall
+    back to ``initialize``)."""
+    await _version_refused(ctx, supported=[UNKNOWN_VERSION], every=True)

@@ -84,6 +84,36 @@ define(
     ),
 )
 
+# -- version negotiation --------------------------------------------------------------------------
+
+define(
+    "client.version.retry-supported",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, "basic/versioning", "protocol-version-negotiation"),
+    quote=(
+        "The client SHOULD select a mutually supported version from the `supported` list and "
+        "retry the request, or surface an error to the user if no compatible version exists."
+    ),
+    role="client",
+    area="stateless",
+    aliases=("sep-2575-client-retry-supported-version",),
+    note=(
+        "Two probes, each judged from the client's first request of the 2026-07-28 era (one with "
+        "protocolVersion in _meta, server/discover included) that the suite's server refuses with "
+        "-32022 UnsupportedProtocolVersion (HTTP 400). version_retry refuses only that request, "
+        "its supported list naming the version the client asked for (as the official runner "
+        "does): expected a later request declaring a listed version (the retry); a client that "
+        "sends nothing more gave up although a compatible version exists. version_none_supported "
+        "refuses every request and lists only 1999-01-01: expected no further request declaring "
+        "a version outside the list (the client surfaces an error). In both, a request declaring "
+        "an unlisted version after the refusal (the same one again, or an initialize fallback "
+        "with a legacy version: 'Do not fall back to initialize', basic/transports/stdio "
+        "backward compatibility) is the violation; an initialize asking for a listed version is "
+        "a retry. A client that never sends a 2026-07-28 request is not judged."
+    ),
+)
+
 # -- no client responses --------------------------------------------------------------------------
 
 _NO_RESPONSES_NOTE = (
