@@ -351,6 +351,8 @@ class ClientCore:
             self._cancelled.add(_key(params.get("requestId")))
             if self.faulty("exit-on-invalid-cancel") and ("requestId" not in params or _key(params.get("requestId")) not in self._server_ids):
                 self.quit = f"notifications/cancelled for {params.get('requestId', '(no requestId)')!r}, a request the server never sent"
+            elif self.faulty("exit-on-cancel-race") and "requestId" in params and _key(params.get("requestId")) in self._server_ids:
+                self.quit = f"notifications/cancelled for {params.get('requestId')!r}, a request the server sent (and may be answered)"
         reply = None
         if self.faulty("answer-notification"):
             reply = self._error(None, codes.INVALID_REQUEST, f"Invalid Request: {method} has no id")

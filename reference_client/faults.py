@@ -93,6 +93,8 @@ FAULTS: dict[str, Fault] = {
     "answer-notification": _f("a server notification is answered (an error response with id null)", FROM_2025_03),
     "ignore-batch": _f("a JSON-RPC batch from the server is dropped unanswered", ("2025-03-26",)),
     "ignore-ping": _f("server pings are not answered", LEGACY),
+    "exit-on-cancel-race": _f("the server's cancellation of a request it sent the client (answered or not) makes the "
+                              "client quit", LEGACY),
     "exit-on-invalid-cancel": _f("an invalid notifications/cancelled (unknown id, no requestId) makes the client quit"),
     # -- lifecycle --------------------------------------------------------------------------------
     "request-before-initialize": _f("tools/list is sent before initialize", LEGACY),

@@ -148,6 +148,8 @@ class ScriptServer:
                                                         "required": ["name"]}}})
         out.append({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}})
         out.append(invalid_cancel)
+        # the server cancels a request of its own the client has answered (the race; ignored when strict)
+        out.append({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 101}})
         if spec(v).batching:
             out.append([{"jsonrpc": "2.0", "id": 106, "method": "ping"}, {"jsonrpc": "2.0", "id": 107, "method": "ping"},
                         {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "b"}}])
@@ -632,6 +634,7 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "ignore-batch": _expect_removed(lambda v: isinstance(v, list)),
     "ignore-ping": _expect_removed(lambda v: is_reply(v, 101)),
     "exit-on-invalid-cancel": _check_quit,
+    "exit-on-cancel-race": _check_quit,
     "request-before-initialize": _before_initialize,
     "no-client-info": _check_initialize_changed(lambda a, b: "clientInfo" not in b["params"]
                                                 and {**b["params"], "clientInfo": a["params"]["clientInfo"]} == a["params"]),
@@ -750,6 +753,7 @@ _SERVER = {
     "undeclared-server-capability": {"server_caps": {"tools": {}, "prompts": {}}},
     "undeclared-server-capability-should": {"server_caps": {"tools": {}, "prompts": {}}},
     "exit-on-invalid-cancel": {"server_caps": {"tools": {}, "prompts": {}}},
+    "exit-on-cancel-race": {"server_caps": {"tools": {}, "prompts": {}}},
     "initialize-before-discover": {"era": "dual"},
     "timeout-without-cancel": {"never_answer": NEVER},
     "timeout-without-cancel-2026": {"never_answer": NEVER},

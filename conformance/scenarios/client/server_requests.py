@@ -6,8 +6,8 @@ declares only ``tools`` and holds the ``initialize`` result a moment; when the c
 first request after the handshake (whatever it is: ``tools/list`` for most clients), the server
 holds that answer and first sends, one at a time: ``ping``, an unknown method, ``roots/list``,
 ``sampling/createMessage``, ``elicitation/create``, then notifications (a log message, a list
-change, two invalid cancellations) followed by a barrier ``ping``, and on 2025-03-26 a batch of two
-pings.  Over HTTP they travel on the SSE stream of the held request (legacy SSE: the SSE stream).
+change, two invalid cancellations) followed by a barrier ``ping``, on 2025-03-26 a batch of two
+pings, and last a ``ping`` cancelled right after it was sent, then a barrier ``ping``.  Over HTTP they travel on the SSE stream of the held request (legacy SSE: the SSE stream).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ P_REQUIREMENTS = (
     "client.roots.declare", "client.roots.unsupported-error", "client.roots.file-uri",
     "client.sampling.declare", "client.elicitation.declare",
     "client.basic.notification-no-response", "client.cancel.invalid-ignored", "client.basic.batch-receive",
-    "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should",
+    "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should", "client.cancel.race",
 )
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
 UNDECLARED_METHODS = ("prompts/", "resources/", "logging/setLevel", "completion/complete")
@@ -235,8 +235,13 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
             ctx.check("client.cancel.invalid-ignored", resp is not None, problem="InvalidCancelNotIgnored",
                       message="" if resp is not None else "after two invalid cancellations the client no longer answered a ping",
                       expected="invalid cancellations ignored (the next ping answered)", actual=None)
+        # a client that stopped answering at the barrier is not charged again for what follows
+        alive = resp is not None
+        stopped = "the client stopped answering pings after the invalid cancellations (client.cancel.invalid-ignored)"
         # 7. a batch (2025-03-26)
-        if vspec.batching:
+        if vspec.batching and not alive:
+            ctx.not_reached("client.basic.batch-receive", stopped)
+        elif vspec.batching:
             ids = ["mcpc-batch-1", "mcpc-batch-2"]
             await peer.send_json([{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in ids])
             got: set[str] = set()
@@ -250,7 +255,30 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
             ctx.check("client.basic.batch-receive", ok, problem="BatchNotAnswered",
                       message="" if ok else f"of a batch of two pings the client answered {sorted(got) or 'none'}",
                       expected=ids, actual=sorted(got))
+        # 8. the server cancels its own request: a ping, and right behind it its cancellation
+        #    (answered or not, both are allowed), then a barrier ping the client must answer
+        if state["pings"] and not alive:
+            ctx.not_reached("client.cancel.race", stopped)
+        elif state["pings"]:
+            state["race"] = True
+            n += 1
+            victim = f"mcpc-cancelled-ping-{n}"
+            await peer.request("ping", MISSING, id=victim, meta=None)
+            await peer.notify("notifications/cancelled", {"requestId": victim, "reason": "mcp-conformance: cancelled by the server"})
+            rid, resp = await ask("ping")
+            while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):
+                resp = await server.response(timeout)  # the answer to the cancelled ping, if it came
+            ctx.check("client.cancel.race", resp is not None, problem="CancelRaceNotHandled",
+                      message="" if resp is not None else "after the server cancelled a ping of its own right after "
+                                                          f"sending it, the client no longer answered a ping within {timeout:g} s",
+                      expected="the cancelled ping answered or not, the next ping answered", actual=None)
+        else:
+            ctx.not_reached("client.cancel.race", "the client answers no ping, so the barrier cannot tell")
     except ConnectionLost:
+        if state.get("race"):
+            ctx.check("client.cancel.race", False, problem="CancelRaceNotHandled",
+                      message="the client went away after the server cancelled a ping of its own",
+                      expected="the next ping answered", actual="the connection ended")
         for rid in P_REQUIREMENTS:
             ctx.not_reached(rid, "the client went away during the probes")
 

@@ -96,12 +96,34 @@ define(
     area="cancellation",
     note=(
         "The list: unknown request IDs, already completed requests, malformed notifications. "
-        "Probes: the suite's server sends notifications/cancelled for an id it never used, for a "
-        "request of its own the client already answered (up to 2025-11-25), and one without "
-        "requestId; the client is expected to carry on (answer the next ping up to 2025-11-25, "
-        "go on with its requests) and not to answer the notification "
-        "(client.basic.notification-no-response). In 2026-07-28 server cancellations may only "
-        "reference a subscriptions/listen request, so any other one is invalid."
+        "Probes: the suite's server sends notifications/cancelled for an id it never used and one "
+        "without requestId; the client is expected to carry on (answer the next ping up to "
+        "2025-11-25, go on with its requests) and not to answer the notification "
+        "(client.basic.notification-no-response). A cancellation of a request of the server's own "
+        "that the client may already have answered is client.cancel.race. In 2026-07-28 server "
+        "cancellations may only reference a subscriptions/listen request, so any other one is "
+        "invalid."
+    ),
+)
+
+define(
+    "client.cancel.race",
+    "MUST",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, CANCEL_PAGE_LEGACY, "timing-considerations"),
+    quote="Both parties MUST handle these race conditions gracefully:",
+    role="client",
+    area="cancellation",
+    note=(
+        "The race: 'cancellation notifications may arrive after request processing has "
+        "completed, and potentially after a response has already been sent.' Probe (up to "
+        "2025-11-25, the versions with server-to-client requests): the suite's server writes a "
+        "ping and, right behind it, notifications/cancelled for that ping (the server cancelling "
+        "its own request); the client may answer the ping or not (both are allowed: the cancel may "
+        "come before or after its answer), and must then answer a barrier ping: a client that "
+        "stops answering, or goes away, did not handle the race. Receivers 'SHOULD ... Not send a "
+        "response for the cancelled request' is not judged: a client that answers at once cannot "
+        "have read the cancellation yet."
     ),
 )
 
