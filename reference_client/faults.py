@@ -147,6 +147,8 @@ FAULTS: dict[str, Fault] = {
                        ("2025-11-25",), HTTP),
     "resume-without-last-event-id": _f("an SSE stream closed before its answer is reconnected by GET without "
                                        "Last-Event-ID", ("2025-11-25",), HTTP),
+    "absent-result-type-incomplete": _f("a tools/call result without resultType is not taken as complete: the call "
+                                        "is retried with empty inputResponses", MODERN, ("stdio", "streamable-http")),
     "mrtr-modify-state": _f("the retry after an InputRequiredResult carries its requestState changed", MODERN,
                             ("stdio", "streamable-http")),
     "mrtr-same-id": _f("the retry after an InputRequiredResult reuses the id of the request it retries", MODERN,

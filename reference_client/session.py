@@ -201,9 +201,16 @@ class Session:
         request is sent again with ``inputResponses`` and the server's ``requestState``."""
         current = params
         rid: Any = MISSING
+        retried_absent = False
         for _ in range(rounds):
             answer = await self.call(method, current, headers=headers, progress=progress, rid=rid)
             result = answer.get("result")
+            absent = isinstance(result, dict) and "resultType" not in result and not retried_absent
+            if absent and self.faulty("absent-result-type-incomplete"):
+                # fault: a result without resultType is taken as incomplete and retried (once)
+                self.log("fault absent-result-type-incomplete: a result without resultType is retried")
+                current, retried_absent = {**params, "inputResponses": {}}, True
+                continue
             if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
                 return answer
             responses = self.core.input_responses(result.get("inputRequests"))

@@ -716,7 +716,7 @@ def _inert_without_a_closed_stream(strict: Run, faulty: Run) -> None:
 
 
 NEVER = frozenset({"logging/setLevel", "tools/list"})
-for _name in ("mrtr-modify-state", "mrtr-same-id", "mrtr-state-leak"):
+for _name in ("mrtr-modify-state", "mrtr-same-id", "mrtr-state-leak", "absent-result-type-incomplete"):
     CHECKS[_name] = _inert_without_a_closed_stream  # the tour calls no tool here: test_mrtr_retry_faults
 CHECKS["timeout-without-cancel"] = _timeout_without_cancel
 CHECKS["no-timeout"] = _no_timeout

@@ -147,3 +147,52 @@ def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[A
         ctx.check("client.mrtr.retry-only", True)
     else:
         ctx.not_reached("client.mrtr.retry-only", f"the client did not retry {asked.method} with inputResponses")
+
+
+@scenario(requirements=["client.result-type.absent-complete", *W_REQUIREMENTS], role="client", versions=[LATEST],
+          order=4)
+async def result_type_absent(ctx: ClientContext) -> None:
+    """The first tools/call, prompts/get or resources/read is answered with its result but without
+    ``resultType``, as a server of an earlier version would send it: the client must take it as
+    complete, not retry the request with inputResponses or a requestState."""
+    rid = "client.result-type.absent-complete"
+    state: dict[str, Any] = {"answered": None}
+
+    def configure(server: ScenarioServer) -> None:
+        async def bare(env: Envelope) -> Answer | None:
+            if state["answered"] is not None:
+                return None
+            answer = server.default(env)
+            if isinstance(answer.result, dict):
+                state["answered"] = env
+                answer.result.pop("resultType", None)
+            return answer
+
+        for method in ELIGIBLE:
+            server.hooks[method] = bare
+
+    played = await play(ctx, configure=configure, launch={"call": True})
+    answered = state["answered"]
+    if answered is None:
+        hint = "" if ctx.runner.target.call_command else " (give --call-command to make it call a tool)"
+        ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read that the server could "
+                             f"answer without resultType{hint}")
+        return
+    wire = wire_of(played.run)
+    t0 = wire.answered_at(answered.id)
+    if t0 is None:
+        ctx.not_reached(rid, f"the answer to {answered.method} did not reach the client")
+        return
+    retries = [m for m in wire.requests() if m.t > t0 and _target(m.env) == _target(answered)
+               and isinstance(m.env.params, dict)
+               and ("inputResponses" in m.env.params or "requestState" in m.env.params)]
+    if retries:
+        m = retries[0]
+        ctx.check(rid, False, problem="AbsentResultTypeNotComplete",
+                  message=f"{answered.method} was answered with a result without resultType; the client retried it "
+                          "with " + ("inputResponses" if "inputResponses" in m.env.params else "a requestState"),
+                  expected="the result taken as complete (no retry)", actual=m.env.method, entries=[m.entry],
+                  peer=played.run.peer)
+    else:
+        ctx.check(rid, True, message=f"the result of {answered.method} without resultType was taken as complete "
+                                     "(no retry)")

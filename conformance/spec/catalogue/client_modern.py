@@ -84,6 +84,31 @@ define(
     ),
 )
 
+# -- results of an earlier version ----------------------------------------------------------------
+
+define(
+    "client.result-type.absent-complete",
+    "MUST",
+    since=V,
+    url=spec_url(V, "schema", "result"),
+    quote=(
+        "For backward compatibility, when a client receives a result from a server implementing an "
+        "earlier protocol version (which does not include resultType), the client MUST treat the "
+        "absent field as \"complete\"."
+    ),
+    role="client",
+    area="stateless",
+    aliases=("sep-2322-default-result-type-complete",),
+    note=(
+        "The description of Result.resultType in the generated schema page. Probe "
+        "(result_type_absent): the client's first tools/call, prompts/get or resources/read is "
+        "answered with its result without resultType (otherwise complete); a client that then "
+        "retries that request with inputResponses or a requestState did not take it as complete "
+        "(the official runner's check). The result breaks the 2026-07-28 schema (resultType is "
+        "required there): a client may note that, but must still treat it as complete."
+    ),
+)
+
 # -- version negotiation --------------------------------------------------------------------------
 
 define(
