@@ -430,8 +430,9 @@ def _report_problems(report: Any) -> list[str]:
     import json
     from importlib import resources
 
-    import conformance.schema.validate  # noqa: F401 -- first: imports jsonschema without the IRI grammar (~1 s)
-    import jsonschema
+    from conformance.schema.validate import import_jsonschema
+
+    jsonschema = import_jsonschema()  # without the IRI grammar (~1 s)
 
     if not isinstance(report, dict) or not isinstance(report.get("results"), list):
         return ["(top): not a report.json object with a results list"]

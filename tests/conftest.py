@@ -11,7 +11,9 @@ import pytest
 
 # First, before any test module or conftest imports jsonschema: through the oracle, jsonschema is
 # imported without building rfc3987_syntax's IRI grammar (1-3 s here; no MCP schema uses iri formats).
-import conformance.schema.validate  # noqa: F401,E402
+from conformance.schema.validate import import_jsonschema  # noqa: E402
+
+import_jsonschema()  # the oracle imports it on first need; here, now
 from conformance.cli import terminate_like_interrupt  # noqa: E402
 
 # pytester drives the mcp-conformance pytest plugin in tests/runtime (it must be requested from

@@ -218,6 +218,9 @@ def hypothesis_examples(version: str, *, per_method: int = 3, include_stateful: 
     database).  Slow (8-11 per second): call once and cache the result (the engine does)."""
     import hypothesis  # lazily: only to seed a corpus
     from hypothesis import strategies as st
+    from conformance.schema.validate import import_jsonschema
+
+    import_jsonschema()  # before hypothesis_jsonschema imports it (without the IRI grammar)
     from hypothesis_jsonschema import from_schema
 
     doc = load_schema(version)

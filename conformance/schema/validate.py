@@ -37,43 +37,24 @@ Validators are compiled once per (version, definition) and cached.  On the hot p
 pre-check (:mod:`conformance.schema._fast`: plain Python generated from the definition, several
 times faster) answers "valid?" first; jsonschema runs only when it says no, to produce the findings.
 It implements exactly the keywords the schemas use with jsonschema's semantics, so verdicts are
-the same either way (``tests/schema/test_fast_path.py`` checks that differentially).
+the same either way (``tests/schema/test_fast_path.py`` checks that differentially).  jsonschema
+itself is imported on first need (a finding to explain, a format to check), so a process that only
+ever sees valid messages never loads it.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import importlib.util
 import re
 import sys
 import threading
+import types
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-# jsonschema's format module imports, when installed, a checker package for every format it knows:
-# rfc3987_syntax (iri) builds a grammar at import time (~1 s on this machine), isoduration pulls in
-# arrow, and so on -- about 0.1 s for packages no MCP schema needs (the schemas use "uri",
-# "uri-template" and "byte" only).  Every process that validates pays it, and a run starts dozens of
-# reference-server processes; so when jsonschema is not loaded yet we keep exactly those imports
-# from happening (jsonschema suppresses the ImportError and leaves the format unchecked); afterwards
-# the modules are importable again as usual.  unchecked_formats() / FormatNotCheckedWarning still
-# guard the formats the schemas do use, so a package needed for one of them is never skipped here.
-_UNUSED_FORMAT_PACKAGES = ("rfc3987_syntax", "isoduration", "webcolors", "jsonpointer", "fqdn", "idna")
-_SKIPPED = [] if "jsonschema" in sys.modules else [name for name in _UNUSED_FORMAT_PACKAGES if name not in sys.modules]
-for _name in _SKIPPED:
-    sys.modules[_name] = None  # type: ignore[assignment]  # import -> ImportError, suppressed by jsonschema
-try:
-    from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
-    from jsonschema.exceptions import ValidationError
-    from jsonschema.protocols import Validator
-finally:
-    for _name in _SKIPPED:
-        if sys.modules.get(_name, 0) is None:
-            del sys.modules[_name]
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT7, DRAFT202012
+from typing import TYPE_CHECKING, Any
 
 from conformance.schema._fast import FastChecks
 from conformance.schema.findings import Finding
@@ -81,11 +62,17 @@ from conformance.schema.loader import SchemaError, _pin_for, load_schema
 from conformance.spec.methods import C2S, NOTIFICATION, REQUEST, S2C, lookup
 from conformance.spec.versions import spec as _version_spec
 
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
+_import_lock = threading.RLock()
+
 __all__ = [
     "validate",
     "validate_definition",
     "definition_names",
     "unchecked_formats",
+    "import_jsonschema",
     "FORMAT_CHECKER",
     "FormatNotCheckedWarning",
 ]
@@ -95,18 +82,120 @@ class FormatNotCheckedWarning(UserWarning):
     """A schema uses a ``format`` that no installed checker implements (it would pass unchecked)."""
 
 
+# -- jsonschema, imported when first needed ------------------------------------------------------
+#
+# A valid message is settled by the compiled checks of ``_fast`` alone: jsonschema (and
+# ``referencing``) are needed only to explain an invalid one, or to check a ``format``.  Importing
+# them costs ~0.1 s, paid by every process that validates -- and a run starts dozens of
+# reference-server processes, most of which only ever see valid messages without a format.  So
+# they are imported on first use, not with this module.
+
+_JS: Any = None
+_FORMAT_CHECKER: Any = None
+
+# jsonschema's format module imports, when installed, a checker package for every format it knows:
+# rfc3987_syntax (iri) builds a grammar at import time (~1 s on this machine), isoduration pulls in
+# arrow, and so on -- packages no MCP schema needs (the schemas use "uri", "uri-template" and
+# "byte" only).  When jsonschema is not loaded yet we keep exactly those imports from happening
+# (jsonschema suppresses the ImportError and leaves the format unchecked); afterwards the modules
+# are importable again as usual.  unchecked_formats() / FormatNotCheckedWarning still guard the
+# formats the schemas do use, so a package needed for one of them is never skipped here.
+_UNUSED_FORMAT_PACKAGES = ("rfc3987_syntax", "isoduration", "webcolors", "jsonpointer", "fqdn", "idna")
+
+# the keywords jsonschema's validator classes know, per dialect (tests/schema checks them against
+# the installed jsonschema): anything else in a schema is an annotation, to it and to ``_fast``
+DRAFT7_KEYWORDS = frozenset({
+    "$ref", "additionalItems", "additionalProperties", "allOf", "anyOf", "const", "contains", "dependencies",
+    "enum", "exclusiveMaximum", "exclusiveMinimum", "format", "if", "items", "maxItems", "maxLength",
+    "maxProperties", "maximum", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "not",
+    "oneOf", "pattern", "patternProperties", "properties", "propertyNames", "required", "type", "uniqueItems"})
+DRAFT202012_KEYWORDS = frozenset({
+    "$dynamicRef", "$ref", "additionalProperties", "allOf", "anyOf", "const", "contains", "dependentRequired",
+    "dependentSchemas", "enum", "exclusiveMaximum", "exclusiveMinimum", "format", "if", "items", "maxItems",
+    "maxLength", "maxProperties", "maximum", "minItems", "minLength", "minProperties", "minimum", "multipleOf",
+    "not", "oneOf", "pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "required",
+    "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems"})
+
+
+def _jsonschema() -> Any:
+    """jsonschema and referencing, imported once (see above)."""
+    global _JS
+    if _JS is not None:
+        return _JS
+    with _import_lock:
+        if _JS is None:
+            skipped = [] if "jsonschema" in sys.modules else \
+                [name for name in _UNUSED_FORMAT_PACKAGES if name not in sys.modules]
+            for name in skipped:
+                sys.modules[name] = None  # type: ignore[assignment]  # import -> ImportError, suppressed
+            try:
+                import jsonschema
+                import jsonschema.exceptions
+                import referencing
+                import referencing.jsonschema
+            finally:
+                for name in skipped:
+                    if sys.modules.get(name, 0) is None:
+                        del sys.modules[name]
+            _JS = types.SimpleNamespace(jsonschema=jsonschema, ValidationError=jsonschema.exceptions.ValidationError,
+                                        Registry=referencing.Registry, Resource=referencing.Resource,
+                                        DRAFT7=referencing.jsonschema.DRAFT7,
+                                        DRAFT202012=referencing.jsonschema.DRAFT202012)
+    return _JS
+
+
+def import_jsonschema() -> Any:
+    """The ``jsonschema`` module, imported as the oracle imports it (without the checker packages
+    of formats no MCP schema uses): anything that needs jsonschema imports it through this."""
+    return _jsonschema().jsonschema
+
+
 # -- formats ------------------------------------------------------------------------------------
 
-FORMAT_CHECKER = FormatChecker()
+
+def _format_checker() -> Any:
+    """The ``FormatChecker`` of every validation: jsonschema's checkers plus ``byte``."""
+    global _FORMAT_CHECKER
+    if _FORMAT_CHECKER is None:
+        js = _jsonschema()
+        with _import_lock:
+            if _FORMAT_CHECKER is None:
+                checker = js.jsonschema.FormatChecker()
+                checker.checks("byte", raises=(binascii.Error, ValueError))(_is_base64)
+                _FORMAT_CHECKER = checker
+    return _FORMAT_CHECKER
 
 
-@FORMAT_CHECKER.checks("byte", raises=(binascii.Error, ValueError))
+def __getattr__(name: str) -> Any:  # FORMAT_CHECKER, created on first use
+    if name == "FORMAT_CHECKER":
+        return _format_checker()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _conforms(instance: Any, fmt: str) -> bool:
+    return bool(_format_checker().conforms(instance, fmt))
+
+
 def _is_base64(instance: object) -> bool:
     """OpenAPI's ``byte``: RFC 4648 base64, standard alphabet, padded, no line breaks."""
     if not isinstance(instance, str):
         return True
     base64.b64decode(instance.encode("ascii"), validate=True)
     return True
+
+
+# what jsonschema registers a checker for, for the formats the MCP schemas use, told without
+# importing it: "byte" is ours; "uri" needs rfc3987 or rfc3986-validator, "uri-template"
+# uri-template (jsonschema/_format.py)
+_CHECKABLE_IF = {"byte": (), "uri": ("rfc3987", "rfc3986_validator"), "uri-template": ("uri_template",)}
+
+
+def _checkable(fmt: str) -> bool | None:
+    """Whether jsonschema would check ``fmt`` (None: not one of the formats above -- ask it)."""
+    if fmt not in _CHECKABLE_IF:
+        return None
+    needs = _CHECKABLE_IF[fmt]
+    return not needs or any(importlib.util.find_spec(name) is not None for name in needs)
 
 
 def _formats_used(node: Any, out: set[str]) -> set[str]:
@@ -124,7 +213,10 @@ def _formats_used(node: Any, out: set[str]) -> set[str]:
 
 def unchecked_formats(version: str) -> frozenset[str]:
     """Formats the schema of ``version`` uses that the installed checkers cannot check."""
-    return frozenset(_formats_used(load_schema(version), set()) - set(FORMAT_CHECKER.checkers))
+    used = _formats_used(load_schema(version), set())
+    if _FORMAT_CHECKER is None and all(_checkable(fmt) is not None for fmt in used):
+        return frozenset(fmt for fmt in used if not _checkable(fmt))  # told without importing jsonschema
+    return frozenset(used - set(_format_checker().checkers))
 
 
 # -- compiled validators ------------------------------------------------------------------------
@@ -139,8 +231,7 @@ class _Version:
     defs: dict[str, Any]
     defs_key: str
     uri: str
-    cls: type[Validator]
-    registry: Registry
+    draft7: bool  # the dialect: draft-07 (else 2020-12)
     request: str  # envelope definitions of this version
     notification: str
     result: str
@@ -154,7 +245,8 @@ class _Version:
 
 
 _VERSIONS: dict[str, _Version] = {}
-_VALIDATORS: dict[tuple[str, str], Validator] = {}
+_VALIDATORS: dict[tuple[str, str], Any] = {}  # (version, definition) -> jsonschema validator
+_REGISTRIES: dict[str, Any] = {}  # version -> referencing.Registry of its schema
 
 
 def _version(version: str) -> _Version:
@@ -177,23 +269,20 @@ def _version(version: str) -> _Version:
             )
         defs = schema[pin.definitions_key]
         uri = f"urn:mcp-conformance:schema:{version}"
-        dialect = DRAFT7 if pin.dialect == "draft-07" else DRAFT202012
-        registry: Registry = Registry().with_resource(uri, Resource(contents=schema, specification=dialect)).crawl()
         input_required = frozenset(
             name[: -len("Response")]
             for name, body in defs.items()
             if name.endswith("ResultResponse")
             and "InputRequiredResult" in _refs_in(body.get("properties", {}).get("result", {}))
         )
-        cls = Draft7Validator if pin.dialect == "draft-07" else Draft202012Validator
+        draft7 = pin.dialect == "draft-07"
         info = _Version(
             version=version,
             schema=schema,
             defs=defs,
             defs_key=pin.definitions_key,
             uri=uri,
-            cls=cls,
-            registry=registry,
+            draft7=draft7,
             request="JSONRPCRequest",
             notification="JSONRPCNotification",
             result="JSONRPCResultResponse" if "JSONRPCResultResponse" in defs else "JSONRPCResponse",
@@ -204,9 +293,9 @@ def _version(version: str) -> _Version:
             fast=FastChecks(
                 defs,
                 pin.definitions_key,
-                draft7=pin.dialect == "draft-07",
-                keywords=cls.VALIDATORS,
-                conforms=FORMAT_CHECKER.conforms,
+                draft7=draft7,
+                keywords=DRAFT7_KEYWORDS if draft7 else DRAFT202012_KEYWORDS,
+                conforms=_conforms,
             ),
             fast_checks={},
             methods={},
@@ -272,7 +361,7 @@ def _inline_all(info: _Version) -> dict[str, Any]:
     return memo
 
 
-def _validator(info: _Version, definition: str) -> Validator:
+def _validator(info: _Version, definition: str) -> Any:
     key = (info.version, definition)
     validator = _VALIDATORS.get(key)
     if validator is None:
@@ -285,7 +374,14 @@ def _validator(info: _Version, definition: str) -> Validator:
             inlined = _inline_all(info)
         root = dict(inlined[definition])
         root["$schema"] = info.schema["$schema"]
-        validator = info.cls(root, registry=info.registry, format_checker=FORMAT_CHECKER)
+        js = _jsonschema()
+        registry = _REGISTRIES.get(info.version)
+        if registry is None:
+            dialect = js.DRAFT7 if info.draft7 else js.DRAFT202012
+            registry = js.Registry().with_resource(info.uri, js.Resource(contents=info.schema, specification=dialect)).crawl()
+            _REGISTRIES[info.version] = registry
+        cls = js.jsonschema.Draft7Validator if info.draft7 else js.jsonschema.Draft202012Validator
+        validator = cls(root, registry=registry, format_checker=_format_checker())
         _VALIDATORS[key] = validator
     return validator
 

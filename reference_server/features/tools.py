@@ -87,7 +87,10 @@ class Tool:
 
     def argument_errors(self, arguments: dict[str, Any]) -> list[str]:
         if self._validator is None:
-            from jsonschema import Draft202012Validator, Draft7Validator
+            from conformance.schema.validate import import_jsonschema
+
+            js = import_jsonschema()
+            Draft202012Validator, Draft7Validator = js.Draft202012Validator, js.Draft7Validator
 
             schema = self.input_schema
             cls = Draft7Validator if "draft-07" in str(schema.get("$schema", "")) else Draft202012Validator

@@ -514,3 +514,30 @@ def test_the_oracle_imports_no_io_modules() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_keyword_sets_are_those_of_the_installed_jsonschema() -> None:
+    from jsonschema import Draft7Validator, Draft202012Validator
+
+    assert vmod.DRAFT7_KEYWORDS == set(Draft7Validator.VALIDATORS)
+    assert vmod.DRAFT202012_KEYWORDS == set(Draft202012Validator.VALIDATORS)
+
+
+def test_a_valid_message_is_settled_without_importing_jsonschema() -> None:
+    """jsonschema is imported only to explain an invalid message (or check a format): a process
+    that sees only valid messages (most reference-server processes of a run) never pays for it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from conformance.schema.validate import validate\n"
+        "assert validate({'jsonrpc': '2.0', 'id': 1, 'method': 'ping'}, '2025-11-25', 'client-to-server') == []\n"
+        "print('jsonschema' in sys.modules)\n"
+        "assert validate({'jsonrpc': '2.0', 'id': 1, 'method': 'ping', 'params': 3}, '2025-11-25', 'client-to-server')\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
+

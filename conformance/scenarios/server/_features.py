@@ -226,7 +226,9 @@ def text_blocks(content: Any) -> list[str]:
 
 
 def _meta_schema_classes() -> dict[str, Any]:
-    from jsonschema import validators
+    from conformance.schema.validate import import_jsonschema
+
+    validators = import_jsonschema().validators
 
     out: dict[str, Any] = {}
     for cls in (
@@ -253,7 +255,9 @@ def dialect_validator(schema: Any) -> tuple[Any, str]:
     """The jsonschema validator class for ``schema``'s dialect and its name; ``(None, reason)``
     when the schema names a dialect we do not know.  No ``$schema``: 2020-12 (the MCP default)."""
     global _CLASSES
-    from jsonschema import validators
+    from conformance.schema.validate import import_jsonschema
+
+    validators = import_jsonschema().validators
 
     if _CLASSES is None:
         _CLASSES = _meta_schema_classes()
