@@ -58,7 +58,7 @@ DEFAULT_REPORT_DIR = "reports"
 
 # ------------------------------------------------------------------------------------------------
 # the fuzzer's pytest side (--mcp-fuzz): its own options and items, conformance/fuzz/pytest_fuzz.py
-pytest_plugins = ("conformance.fuzz.pytest_fuzz",)
+pytest_plugins = ("conformance.fuzz.pytest_fuzz", "conformance.pytest_targets")
 
 
 # the option table, shared with the CLI
@@ -426,8 +426,8 @@ def _refuse_xdist(config: pytest.Config) -> None:
         raise pytest.UsageError(
             "mcp-conformance runs one target's scenarios in one process (shared sessions, one report) and "
             "does not run under pytest-xdist: drop -n/--numprocesses (or pass -n 0). The suite already "
-            "overlaps its waits; to test several servers at once, run one pytest (or mcp-conformance) "
-            "per server."
+            "overlaps its waits; to test several servers at once, list them in a file and run "
+            "`pytest -n N --mcp-targets FILE` (one item per server, spread over the workers)."
         )
 
 

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["TargetSpec", "TargetsError", "load_targets", "run_targets", "build_index", "render_index_html"]
+__all__ = ["TargetSpec", "TargetRun", "TargetsError", "load_targets", "run_targets", "run_target", "build_index",
+           "write_index", "render_index_html"]
 
 KEYS = {"name", "command", "url", "transport", "versions", "version", "env", "cwd"}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -150,28 +151,21 @@ def run_targets(targets: Sequence[TargetSpec], passthrough: Sequence[str], repor
     stopping = threading.Event()
 
     def one(run: TargetRun) -> None:
-        if stopping.is_set():
-            return
-        argv = [sys.executable, "-m", "conformance.cli", "server", *passthrough, *run.spec.argv(),
-                "--report-dir", str(run.report_dir), "-q"]
-        env = dict(os.environ)
-        env.update(run.spec.env)
-        started = time.monotonic()
-        with lock:
-            if stopping.is_set():
-                return
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    text=True, env=env, cwd=run.spec.cwd)
-            live.add(proc)
-        try:
-            out, _ = proc.communicate()
-        finally:
+        def register(proc: subprocess.Popen[str] | None) -> bool:
+            with lock:
+                if proc is None:
+                    return not stopping.is_set()
+                if stopping.is_set():
+                    return False
+                live.add(proc)
+                return True
+
+        def release(proc: subprocess.Popen[str]) -> None:
             with lock:
                 live.discard(proc)
-        run.exit_code, run.log, run.wall = proc.returncode, out, time.monotonic() - started
-        (run.report_dir).mkdir(parents=True, exist_ok=True)
-        (run.report_dir / "run.log").write_text(out, encoding="utf-8")
-        echo(f"{run.spec.name}: exit {run.exit_code} in {run.wall:.1f} s -- {_last_line(out)}")
+
+        if run_target(run, passthrough, register=register, release=release):
+            echo(f"{run.spec.name}: exit {run.exit_code} in {run.wall:.1f} s -- {_last_line(run.log)}")
 
     interrupted = False
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="target")
@@ -196,13 +190,57 @@ def run_targets(targets: Sequence[TargetSpec], passthrough: Sequence[str], repor
                 proc.kill()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    index = build_index(runs)
-    (root / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
-    (root / "index.html").write_text(render_index_html(index), encoding="utf-8")
-    echo(f"index: {root / 'index.html'} ({len(runs)} targets)")
+    echo(f"index: {write_index(root, runs)} ({len(runs)} targets)")
     if interrupted:
         return 130, runs
     return _worst_exit([r.exit_code for r in runs]), runs
+
+
+def run_target(run: TargetRun, passthrough: Sequence[str], *, register: Any = None, release: Any = None) -> bool:
+    """One target as ``mcp-conformance server <passthrough> <target> --report-dir <its dir>``: sets
+    ``run.exit_code``, ``run.log`` (also written to ``run.log`` in its directory) and ``run.wall``.
+    ``register(proc)`` may refuse the start (False: the run is being stopped); ``release(proc)``
+    follows its end.  On Ctrl-C the child gets SIGINT (it stops its server and writes its partial
+    report), then SIGKILL after 20 s.  False when the run did not start."""
+    if register is not None and not register(None):
+        return False
+    argv = [sys.executable, "-m", "conformance.cli", "server", *passthrough, *run.spec.argv(),
+            "--report-dir", str(run.report_dir), "-q"]
+    # a run of its own: not part of the pytest(-xdist) session that may have started it
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST") and k != "PYTEST_CURRENT_TEST"}
+    env.update(run.spec.env)
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            text=True, env=env, cwd=run.spec.cwd)
+    if register is not None and not register(proc):
+        proc.kill()
+        proc.wait()
+        return False
+    try:
+        out, _ = proc.communicate()
+    except KeyboardInterrupt:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        raise
+    finally:
+        if release is not None:
+            release(proc)
+    run.exit_code, run.log, run.wall = proc.returncode, out, time.monotonic() - started
+    run.report_dir.mkdir(parents=True, exist_ok=True)
+    (run.report_dir / "run.log").write_text(out, encoding="utf-8")
+    return True
+
+
+def write_index(root: Path, runs: Sequence[TargetRun]) -> Path:
+    """``index.json`` and ``index.html`` of ``runs`` under ``root``; the HTML path."""
+    index = build_index(runs)
+    (root / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
+    (root / "index.html").write_text(render_index_html(index), encoding="utf-8")
+    return root / "index.html"
 
 
 def _worst_exit(codes: Sequence[int | None]) -> int:
@@ -243,8 +281,9 @@ def build_index(runs: Sequence[TargetRun]) -> dict[str, Any]:
             "command": run.spec.command, "url": run.spec.url,
             "transport": report.get("transport") if report else run.spec.transport,
             "versions": report.get("versions") if report else list(run.spec.versions),
-            "exit_code": run.exit_code,
-            "wall_seconds": round(run.wall, 2),
+            # a run made elsewhere (a pytest-xdist worker) is known by its report
+            "exit_code": run.exit_code if run.exit_code is not None else (report or {}).get("exit_code"),
+            "wall_seconds": round(run.wall or (report or {}).get("duration") or 0.0, 2),
             "report": f"{run.spec.name}/report.json" if report is not None else None,
             "html": f"{run.spec.name}/report.html" if (run.report_dir / "report.html").exists() else None,
             "summary": report.get("summary", {}).get("by_outcome") if report else None,

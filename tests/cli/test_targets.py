@@ -87,3 +87,42 @@ def test_each_target_gets_its_single_run_verdicts_and_the_index_puts_them_side_b
         cell[r["outcome"]] = cell.get(r["outcome"], 0) + 1
     assert index["targets"][1]["matrix"] == counts
     assert any(cell.get("fail") for area in counts.values() for cell in area.values())
+
+
+def _pytest(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_pytest_xdist_spreads_the_targets_and_gives_the_single_run_verdicts(tmp_path: Path) -> None:
+    """``pytest -n 2 --mcp-targets FILE``: one item per target (kept on one worker), each target's
+    report that of its single run, and the index written once, by the controller."""
+    path = tmp_path / "targets.yml"
+    path.write_text(f"- name: reference\n  command: {REFERENCE}\n- name: broken\n  command: {BROKEN}\n")
+    run = _pytest("-n", "2", "--dist", "loadgroup", f"--mcp-targets={path}", "--mcp-version", "2025-11-25",
+                  "--mcp-timeout", "5", f"--mcp-report-dir={tmp_path / 'out'}", "-rA", cwd=tmp_path)
+    assert run.returncode == 1, run.stdout[-3000:]  # the broken server fails one MUST
+    assert "PASSED mcp-targets::reference" in run.stdout and "FAILED mcp-targets::broken" in run.stdout
+    assert "result-and-error" in run.stdout or "FAIL MUST" in run.stdout  # the failing requirement is named
+    index = json.loads((tmp_path / "out" / "index.json").read_text())
+    assert [(t["name"], t["exit_code"]) for t in index["targets"]] == [("reference", 0), ("broken", 1)]
+    for name, command in (("reference", REFERENCE), ("broken", BROKEN)):
+        single = _cli("server", "--command", command, "--version", "2025-11-25", "--timeout", "5",
+                      "--report-dir", str(tmp_path / f"single-{name}"), cwd=tmp_path)
+        assert single.returncode == (0 if name == "reference" else 1)
+        spread = json.loads((tmp_path / "out" / name / "report.json").read_text())
+        alone = json.loads((tmp_path / f"single-{name}" / "report.json").read_text())
+        assert _verdicts(spread) == _verdicts(alone), name
+
+
+def test_pytest_targets_usage_errors(tmp_path: Path) -> None:
+    path = tmp_path / "targets.yml"
+    path.write_text("- name: a\n")
+    run = _pytest(f"--mcp-targets={path}", cwd=tmp_path)
+    assert run.returncode == 4 and "give 'command'" in run.stderr
+    path.write_text(f"- name: ref\n  command: {REFERENCE}\n")
+    run = _pytest(f"--mcp-targets={path}", "--mcp-server-command", REFERENCE, cwd=tmp_path)
+    assert run.returncode == 4 and "--mcp-targets names the servers" in run.stderr
+    # one target without --mcp-targets is still refused under xdist, with the way to do it
+    run = _pytest("-n", "2", "--mcp-server-command", REFERENCE, cwd=tmp_path)
+    assert run.returncode == 4 and "--mcp-targets FILE" in run.stderr
