@@ -67,9 +67,10 @@ def elicitation_answer(params: Any) -> dict[str, Any]:
 
 
 def fit_elicitation(answer: dict[str, Any], version: str, required: set[str]) -> dict[str, Any]:
-    """``answer`` with the optional fields the version's ElicitResult cannot carry dropped (a
-    fractional default where 2026-07-28 allows strings, integers and booleans); declined when a
-    required one cannot be carried."""
+    """``answer`` with the optional fields the version's ElicitResult cannot carry dropped (as the
+    oracle reads it: schema.ts, which allows a fractional number where the generated schema.json
+    says integer -- conformance.schema.validate.NARROWED_INTEGERS); declined when a required one
+    cannot be carried."""
     from conformance.schema import validate_definition
 
     content = answer.get("content")

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import importlib.util
 import re
 import sys
@@ -249,12 +250,61 @@ _VALIDATORS: dict[tuple[str, str], Any] = {}  # (version, definition) -> jsonsch
 _REGISTRIES: dict[str, Any] = {}  # version -> referencing.Registry of its schema
 
 
+# -- where the generated JSON schema is narrower than its source of truth -----------------------
+#
+# "The full specification of the protocol is defined as a TypeScript schema ... This is the source
+# of truth for all protocol messages and structures.  There is also a JSON Schema, which is
+# automatically generated from the TypeScript source of truth" (basic/index#schema).  Where the
+# generated schema.json allows less than schema.ts, the oracle follows schema.ts: a message the
+# specification allows is never a finding.
+#
+# ElicitResult.content values: schema.ts ``string | number | boolean`` (2025-06-18; ``| string[]``
+# from 2025-11-25), schema.json ``"type": ["string", "integer", "boolean"]`` -- a fractional value
+# of a number field (a SEP-1034 default such as 95.5, which the official runner's
+# elicitation-sep1034-client-defaults expects) would be refused.
+NARROWED_INTEGERS = {"ElicitResult": ("properties", "content", "additionalProperties")}
+
+
+def _widen_integers(node: Any) -> Any:
+    """``node`` with every ``"integer"`` of a ``type`` widened to ``"number"``."""
+    if isinstance(node, dict):
+        out = {k: _widen_integers(v) for k, v in node.items()}
+        kind = node.get("type")
+        if kind == "integer":
+            out["type"] = "number"
+        elif isinstance(kind, list) and "integer" in kind:
+            out["type"] = list(dict.fromkeys("number" if k == "integer" else k for k in kind))
+        return out
+    if isinstance(node, list):
+        return [_widen_integers(v) for v in node]
+    return node
+
+
+def _as_in_source(schema: dict[str, Any], defs_key: str) -> dict[str, Any]:
+    """``schema`` (not modified) with the definitions of :data:`NARROWED_INTEGERS` as schema.ts has them."""
+    defs = schema.get(defs_key) or {}
+    if not any(name in defs for name in NARROWED_INTEGERS):
+        return schema
+    defs = dict(defs)
+    for name, path in NARROWED_INTEGERS.items():
+        if name not in defs:
+            continue
+        body = copy.deepcopy(defs[name])
+        parent = body
+        for key in path[:-1]:
+            parent = parent.get(key, {}) if isinstance(parent, dict) else {}
+        if isinstance(parent, dict) and path[-1] in parent:
+            parent[path[-1]] = _widen_integers(parent[path[-1]])
+        defs[name] = body
+    return {**schema, defs_key: defs}
+
+
 def _version(version: str) -> _Version:
     info = _VERSIONS.get(version)
     if info is not None:
         return info
     pin = _pin_for(version)  # SchemaError for an unknown version
-    schema = load_schema(version)
+    schema = _as_in_source(load_schema(version), pin.definitions_key)
     with _lock:
         info = _VERSIONS.get(version)
         if info is not None:

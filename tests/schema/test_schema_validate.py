@@ -541,3 +541,15 @@ def test_a_valid_message_is_settled_without_importing_jsonschema() -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True"]
 
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", V26])
+def test_elicit_result_numbers_follow_schema_ts(version: str) -> None:
+    """schema.json says integer, schema.ts (the source of truth) number: 95.5 is allowed; what
+    neither allows still is not."""
+    assert validate_definition({"action": "accept", "content": {"n": 95.5, "b": True, "s": "x"}}, version, "ElicitResult") == []
+    assert validate_definition({"action": "accept", "content": {"n": {"x": 1}}}, version, "ElicitResult")
+    assert validate_definition({"action": "accept", "content": {"n": None}}, version, "ElicitResult")
+    raw = load_schema(version)  # the verified file itself is left as it is
+    defs = raw.get("$defs") or raw["definitions"]
+    assert "integer" in json.dumps(defs["ElicitResult"]["properties"]["content"])
