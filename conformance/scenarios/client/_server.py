@@ -66,6 +66,14 @@ class Answer:
     hold: bool = False
 
 
+def _progress_token(env: Envelope) -> Any:
+    """The request's ``_meta.progressToken`` (a string or an integer), or None."""
+    params = env.params if isinstance(env.params, dict) else {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    token = meta.get("progressToken")
+    return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+
 def unsupported_version(requested: Any, supported: list[str]) -> Answer:
     """-32022 UnsupportedProtocolVersion (2026-07-28 basic/versioning), listing ``supported``."""
     return Answer(error={"code": -32022, "message": "Unsupported protocol version",
@@ -91,6 +99,8 @@ class ScenarioServer:
     offer: str | None = None
     #: consulted first for every request: an Answer overrides hooks and the default answer
     gate: Callable[[Envelope], Answer | None] | None = None
+    #: before the result of a request that carries a progressToken, send notifications/progress for it
+    progress: bool = False
     requests: list[Envelope] = field(default_factory=list)
     initialized: bool = False
     first_request: Envelope | None = None
@@ -208,6 +218,10 @@ class ScenarioServer:
                 await self.peer.respond_error(env.id, answer.error.get("code"), answer.error.get("message"),
                                               *([answer.error["data"]] if "data" in answer.error else []))
             else:
+                token = _progress_token(env)
+                if self.progress and token is not None and method != "initialize":
+                    await self.peer.notify("notifications/progress", {
+                        "progressToken": token, "progress": 1, "total": 1, "message": "mcp-conformance: done"})
                 await self.peer.respond(env.id, answer.result)
             if method == "initialize" and answer.error is None:
                 self.handshake_done.set()

@@ -31,12 +31,17 @@ DELETE = ("client.http.session-delete", "client.http.session-delete-2025-03-26")
 @scenario(requirements=[*W_REQUIREMENTS, *SHUTDOWN, *DELETE, "client.discover.first"], role="client", order=0)
 async def baseline(ctx: ClientContext) -> None:
     """A plain, full-featured server (tools over two pages, prompts, resources, templates, logging,
-    completion) that answers everything at once; every message, header and process fact of the run
+    completion) that answers everything at once (on stdio and legacy SSE with a progress
+    notification first, for a request that carries a progressToken); every message, header and process fact of the run
     is judged, and how the client ends the session (stdio: closes the server's stdin first; HTTP:
     DELETEs its session)."""
     version = ctx.version
 
     def configure(server: ScenarioServer) -> None:
+        # progress for every request that asks for it, where the notification travels with the
+        # answer (stdio, the legacy SSE stream; over streamable HTTP it would need the request's
+        # own SSE stream, and a JSON answer has none)
+        server.progress = ctx.transport in (Transport.STDIO, Transport.SSE)
         if spec(version).stateless:
             async def hold(env: Envelope) -> None:
                 # 2026-07-28 has no server requests to probe with; holding the first request a
