@@ -394,10 +394,6 @@ def _settings(config: pytest.Config) -> _Settings:
     elif transport and not get_option(config, "list"):
         raise pytest.UsageError("--mcp-transport needs a target: --mcp-server-command, --mcp-server-url or "
                                 "--mcp-client-command")
-    report_dir = get_option(config, "report_dir") or DEFAULT_REPORT_DIR
-    report_path = Path(report_dir)
-    if not report_path.is_absolute():
-        report_path = Path(config.invocation_params.dir) / report_path
     return _Settings(
         target=target,
         versions=versions,
@@ -405,7 +401,7 @@ def _settings(config: pytest.Config) -> _Settings:
         run_timeout=run_timeout,
         jobs=jobs,
         strict=bool(get_option(config, "strict")),
-        report_dir=report_path,
+        report_dir=report_dir(config),
         select=select,
         exclude=exclude,
         selected=selected,
@@ -414,6 +410,12 @@ def _settings(config: pytest.Config) -> _Settings:
         baseline=_baseline(get_option(config, "baseline"), Path(config.invocation_params.dir)),
         role=role,
     )
+
+
+def report_dir(config: pytest.Config) -> Path:
+    """``--mcp-report-dir`` (default reports/), relative to where pytest was invoked."""
+    path = Path(get_option(config, "report_dir") or DEFAULT_REPORT_DIR)
+    return path if path.is_absolute() else Path(config.invocation_params.dir) / path
 
 
 def _refuse_xdist(config: pytest.Config) -> None:
@@ -718,7 +720,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 class McpSuite(pytest.Collector):
-    """The parent of every scenario item."""
+    """The parent of the plugin's items (scenario items; target items of --mcp-targets)."""
 
     def collect(self) -> list[Any]:  # items are created in pytest_collection_modifyitems
         return []
@@ -732,7 +734,24 @@ class McpError(Exception):
     """Our own trouble or an unreachable target: pytest reports an error."""
 
 
-class McpItem(pytest.Item):
+class VerdictItem(pytest.Item):
+    """An item whose failure or error is a verdict (:class:`McpFailure`, :class:`McpError`),
+    reported as its text, not as a traceback into the plugin."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, (McpFailure, McpError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        # pytest formats an error raised in setup (where our items run) through this, parsing the
+        # source of every traceback entry: ~50 ms an item, minutes for a run of target errors
+        if isinstance(excinfo.value, (McpFailure, McpError)):
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
+
+
+class McpItem(VerdictItem):
     """One scenario on one version and the target's transport."""
 
     def __init__(self, *, scenario: Scenario, version: str, run: _Run, reqs: dict, **kwargs: Any) -> None:
@@ -796,18 +815,6 @@ class McpItem(pytest.Item):
                 return []
             entries.append(entry.text)
         return list(dict.fromkeys(entries))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, (McpFailure, McpError)):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
-
-    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        # pytest formats an error raised in setup (where our items run) through this, parsing the
-        # source of every traceback entry: ~50 ms an item, minutes for a run of target errors
-        if isinstance(excinfo.value, (McpFailure, McpError)):
-            return str(excinfo.value)
-        return super()._repr_failure_py(excinfo, style=style)
 
 
 def _req_header(rid: str, version: str, transport: str) -> str:

@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from conformance.pytest_plugin import McpError, McpFailure, McpSuite, VerdictItem, get_option, report_dir
+
 TARGETS_KEY = pytest.StashKey[list]()
 
 # plugin option -> the CLI flag it passes on to every target's run (kind: value, flag, list)
@@ -57,19 +59,11 @@ def _targets_file(config: pytest.Config) -> str | None:
     return str(value).strip() or None if value else None
 
 
-def _report_root(config: pytest.Config) -> Path:
-    from conformance.pytest_plugin import DEFAULT_REPORT_DIR, get_option
-
-    root = Path(get_option(config, "report_dir") or DEFAULT_REPORT_DIR)
-    return root if root.is_absolute() else Path(config.invocation_params.dir) / root
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     path = _targets_file(config)
     if path is None or getattr(config.option, "help", False):
         return
-    from conformance.pytest_plugin import get_option
     from conformance.targets import TargetsError, load_targets
 
     if get_option(config, "server_command") or get_option(config, "server_url") or get_option(config, "client_command"):
@@ -80,7 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
         targets = load_targets(full)
     except TargetsError as exc:
         raise pytest.UsageError(f"--mcp-targets: {exc}") from None
-    versions = tuple(v for arg in get_option(config, "version") for v in str(arg).split(",") if v.strip())
+    versions = tuple(str(v) for v in get_option(config, "version"))  # as given: each run parses its --version
     transport = get_option(config, "transport")
     config.stash[TARGETS_KEY] = [replace(t, versions=t.versions or versions, transport=t.transport or transport)
                                  for t in targets]
@@ -109,8 +103,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     from conformance.targets import TargetRun
 
-    root = _report_root(config)
-    suite = TargetSuite.from_parent(session, name="mcp-targets", nodeid="mcp-targets")
+    root = report_dir(config)
+    suite = McpSuite.from_parent(session, name="mcp-targets", nodeid="mcp-targets")
     passthrough = _passthrough(config)
     new = [TargetItem.from_parent(suite, name=t.name, run=TargetRun(t, root / t.name), passthrough=passthrough)
            for t in targets]
@@ -118,23 +112,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     config.hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, list(new)))
 
 
-class TargetSuite(pytest.Collector):
-    """The parent of the target items."""
-
-    def collect(self) -> list[Any]:  # items are created in pytest_collection_modifyitems
-        return []
-
-
-class TargetFailure(Exception):
-    """The target's run has failed requirements."""
-
-
-class TargetError(Exception):
-    """The target could not be tested (or the run itself broke)."""
-
-
-class TargetItem(pytest.Item):
-    """One server of the targets file: one whole ``mcp-conformance server`` run."""
+class TargetItem(VerdictItem):
+    """One server of the targets file: one whole ``mcp-conformance server`` run.  Its verdicts:
+    :class:`McpFailure` (failed requirements), :class:`McpError` (the server could not be tested)."""
 
     def __init__(self, *, run: Any, passthrough: list[str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -157,7 +137,7 @@ class TargetItem(pytest.Item):
         self.user_properties.append(("mcp_report", str(path)))
         if self.report is None or run.exit_code not in (0, 1):
             tail = "\n".join(run.log.strip().splitlines()[-15:])
-            raise TargetError(f"{run.spec.name}: `mcp-conformance server` exited {run.exit_code}"
+            raise McpError(f"{run.spec.name}: `mcp-conformance server` exited {run.exit_code}"
                               f"{'' if self.report is not None else ' without a report'}\n{tail}")
         outcomes = {r["outcome"] for r in self.report.get("results", [])}
         if outcomes and outcomes <= {"skip"}:
@@ -178,17 +158,7 @@ class TargetItem(pytest.Item):
                 lines.append(f"    \"{r['quote']}\"")
         if len(failed) > 30:
             lines.append(f"  ... {len(failed) - 30} more in report.json")
-        raise TargetFailure("\n".join(lines))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, (TargetFailure, TargetError)):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
-
-    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, (TargetFailure, TargetError)):
-            return str(excinfo.value)
-        return super()._repr_failure_py(excinfo, style=style)
+        raise McpFailure("\n".join(lines))
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -204,7 +174,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from conformance.targets import TargetRun, write_index
 
-    root = _report_root(config)
+    root = report_dir(config)
     root.mkdir(parents=True, exist_ok=True)
     path = write_index(root, [TargetRun(t, root / t.name) for t in targets])
     config.stash[INDEX_KEY] = path
@@ -219,4 +189,4 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"mcp-conformance targets index: {path}")
 
 
-__all__ = ["TargetItem", "TargetSuite", "TargetFailure", "TargetError"]
+__all__ = ["TargetItem"]

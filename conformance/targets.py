@@ -151,10 +151,8 @@ def run_targets(targets: Sequence[TargetSpec], passthrough: Sequence[str], repor
     stopping = threading.Event()
 
     def one(run: TargetRun) -> None:
-        def register(proc: subprocess.Popen[str] | None) -> bool:
+        def register(proc: subprocess.Popen[str]) -> bool:
             with lock:
-                if proc is None:
-                    return not stopping.is_set()
                 if stopping.is_set():
                     return False
                 live.add(proc)
@@ -164,7 +162,7 @@ def run_targets(targets: Sequence[TargetSpec], passthrough: Sequence[str], repor
             with lock:
                 live.discard(proc)
 
-        if run_target(run, passthrough, register=register, release=release):
+        if not stopping.is_set() and run_target(run, passthrough, register=register, release=release):
             echo(f"{run.spec.name}: exit {run.exit_code} in {run.wall:.1f} s -- {_last_line(run.log)}")
 
     interrupted = False
@@ -199,11 +197,10 @@ def run_targets(targets: Sequence[TargetSpec], passthrough: Sequence[str], repor
 def run_target(run: TargetRun, passthrough: Sequence[str], *, register: Any = None, release: Any = None) -> bool:
     """One target as ``mcp-conformance server <passthrough> <target> --report-dir <its dir>``: sets
     ``run.exit_code``, ``run.log`` (also written to ``run.log`` in its directory) and ``run.wall``.
-    ``register(proc)`` may refuse the start (False: the run is being stopped); ``release(proc)``
-    follows its end.  On Ctrl-C the child gets SIGINT (it stops its server and writes its partial
-    report), then SIGKILL after 20 s.  False when the run did not start."""
-    if register is not None and not register(None):
-        return False
+    ``register(proc)`` right after the start may refuse it (False: the runs are being stopped; the
+    child is killed); ``release(proc)`` follows its end.  On Ctrl-C the child gets SIGINT (it stops
+    its server and writes its partial report), then SIGKILL after 20 s.  False when the run was
+    refused."""
     argv = [sys.executable, "-m", "conformance.cli", "server", *passthrough, *run.spec.argv(),
             "--report-dir", str(run.report_dir), "-q"]
     # a run of its own: not part of the pytest(-xdist) session that may have started it

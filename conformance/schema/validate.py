@@ -131,15 +131,13 @@ def _jsonschema() -> Any:
                 sys.modules[name] = None  # type: ignore[assignment]  # import -> ImportError, suppressed
             try:
                 import jsonschema
-                import jsonschema.exceptions
                 import referencing
                 import referencing.jsonschema
             finally:
                 for name in skipped:
                     if sys.modules.get(name, 0) is None:
                         del sys.modules[name]
-            _JS = types.SimpleNamespace(jsonschema=jsonschema, ValidationError=jsonschema.exceptions.ValidationError,
-                                        Registry=referencing.Registry, Resource=referencing.Resource,
+            _JS = types.SimpleNamespace(jsonschema=jsonschema, Registry=referencing.Registry, Resource=referencing.Resource,
                                         DRAFT7=referencing.jsonschema.DRAFT7,
                                         DRAFT202012=referencing.jsonschema.DRAFT202012)
     return _JS

@@ -80,6 +80,7 @@ class _JsonPost:
         self.name = name
         self.waiting = set(keys)
         self.answers: list[bytes] = []
+        self.error_codes: list[Any] = []  # per answer: its error code (None for a result)
         self.done = anyio.Event()
 
 
@@ -90,16 +91,6 @@ def _key(value: Any) -> Any:
 key_of = _key  # how an endpoint keys request ids (``HttpEndpoint.held_answers``)
 
 _STATUS_400 = (-32020, -32022)  # 2026-07-28: HeaderMismatch, UnsupportedProtocolVersion -> 400 Bad Request
-
-
-def _status_of(body: bytes) -> int:
-    """The HTTP status of a 2026-07-28 JSON answer: 400 for the errors the transport page says."""
-    env = parse_envelope(body)
-    if env.kind is Kind.ERROR and isinstance(env.value, dict):
-        error = env.value.get("error")
-        if isinstance(error, dict) and error.get("code") in _STATUS_400:
-            return 400
-    return 200
 
 
 class HttpEndpoint(Transport):
@@ -176,6 +167,7 @@ class HttpEndpoint(Transport):
             post = self._json_posts.get(key)
             if post is not None:
                 post.answers.append(data)
+                post.error_codes.append(env.error_code if env.kind is Kind.ERROR else None)
                 post.waiting.discard(key)
                 self._json_posts.pop(key, None)
                 if not post.waiting:
@@ -374,7 +366,9 @@ class HttpEndpoint(Transport):
                 await _plain(send, rec, 503, b"")
             return
         body = post.answers[0] if len(post.answers) == 1 and env.kind is not Kind.BATCH else b"[" + b",".join(post.answers) + b"]"
-        rec.status = _status_of(body) if self.modern else 200
+        # 2026-07-28: a single error answer the transport page sends with 400 Bad Request
+        single_400 = env.kind is not Kind.BATCH and len(post.error_codes) == 1 and post.error_codes[0] in _STATUS_400
+        rec.status = 400 if self.modern and single_400 else 200
         rec.answered = time.monotonic()
         await send({"type": "http.response.start", "status": rec.status,
                     "headers": [(b"content-type", b"application/json"), *extra]})

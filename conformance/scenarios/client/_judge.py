@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.client_context import ClientContext, ClientRun
+from conformance.scenarios.client._server import META_PV
+from conformance.scenarios.client._server import request_meta as _meta
 from conformance.spec.versions import Transport, spec
 from conformance.transcript import Direction, TranscriptEntry
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 
 __all__ = ["W_REQUIREMENTS", "judge_run", "Wire", "wire_of", "engaged", "pick"]
 
-META_PV = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_INFO = "io.modelcontextprotocol/clientInfo"
 
@@ -170,12 +171,6 @@ def engaged(w: Wire, version: str) -> bool:
     if answered is None:
         return False
     return any(m.t > answered and m.env.method not in ("initialize", "server/discover") for m in w.msgs)
-
-
-def _meta(env: Envelope) -> dict[str, Any]:
-    params = env.params if isinstance(env.params, dict) else {}
-    meta = params.get("_meta")
-    return meta if isinstance(meta, dict) else {}
 
 
 _ID_PROBLEMS = ('"id" must be a string or an integer',)

@@ -22,7 +22,7 @@ from conformance.peer import ConnectionLost, ExpectTimeout, RawPeer
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import Envelope, Kind
 
-__all__ = ["ScenarioServer", "Answer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE", "unsupported_version"]
+__all__ = ["ScenarioServer", "Answer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE", "unsupported_version", "request_meta"]
 
 SERVER_INFO = {"name": "mcp-conformance-scenario-server", "version": __version__}
 MODERN = [v for v in VERSIONS if spec(v).stateless]
@@ -66,11 +66,16 @@ class Answer:
     hold: bool = False
 
 
+def request_meta(env: Envelope) -> dict[str, Any]:
+    """The ``params._meta`` object of a message ({} when there is none)."""
+    params = env.params if isinstance(env.params, dict) else {}
+    meta = params.get("_meta")
+    return meta if isinstance(meta, dict) else {}
+
+
 def _progress_token(env: Envelope) -> Any:
     """The request's ``_meta.progressToken`` (a string or an integer), or None."""
-    params = env.params if isinstance(env.params, dict) else {}
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-    token = meta.get("progressToken")
+    token = request_meta(env).get("progressToken")
     return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
 
 
@@ -262,8 +267,7 @@ class ScenarioServer:
         if method == "ping" and v.ping:
             return Answer(result={})
         if v.stateless:
-            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-            requested = meta.get(META_PV)
+            requested = request_meta(env).get(META_PV)
             if requested not in MODERN:
                 return unsupported_version(requested, MODERN)
         caps = self.capabilities or {}

@@ -17,7 +17,7 @@ from conformance.client_context import ClientContext
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import META_PV, W_REQUIREMENTS, pick
 from conformance.scenarios.client._run import describe_exit, play
-from conformance.scenarios.client._server import Answer, ScenarioServer, unsupported_version
+from conformance.scenarios.client._server import Answer, ScenarioServer, request_meta, unsupported_version
 from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
 from conformance.wire.envelope import Envelope, Kind
 
@@ -138,12 +138,10 @@ RETRY = "client.version.retry-supported"
 def _declared(env: Envelope) -> str | None:
     """The protocol version a request declares: ``_meta`` (2026-07-28), or ``protocolVersion`` of
     an ``initialize`` (a fallback to the legacy era)."""
-    params = env.params if isinstance(env.params, dict) else {}
     if env.method == "initialize":
-        value = params.get("protocolVersion")
+        value = env.params.get("protocolVersion") if isinstance(env.params, dict) else None
     else:
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        value = meta.get(META_PV)
+        value = request_meta(env).get(META_PV)
     return value if isinstance(value, str) else None
 
 

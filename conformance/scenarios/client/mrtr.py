@@ -16,13 +16,13 @@ has not declared support for" -- and is done here only to provoke that rule.)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from conformance.client_context import ClientContext
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import META_CAPS, W_REQUIREMENTS, wire_of
-from conformance.scenarios.client._run import play
-from conformance.scenarios.client._server import Answer, ScenarioServer
+from conformance.scenarios.client._run import Played, play
+from conformance.scenarios.client._server import Answer, ScenarioServer, request_meta
 from conformance.spec.versions import LATEST
 from conformance.wire.envelope import Envelope
 from conformance.wire.rules import elicitation_accepted, non_file_roots
@@ -45,6 +45,33 @@ INPUTS = {
 MRTR = ("client.mrtr.echo-state", "client.mrtr.new-id", "client.mrtr.retry-only")
 
 
+async def _play_first_call(ctx: ClientContext, answer: Callable[[ScenarioServer, Envelope], Answer | None]
+                           ) -> tuple[Played, Envelope | None]:
+    """Play the run, letting ``answer`` answer the client's tools/call, prompts/get and
+    resources/read until it answers one (None: the default answer); that request is returned."""
+    first: list[Envelope] = []
+
+    def configure(server: ScenarioServer) -> None:
+        async def hook(env: Envelope) -> Answer | None:
+            if first:
+                return None
+            got = answer(server, env)
+            if got is not None:
+                first.append(env)
+            return got
+
+        for method in ELIGIBLE:
+            server.hooks[method] = hook
+
+    # a client that only calls tools when told to: --call-command makes it call add_numbers
+    played = await play(ctx, configure=configure, launch={"call": True})
+    return played, (first[0] if first else None)
+
+
+def _call_hint(ctx: ClientContext) -> str:
+    return "" if ctx.runner.target.call_command else " (give --call-command to make it call a tool)"
+
+
 def _target(env: Any) -> tuple[Any, Any]:
     """What a request is about: its method and the tool, prompt or resource it names."""
     params = env.params if isinstance(env.params, dict) else {}
@@ -56,34 +83,22 @@ def _target(env: Any) -> tuple[Any, Any]:
 async def input_requests(ctx: ClientContext) -> None:
     """The first tools/call, prompts/get or resources/read is answered with an InputRequiredResult
     asking for roots, a sampled message and an elicitation; the retry is served normally."""
-    state: dict[str, Any] = {"asked": None}
-
-    def configure(server: ScenarioServer) -> None:
-        async def ask(env: Envelope) -> Answer | None:
-            params = env.params if isinstance(env.params, dict) else {}
-            if state["asked"] is None and "inputResponses" not in params:
-                state["asked"] = env
-                return Answer(result={"resultType": "input_required", "inputRequests": INPUTS, "requestState": STATE})
+    def ask(server: ScenarioServer, env: Envelope) -> Answer | None:
+        if isinstance(env.params, dict) and "inputResponses" in env.params:
             return None
+        return Answer(result={"resultType": "input_required", "inputRequests": INPUTS, "requestState": STATE})
 
-        for method in ELIGIBLE:
-            server.hooks[method] = ask
-
-    # a client that only calls tools when told to: --call-command makes it call add_numbers
-    played = await play(ctx, configure=configure, launch={"call": True})
-    asked = state["asked"]
+    played, asked = await _play_first_call(ctx, ask)
     if asked is None:
-        hint = "" if ctx.runner.target.call_command else " (give --call-command to make it call a tool)"
         for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR]:
             ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read, so the server had no "
-                                 f"request to ask for input on{hint}")
+                                 f"request to ask for input on{_call_hint(ctx)}")
         return
     wire = wire_of(played.run)
     retries = [m for m in wire.requests() if _target(m.env) == _target(asked)
                and isinstance(m.env.params, dict) and isinstance(m.env.params.get("inputResponses"), dict)]
     _judge_state(ctx, wire, asked, retries, played.run.peer)
-    meta = (asked.params or {}).get("_meta") if isinstance(asked.params, dict) else None
-    caps = meta.get(META_CAPS) if isinstance(meta, dict) else None
+    caps = request_meta(asked).get(META_CAPS)
     caps = caps if isinstance(caps, dict) else {}
     if not retries:
         for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR[:2]]:
@@ -156,27 +171,18 @@ async def result_type_absent(ctx: ClientContext) -> None:
     ``resultType``, as a server of an earlier version would send it: the client must take it as
     complete, not retry the request with inputResponses or a requestState."""
     rid = "client.result-type.absent-complete"
-    state: dict[str, Any] = {"answered": None}
 
-    def configure(server: ScenarioServer) -> None:
-        async def bare(env: Envelope) -> Answer | None:
-            if state["answered"] is not None:
-                return None
-            answer = server.default(env)
-            if isinstance(answer.result, dict):
-                state["answered"] = env
-                answer.result.pop("resultType", None)
-            return answer
+    def bare(server: ScenarioServer, env: Envelope) -> Answer | None:
+        answer = server.default(env)
+        if not isinstance(answer.result, dict):
+            return None  # an error answer: the next call is the one
+        answer.result.pop("resultType", None)
+        return answer
 
-        for method in ELIGIBLE:
-            server.hooks[method] = bare
-
-    played = await play(ctx, configure=configure, launch={"call": True})
-    answered = state["answered"]
+    played, answered = await _play_first_call(ctx, bare)
     if answered is None:
-        hint = "" if ctx.runner.target.call_command else " (give --call-command to make it call a tool)"
         ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read that the server could "
-                             f"answer without resultType{hint}")
+                             f"answer without resultType{_call_hint(ctx)}")
         return
     wire = wire_of(played.run)
     t0 = wire.answered_at(answered.id)

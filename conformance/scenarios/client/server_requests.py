@@ -105,6 +105,17 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         await peer.request(method, params, id=rid, meta=None)
         return rid, await server.response(timeout)
 
+    async def barrier() -> tuple[Envelope | None, list[Envelope]]:
+        """A ping, and the client's answer to it (None: none within the timeout) with whatever
+        other responses came before it.  Its answer counts also with its id's type changed: the
+        echo rule takes that, not the barrier."""
+        rid, resp = await ask("ping")
+        before = []
+        while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):
+            before.append(resp)
+            resp = await server.response(timeout)
+        return resp, before
+
     def judge_answer(rid: Any, resp: Envelope | None, method: str) -> bool:
         """The id echo and the response shape; True when ``resp`` answers ``rid``."""
         if resp is None:
@@ -216,12 +227,7 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         await peer.notify("notifications/tools/list_changed")
         await peer.notify("notifications/cancelled", {"requestId": "mcpc-never-sent", "reason": "mcp-conformance probe"})
         await peer.notify("notifications/cancelled", {})
-        rid, resp = await ask("ping")
-        extra = []
-        # the barrier's answer, also with its id's type changed (the echo rule takes that, not this one)
-        while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):
-            extra.append(resp)
-            resp = await server.response(timeout)
+        resp, extra = await barrier()
         if extra:
             ctx.check("client.basic.notification-no-response", False, problem="NotificationAnswered",
                       message="the client answered a notification", expected="no response to notifications",
@@ -265,9 +271,7 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
             victim = f"mcpc-cancelled-ping-{n}"
             await peer.request("ping", MISSING, id=victim, meta=None)
             await peer.notify("notifications/cancelled", {"requestId": victim, "reason": "mcp-conformance: cancelled by the server"})
-            rid, resp = await ask("ping")
-            while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):
-                resp = await server.response(timeout)  # the answer to the cancelled ping, if it came
+            resp, _ = await barrier()  # before it, the answer to the cancelled ping, if it came
             ctx.check("client.cancel.race", resp is not None, problem="CancelRaceNotHandled",
                       message="" if resp is not None else "after the server cancelled a ping of its own right after "
                                                           f"sending it, the client no longer answered a ping within {timeout:g} s",
