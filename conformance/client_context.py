@@ -277,8 +277,9 @@ class ClientRunner(Runner):
         self.client_runs.append(run)
         run._exit_event = anyio.Event()
         try:
-            proc = await anyio.open_process(["/bin/sh", "-c", cmd], stdin=_stdin(), stdout=-1, stderr=-1,
-                                            cwd=self.target.cwd, env=env, start_new_session=True)
+            with anyio.CancelScope(shield=True):  # registered below before anything can cancel us
+                proc = await anyio.open_process(["/bin/sh", "-c", cmd], stdin=_stdin(), stdout=-1, stderr=-1,
+                                                cwd=self.target.cwd, env=env, start_new_session=True)
         except OSError as exc:
             run.spawn_error = f"cannot start the client: {exc}"
             run._exit_event.set()

@@ -74,6 +74,8 @@ _CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 
 _DEFAULT_CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
 _SEEN_LIMIT = 8
+_BUSY_SLICE = 1.0  # s: how often a silent, starting process's CPU use is looked at
+_BUSY_CPU = 0.03  # CPU s per slice: at or above it the process is busy (starting), not idle
 _STDERR_TAIL_CHARS = 600
 
 
@@ -389,6 +391,12 @@ class RawPeer:
         #: the wait for the first message from a peer that has said nothing yet (a stdio server
         #: still starting); None: the per-answer ``timeout`` from the start
         self.first_timeout: float | None = None
+        #: the CPU seconds the peer's process has used so far (None: unknown), set for a process
+        #: we started: while nothing has arrived, a wait that ends with that process still busy
+        #: (starting on a loaded machine, not silent) goes on, a second at a time, up to
+        #: ``first_cap`` seconds in all
+        self.startup_cpu: Callable[[], float | None] | None = None
+        self.first_cap: float = 0.0
 
         self._direction = _methods.S2C if role == "client" else _methods.C2S  # what we receive
         self._validator: Callable[..., list[Finding]] | None = None
@@ -923,7 +931,10 @@ class RawPeer:
         waiter = _Waiter(match)
         self._waiters.append(waiter)
         try:
-            await waiter.wait(timeout, self._deadlines())
+            if self.startup_cpu is not None and not self.inbound and timeout > 2 * _BUSY_SLICE and timeout != math.inf:
+                await self._wait_starting(waiter, timeout, started)
+            else:
+                await waiter.wait(timeout, self._deadlines())
         finally:
             if waiter.rec is None:
                 try:
@@ -939,6 +950,26 @@ class RawPeer:
             raise ConnectionLost(self._closed, what=what if isinstance(what, str) else what())
         waited = time.monotonic() - started
         raise self._timeout(what if isinstance(what, str) else what(), waited, start_n, hint)
+
+    async def _wait_starting(self, waiter: _Waiter, timeout: float, started: float) -> None:
+        """``waiter.wait(timeout)``, and beyond while the peer's process, silent so far, is still
+        busy: its CPU use over the last second is compared at the deadline and after each
+        further second, up to ``first_cap`` seconds since ``started``.  An idle process (a server
+        that stays silent on purpose) ends the wait at the deadline, as without the probe."""
+        probe = self.startup_cpu
+        assert probe is not None
+        deadlines = self._deadlines()
+        await waiter.wait(timeout - _BUSY_SLICE, deadlines)
+        if waiter._woken:
+            return
+        used = probe()
+        await waiter.wait(_BUSY_SLICE, deadlines)  # the plain deadline
+        until = started + max(timeout, self.first_cap)
+        while not waiter._woken and not self.inbound and used is not None and time.monotonic() < until:
+            before, used = used, probe()
+            if used is None or used - before < _BUSY_CPU:
+                return
+            await waiter.wait(_BUSY_SLICE, deadlines)
 
     def _timeout(self, what: str, waited: float, start_n: int, hint: Callable[[], str] | None) -> ExpectTimeout:
         seen = self._tops[start_n:]

@@ -41,6 +41,7 @@ from conformance.transports.base import (
     TransportClosed,
     TransportError,
 )
+from conformance.transports.procstat import group_cpu_seconds
 from conformance.wire.envelope import parse_envelope
 from conformance.wire.ndjson import DEFAULT_MAX_LINE_BYTES, NDJSONDecoder, SplitJoiner
 
@@ -152,6 +153,13 @@ class StdioTransport(Transport):
     def returncode(self) -> int | None:
         return self._proc.returncode if self._proc is not None else None
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the server's process group has used so far (None: not started, or unknown
+        on this platform): whether a server that has not answered yet is still starting."""
+        if self._proc is None or self._proc.returncode is not None:
+            return None
+        return group_cpu_seconds(self._proc.pid)
+
     @property
     def stderr_tail(self) -> str:
         """The last ``stderr_tail_bytes`` the server wrote to stderr (decoded leniently)."""
@@ -175,15 +183,16 @@ class StdioTransport(Transport):
         env = {**_environ_snapshot(), **(self.env or {})}
         cmd_text = shlex.join(self.command)
         try:
-            self._proc = await anyio.open_process(
-                self.command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                cwd=self.cwd,
-                start_new_session=True,
-            )
+            with anyio.CancelScope(shield=True):  # a process started is a process we end (see below)
+                self._proc = await anyio.open_process(
+                    self.command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=env,
+                    cwd=self.cwd,
+                    start_new_session=True,
+                )
         except OSError as exc:
             raise StartError(
                 f"cannot start {cmd_text}: {_describe_os_error(exc, self.command)}",

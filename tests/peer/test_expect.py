@@ -383,3 +383,74 @@ async def test_a_raising_predicate_fails_its_own_wait_only(connect) -> None:
             await peer.expect_silence(1.0, predicate=bad)
         # the notification was not consumed by the failed wait
         assert (await peer.expect_notification("notifications/message")).params == {"level": "info"}
+
+
+class _Probe:
+    """A stand-in for a started process's CPU counter: ``busy`` adds CPU per look; ``answer_after``
+    lets the fake server answer once the probe was looked at that many times."""
+
+    def __init__(self, busy: bool, answer_after: int | None = None) -> None:
+        self.busy = busy
+        self.looks = 0
+        self.answer_after = answer_after
+        self.go = anyio.Event()
+
+    def __call__(self) -> float:
+        self.looks += 1
+        if self.answer_after is not None and self.looks >= self.answer_after:
+            self.go.set()
+        return 0.5 * self.looks if self.busy else 1.0
+
+
+@pytest.fixture
+def fast_busy_slice(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.peer as peer_module
+
+    monkeypatch.setattr(peer_module, "_BUSY_SLICE", 0.02)
+
+
+async def test_a_silent_process_still_busy_starting_gets_more_time_than_the_deadline(connect, fast_busy_slice) -> None:
+    probe = _Probe(busy=True, answer_after=4)  # the answer comes only after two looks past the deadline
+
+    async def slow_start(server, env) -> None:
+        await probe.go.wait()
+        await standard(server, env)
+
+    async with connect(slow_start) as (peer, _):
+        peer.startup_cpu, peer.first_cap = probe, 30.0
+        assert await peer.call("ping", timeout=0.1) == {}
+        assert probe.looks >= 4
+
+
+async def test_an_idle_silent_process_ends_the_wait_at_the_deadline(connect, fast_busy_slice) -> None:
+    probe = _Probe(busy=False)
+    async with connect(silent) as (peer, _):
+        peer.startup_cpu, peer.first_cap = probe, 30.0
+        with pytest.raises(ExpectTimeout):
+            await peer.call("ping", timeout=0.1)
+        assert probe.looks == 2  # one before the deadline, one at it: no busy second, no more
+
+
+async def test_a_busy_process_that_never_answers_is_cut_off_at_the_cap(connect, fast_busy_slice) -> None:
+    probe = _Probe(busy=True)
+    async with connect(silent) as (peer, _):
+        peer.startup_cpu, peer.first_cap = probe, 0.3
+        with pytest.raises(ExpectTimeout) as info:
+            await peer.call("ping", timeout=0.1)
+        assert 0.3 <= info.value.waited < 30
+        assert probe.looks <= 0.3 / 0.02 + 2
+
+
+async def test_once_the_peer_has_spoken_its_cpu_is_not_looked_at(connect, fast_busy_slice) -> None:
+    probe = _Probe(busy=True)
+
+    async def answers_ping_only(server, env) -> None:
+        if env.method == "ping":
+            await standard(server, env)
+
+    async with connect(answers_ping_only) as (peer, _):
+        peer.startup_cpu, peer.first_cap = probe, 30.0
+        assert await peer.call("ping") == {}
+        with pytest.raises(ExpectTimeout):
+            await peer.call("tools/list", timeout=0.1)
+        assert probe.looks == 0

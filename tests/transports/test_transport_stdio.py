@@ -309,3 +309,18 @@ async def test_env_is_added_to_the_environment() -> None:
     async with StdioTransport([sys.executable, "-c", code], env={"MCP_T": "yes"}) as t:
         got = await t.receive()
     assert json.loads(got.raw) == ["yes", True]
+
+
+async def test_cpu_seconds_counts_the_whole_process_group_and_ends_with_the_process() -> None:
+    t = peer("busy-start")
+    async with t:
+        first = t.cpu_seconds()
+        assert first is not None
+        with anyio.fail_after(20):  # the grandchild's busy loop shows in the server's count
+            while (t.cpu_seconds() or 0.0) < first + 0.2:
+                await anyio.sleep(0.05)
+        await t.send(PING)
+        assert (await t.receive()).raw == PING
+        await t.close_stdin()
+        assert await t.wait_exit(10) == 0
+        assert t.cpu_seconds() is None

@@ -99,6 +99,18 @@ def grandchild() -> None:
     echo()
 
 
+def busy_start() -> None:
+    """Start up the slow way: a grandchild (as npx starts node) burns CPU until the first stdin
+    line comes; then echo."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys\nwhile True: pass"], stdin=subprocess.DEVNULL)
+    line = sys.stdin.buffer.readline()
+    child.kill()
+    child.wait()
+    out.write(line)
+    out.flush()
+    echo()
+
+
 def flood(size: int) -> None:
     """Write valid messages of about ``size`` bytes to stdout forever."""
     line = msg("flood", pad="p" * size) + b"\n"
@@ -127,6 +139,7 @@ MODES = {
     "stubborn": stubborn,
     "deaf": deaf,
     "grandchild": grandchild,
+    "busy-start": busy_start,
     "flood": lambda: flood(int(sys.argv[2])),
     "noisy": lambda: noisy(int(sys.argv[2])),
 }
