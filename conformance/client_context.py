@@ -163,6 +163,7 @@ class ClientRunner(Runner):
         self._ahead: dict[tuple[str, str], Any] = {}  # (scenario id, version) -> _Ahead
         self._order: list[tuple[Scenario, str]] = []
         self.client_runs: list[ClientRun] = []
+        self._ending = False  # aclose has begun
         self.relay_hub: Any = None
         self.http_hub: Any = None
         self._tmp: Path | None = None
@@ -205,6 +206,7 @@ class ClientRunner(Runner):
     async def aclose(self) -> None:
         if self._stop is None:
             return
+        self._ending = True
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(10):
                 async with anyio.create_task_group() as tg:
@@ -255,6 +257,8 @@ class ClientRunner(Runner):
                      answer_mode: str = "json", get_stream: bool = True, call: bool = False, attach: bool = True) -> ClientRun:
         """Start the client for one run and return at once (the connection comes later).
         ``attach=False``: no raw peer is put on the connection (the fuzzer reads the transport itself)."""
+        if self._ending:  # aclose has begun: a client started now would outlive its end
+            raise TargetError("the run is ending: no new client is started")
         self._counter += 1
         run = ClientRun(label=f"{version}/{scenario}#{self._counter}", version=version,
                         transport=self.target.transport, command=self.target.command)

@@ -130,10 +130,23 @@ def test_an_interrupt_ends_the_run_with_a_partial_report_and_no_process_left(tmp
     assert report["status"] == "interrupted"
     end = time.monotonic() + 10
     while live_processes(token):
-        assert time.monotonic() < end, f"left behind: {live_processes(token)}"
+        assert time.monotonic() < end, f"left behind: {_describe(live_processes(token))}\n{err[-3000:]}"
         time.sleep(0.05)
     relays = [pid for pid in relays if _alive(pid)]
     assert not relays, f"relay processes left behind: {relays}"
+
+
+def _describe(pids: list[int]) -> str:
+    """Each pid with its command line, parent and state (what a leftover was, for the failure text)."""
+    out = []
+    for pid in pids:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
+            out.append(f"{pid} ({status.get('State')}, ppid {status.get('PPid')}): {cmd}")
+        except OSError:
+            out.append(f"{pid} (gone)")
+    return "; ".join(out)
 
 
 def _alive(pid: int) -> bool:
