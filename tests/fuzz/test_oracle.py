@@ -138,3 +138,32 @@ def test_every_finding_cites_the_catalogue_and_is_graded_by_level() -> None:
 def test_duplicate_jsonrpc_members_accept_anything() -> None:
     x = one(b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}')
     assert x.kind == ANY and probs(x, []) == []
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"n":9007199254740993}}}',
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"n":1e400}}}',
+    b'[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":-1E999}}]',  # a batch member: re-serialised
+])
+def test_a_number_beyond_the_interoperable_range_is_seen_through_the_quick_text_check(raw: bytes) -> None:
+    exps = expect(raw, OracleContext("2025-03-26", "stdio", {"tools": {}}) if raw[:1] == b"[" else CTX)
+    assert any(e.kind == ANY and "interoperable" in e.what for e in exps), exps
+
+
+def test_the_quick_text_checks_never_change_an_expectation(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the byte-level shortcuts (no exponent/16 digits: no huge number; few brackets: not too deep)
+    # give the expectations the full walks give, over every operator's frames
+    import re
+
+    from conformance.fuzz import oracle
+    from conformance.fuzz.corpus import build_corpus
+    from conformance.fuzz.generate import Plan, frame_at
+    from conformance.fuzz.operators import select_operators
+
+    plan = Plan(11, build_corpus("2025-11-25"), select_operators("stdio"), "stdio")
+    frames = [frame_at(plan, i).data for i in range(1500)]
+    quick = [repr(expect(f, CTX)) for f in frames]
+    walk_deep = oracle._too_deep
+    monkeypatch.setattr(oracle, "_NUMBERISH", re.compile(b""))
+    monkeypatch.setattr(oracle, "_too_deep", lambda env, raw=b"": walk_deep(env))
+    assert [repr(expect(f, CTX)) for f in frames] == quick
