@@ -34,11 +34,12 @@ from typing import Any, Callable, Iterable, Mapping
 
 import anyio
 
-from conformance.connect import TargetError, register_child, unregister_child
+from conformance.connect import STARTUP_CAP_FACTOR, TargetError, register_child, unregister_child
 from conformance.context import Connection, ItemResult, Runner, ScenarioContext
 from conformance.peer import RawPeer
 from conformance.registry import Scenario
 from conformance.spec.versions import Transport, spec
+from conformance.transports.procstat import group_cpu_seconds
 
 __all__ = ["ClientTarget", "ClientRunner", "ClientContext", "ClientRun", "PLACEHOLDERS"]
 
@@ -340,6 +341,20 @@ class ClientRunner(Runner):
         A :class:`RawPeer`; with ``attach=False`` the bare transport (a ``RelayTransport`` or the
         ``HttpEndpoint``: the fuzzer reads it itself)."""
         timeout = self.target.startup_timeout if timeout is None else timeout
+        got = await self._connected_within(run, timeout, attach)
+        # a client still busy starting (its process group used CPU in the last second: an
+        # interpreter's imports on a loaded machine) is given a second more at a time, up to
+        # STARTUP_CAP_FACTOR times the allowance; an idle one that has not connected ends here
+        until = time.monotonic() + (STARTUP_CAP_FACTOR - 1) * timeout
+        while got is None and run.pid is not None and not run._exit_event.is_set() and time.monotonic() < until:
+            before = group_cpu_seconds(run.pid)
+            got = await self._connected_within(run, 1.0, attach)
+            after = group_cpu_seconds(run.pid)
+            if got is None and (before is None or after is None or after - before < 0.03):
+                break
+        return got
+
+    async def _connected_within(self, run: ClientRun, timeout: float, attach: bool) -> Any:
         if run.endpoint is not None:
             got = await run.endpoint.wait_request(lambda r: True, timeout) if not run._exit_event.is_set() else None
             if got is None and run.endpoint.requests:

@@ -11,11 +11,14 @@ suite substituted for ``{server}``.  Modes:
   answer, closes the server's stdin and exits;
 * ``stall``: starts the server, sends initialize, then waits forever (the server stays up);
 * ``stubborn``: as ``stall``, and ignores SIGTERM.
+* ``slow-start``: busy (CPU) for ``$FAKE_CLIENT_BUSY`` seconds (default 3), then as ``stall``: a
+  client whose imports take long on a loaded machine.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -32,6 +35,10 @@ def main() -> int:
             time.sleep(3600)
     if mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode == "slow-start":
+        end = time.monotonic() + float(os.environ.get("FAKE_CLIENT_BUSY", "3"))
+        while time.monotonic() < end:
+            pass
     assert server, "this mode needs the server launcher"
     proc = subprocess.Popen([server], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
