@@ -532,11 +532,11 @@ class Runner:
         self._current: str | None = None
         self._counter = 0
         self.started = False
-        # overlapping items (stdio): see schedule() and _detacher()
+        # overlapping items (on their own connections): see schedule() and _detacher()
         # --jobs: scenarios running at once beside the one in order (1: strictly one after the
         # other, the sequential reference every concurrent run must match verdict for verdict)
         self.jobs = default_jobs(target.transport) if jobs is None else max(1, jobs)
-        self.detach = detach and self.jobs > 1 and target.transport is Transport.STDIO
+        self.detach = detach and self.jobs > 1
         self._schedule: dict[str, list[Scenario]] = {}  # version -> its items, in run order
         self._detached: dict[tuple[str, str], _Detached] = {}  # (scenario id, version) -> state
         self._unfinished: dict[str, dict[int, int]] = {}  # version -> scenario order -> items not finished
@@ -1037,9 +1037,10 @@ class Runner:
     def schedule(self, items: Iterable[tuple[Scenario, str]]) -> None:
         """The (scenario, version) items the run will execute, in run order (after deselection).
 
-        On stdio every fresh connection is a process of its own, so a ``fresh`` scenario cannot
-        disturb -- or be disturbed by -- anything else: with a schedule, such items start ahead of
-        time, a few at once, while the others run in order.  A positive scenario ``order`` is a phase
+        A ``fresh`` scenario has a connection of its own (on stdio a process of its own, over HTTP
+        a session of its own), so it does not disturb -- nor is it disturbed by -- the items on the
+        shared session: with a schedule, such items start ahead of time, a few at once, while the
+        others run in order (``--jobs 1`` is the sequential reference they match verdict for verdict).  A positive scenario ``order`` is a phase
         boundary: such an item starts only when every scheduled item of lower order (same version)
         has finished, so the transcript-wide checks that run last see every connection.  Results
         are applied in run order when :meth:`run_item` reaches an item.  Without a schedule (or
@@ -1358,11 +1359,10 @@ _MODERN_REJECTIONS = (_errors.HEADER_MISMATCH, _errors.MISSING_REQUIRED_CLIENT_C
 
 
 def default_jobs(transport: Transport) -> int:
-    """Scenarios at once by default: on stdio every fresh connection is a process of its own, and
-    the items that run on one mostly wait for it, so the one in order plus three beside it (two on
-    a single core); over HTTP the scenarios share the server, and run one after the other."""
-    if transport is not Transport.STDIO:
-        return 1
+    """Scenarios at once by default: the one in order plus three beside it (two on a single core).
+    On stdio every fresh connection is a process of its own and the items that run on one mostly
+    wait for it; over HTTP each fresh connection is a session of its own on the one server, and
+    the items that use one mostly wait (the stream probes, priming, resumption)."""
     import os
 
     return 4 if (os.cpu_count() or 1) > 1 else 3

@@ -126,8 +126,9 @@ OPTIONS: tuple[Option, ...] = (
            "(error, kind deadline) (default: 60 + timeout x (2 x versions + scenarios run / 4))",
            kind="float", metavar="SECONDS", commands=("server", "client")),
     Option("jobs", "--mcp-jobs", "--jobs",
-           "scenarios that may run at once (default: 4 on stdio, where each fresh connection is a process of its "
-           "own, 3 on one core; 1 over HTTP); --jobs 1 runs them strictly one after the other",
+           "scenarios that may run at once (default: 4, 3 on one core: those on a connection of their own -- "
+           "a process on stdio, a session over HTTP -- beside the one in order); --jobs 1 runs them strictly "
+           "one after the other, and every concurrent run gives its verdicts",
            metavar="N", commands=("server", "client")),
     Option("strict", "--mcp-strict", "--strict",
            "grade SHOULD violations as failures", kind="flag", commands=("server", "client")),

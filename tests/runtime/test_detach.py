@@ -125,14 +125,18 @@ async def test_items_outside_the_schedule_never_run() -> None:
     assert runner.result("jsonrpc.error.method-not-found", V).checks == 0
 
 
-async def test_only_stdio_runs_items_alongside_each_other() -> None:
-    http = Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,))
+async def test_items_run_alongside_each_other_on_every_transport_unless_jobs_is_1() -> None:
+    # fresh connections are processes of their own on stdio and sessions of their own over HTTP
+    url = "http://127.0.0.1:1/mcp"
+    http = Runner(Target(transport=Transport.STREAMABLE_HTTP, url=url), versions=(V,))
+    sse = Runner(Target(transport=Transport.SSE, url=url), versions=(V,))
     stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
-    assert (http.detach, stdio.detach) == (False, True)
+    assert (http.detach, sse.detach, stdio.detach) == (True, True, True)
+    assert http.jobs >= 3 and sse.jobs >= 3 and stdio.jobs >= 3
     assert Runner(Target(command=(PY, str(TINY))), versions=(V,), detach=False).detach is False
     assert Runner(Target(command=(PY, str(TINY))), versions=(V,), jobs=1).detach is False  # --jobs 1
+    assert Runner(Target(transport=Transport.STREAMABLE_HTTP, url=url), versions=(V,), jobs=1).detach is False
     assert Runner(Target(command=(PY, str(TINY))), versions=(V,), jobs=2).detach is True
-    assert http.jobs == 1 and stdio.jobs >= 3
 
 
 async def test_items_of_order_zero_do_not_wait_for_those_that_merely_start_first() -> None:
