@@ -31,7 +31,7 @@ from anyio.abc import Process
 
 from conformance.peer import RawPeer
 from conformance.spec.versions import Transport
-from conformance.transports.procstat import group_cpu_seconds
+from conformance.transports.procstat import busy, group_cpu_seconds
 from conformance.transports.base import (
     ConnectError,
     HttpStatusError,
@@ -331,7 +331,8 @@ class ServerProcess:
         assert self.process is not None
         cmd = shlex.join(self.target.command or ())
         pid = self.process.pid
-        busy_at, busy_cpu, busy = started, 0.0, False  # the last look at the process group's CPU use
+        busy_at, starting = started, False  # the last look at the process group's CPU use, and what it showed
+        busy_cpu: float | None = 0.0
         while True:
             if self.process.returncode is not None:
                 await anyio.sleep(0.05)  # let the drain task collect the last output
@@ -350,9 +351,9 @@ class ServerProcess:
             now = time.monotonic()
             if now >= busy_at + 1.0:
                 used = group_cpu_seconds(pid)
-                busy = used is not None and used - busy_cpu >= 0.03
-                busy_at, busy_cpu = now, used or 0.0
-            if now >= deadline and busy and now < cap:
+                starting = busy(busy_cpu, used)
+                busy_at, busy_cpu = now, used
+            if now >= deadline and starting and now < cap:
                 deadline = min(cap, busy_at + 1.05)  # still busy starting (a loaded machine): until the next look
             if now >= deadline:
                 raise TargetError(

@@ -36,6 +36,7 @@ from conformance.spec import methods as _methods
 from conformance.spec.versions import spec
 from conformance.transcript import Transcript, TranscriptEntry
 from conformance.transports.base import Inbound, Transport, TransportClosed, TransportError
+from conformance.transports.procstat import busy
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, parse_envelope, same_id
 
 __all__ = [
@@ -75,7 +76,6 @@ _CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 _DEFAULT_CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
 _SEEN_LIMIT = 8
 _BUSY_SLICE = 1.0  # s: how often a silent, starting process's CPU use is looked at
-_BUSY_CPU = 0.03  # CPU s per slice: at or above it the process is busy (starting), not idle
 _STDERR_TAIL_CHARS = 600
 
 
@@ -967,7 +967,7 @@ class RawPeer:
         until = started + max(timeout, self.first_cap)
         while not waiter._woken and not self.inbound and used is not None and time.monotonic() < until:
             before, used = used, probe()
-            if used is None or used - before < _BUSY_CPU:
+            if not busy(before, used):
                 return
             await waiter.wait(_BUSY_SLICE, deadlines)
 

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["group_cpu_seconds"]
+__all__ = ["group_cpu_seconds", "busy", "BUSY_CPU"]
+
+# CPU seconds a process group uses in a second of waiting, at or above which it is busy (starting),
+# not idle: an idle process blocked on a read uses none (ticks are 10 ms)
+BUSY_CPU = 0.03
 
 _TICK = 1.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 100)
 
@@ -40,3 +44,8 @@ def group_cpu_seconds(pgid: int) -> float | None:
             continue
         found = True
     return total * _TICK if found else None
+
+
+def busy(before: float | None, after: float | None) -> bool:
+    """Whether two :func:`group_cpu_seconds` readings a second apart show a busy process group."""
+    return before is not None and after is not None and after - before >= BUSY_CPU
