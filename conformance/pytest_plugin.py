@@ -467,6 +467,9 @@ def _baseline(value: str | None, base: Path) -> Any:
 
 RUN_KEY = pytest.StashKey["_Run"]()
 REPORT_KEY = pytest.StashKey[dict]()
+#: signals (SIGINT, SIGTERM) that interrupted this process's run, set by the CLI's handlers
+#: (conformance.cli.terminate_like_interrupt): the run ends as interrupted however pytest unwound
+SIGNALLED: list[int] = []
 SETTINGS_KEY = pytest.StashKey[_Settings]()
 
 
@@ -959,7 +962,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if run is not None:
             run.close()
         return
-    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(SIGNALLED)
     try:
         run.close()
     except BaseException as exc:  # never lose the report

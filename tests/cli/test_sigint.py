@@ -55,3 +55,38 @@ def test_an_interrupt_exits_promptly_writes_a_partial_report_and_leaves_no_proce
     except (ProcessLookupError, FileNotFoundError):
         alive = False
     assert not alive
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupt_that_pytest_sees_as_an_internal_error_still_ends_the_run_as_interrupted(tmp_path: Path, sig: int) -> None:
+    # Ctrl-C while the scenario modules are imported (the shared sessions are already coming up):
+    # a KeyboardInterrupt raised inside a class body reaches pytest wrapped in a RuntimeError
+    # (dataclasses' __set_name__), so pytest reports an internal error; the run is still
+    # interrupted: exit 130, report.json with status "interrupted"
+    import sys
+
+    code = f"""
+import os, signal, sys, time
+import conformance.pytest_plugin as plugin
+from conformance import cli
+
+real = plugin.scenarios
+
+def interrupted(role="server"):
+    try:
+        os.kill(os.getpid(), {int(sig)})
+        time.sleep(5)  # the handler raises first
+    except KeyboardInterrupt as exc:
+        raise RuntimeError("Error calling __set_name__") from exc
+    return real(role)
+
+plugin.scenarios = interrupted
+sys.exit(cli.main(sys.argv[1:]))
+"""
+    proc = subprocess.run([sys.executable, "-c", code, "server", "--command", f"{sys.executable} -m reference_server",
+                           "--version", "2025-11-25", "--report-dir", str(tmp_path / "reports"), "-q"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((tmp_path / "reports" / "report.json").read_text())
+    validate_report(report)
+    assert report["status"] == "interrupted"
