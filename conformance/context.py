@@ -1040,11 +1040,12 @@ class Runner:
         A ``fresh`` scenario has a connection of its own (on stdio a process of its own, over HTTP
         a session of its own), so it does not disturb -- nor is it disturbed by -- the items on the
         shared session: with a schedule, such items start ahead of time, a few at once, while the
-        others run in order (``--jobs 1`` is the sequential reference they match verdict for verdict).  A positive scenario ``order`` is a phase
-        boundary: such an item starts only when every scheduled item of lower order (same version)
-        has finished, so the transcript-wide checks that run last see every connection.  Results
-        are applied in run order when :meth:`run_item` reaches an item.  Without a schedule (or
-        with ``detach=False``) items run strictly one after the other."""
+        others run in order (``--jobs 1`` is the sequential reference they match verdict for
+        verdict).  A positive scenario ``order`` is a phase boundary: such an item starts only
+        when every scheduled item of lower order (same version) has finished, so the
+        transcript-wide checks that run last see every connection.  Results are applied in run
+        order when :meth:`run_item` reaches an item.  Without a schedule (or with
+        ``detach=False``) items run strictly one after the other."""
         self._schedule = {}
         self._unfinished = {}
         self._scheduled_keys = set()

@@ -128,7 +128,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("jobs", "--mcp-jobs", "--jobs",
            "scenarios that may run at once (default: 4, 3 on one core: those on a connection of their own -- "
            "a process on stdio, a session over HTTP -- beside the one in order); --jobs 1 runs them strictly "
-           "one after the other, and every concurrent run gives its verdicts",
+           "one after the other, and every concurrent run gives the same verdicts",
            metavar="N", commands=("server", "client")),
     Option("strict", "--mcp-strict", "--strict",
            "grade SHOULD violations as failures", kind="flag", commands=("server", "client")),
