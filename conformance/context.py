@@ -542,6 +542,10 @@ class Runner:
         self._unfinished: dict[str, dict[int, int]] = {}  # version -> scenario order -> items not finished
         self._progress: Any = None  # anyio.Event, set (and replaced) whenever an item finishes
         self._slots: Any = None  # anyio.Semaphore: detached items running at once
+        # versions whose shared-session items run side by side (each version's in run order)
+        self.lanes = default_lanes(target.transport, self.jobs) if self.detach else 1
+        self._lane_slots: Any = None  # anyio.Semaphore: versions running at once
+        self._lanes_started = False
         self._done_keys: set[tuple[str, str]] = set()
         self._scheduled_keys: set[tuple[str, str]] = set()
 
@@ -573,6 +577,7 @@ class Runner:
         self._server_lock = anyio.Lock()
         self._progress = anyio.Event()
         self._slots = anyio.Semaphore(max(1, self.jobs - 1))
+        self._lane_slots = anyio.Semaphore(max(1, self.lanes))
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -1057,6 +1062,39 @@ class Runner:
             counts = self._unfinished.setdefault(version, {})
             counts[sc.order] = counts.get(sc.order, 0) + 1
 
+    def _start_lanes(self) -> None:
+        """With more than one lane, each version's items that are not detached (those on the shared
+        session, in run order) run in a task of their own, ahead of :meth:`run_item`: the versions
+        side by side, ``lanes`` at once, the first versions first.  Each version has a session (on
+        stdio a process) of its own, so one version's items neither disturb nor wait for
+        another's; within a version the order is kept."""
+        if self._lanes_started or self.lanes <= 1 or self._tg is None or not self._schedule:
+            return
+        self._lanes_started = True
+        for version in self.versions:
+            todo = []
+            for sc in self._schedule.get(version, ()):
+                key = (sc.id, version)
+                if key in self._detached or self._detachable(sc, version):
+                    continue  # the detacher's (queued when the version is warmed)
+                det = self._detached[key] = _Detached()
+                det.lane = True
+                todo.append(sc)
+            if todo:
+                self._tg.start_soon(self._lane, version, todo)
+
+    async def _lane(self, version: str, todo: list[Scenario]) -> None:
+        async with self._lane_slots:
+            self._warm(version)
+            for sc in todo:
+                det = self._detached[(sc.id, version)]
+                if det.state == "queued":
+                    det.state = "running"
+                    await self._lower_orders_done(version, sc.order)
+                    await self._run_ahead(sc, version, det)
+                else:  # run_item reached it before the lane did: keep the order
+                    await det.done.wait()
+
     def _detachable(self, sc: Scenario, version: str) -> bool:
         return (
             self.detach
@@ -1095,6 +1133,12 @@ class Runner:
 
     async def _run_detached(self, sc: Scenario, version: str, det: "_Detached") -> None:
         try:
+            await self._run_ahead(sc, version, det)
+        finally:
+            self._slots.release()
+
+    async def _run_ahead(self, sc: Scenario, version: str, det: "_Detached") -> None:
+        try:
             det.item = await self._execute(sc, version, det.ops)
         except anyio.get_cancelled_exc_class():
             det.raised = RuntimeError(f"scenario {sc.id} [{version}] was cancelled")
@@ -1103,7 +1147,6 @@ class Runner:
             det.raised = exc
         finally:
             det.state = "done"
-            self._slots.release()
             det.done.set()
             self._finished((sc.id, version), version, sc.order)
 
@@ -1135,6 +1178,7 @@ class Runner:
         With a :meth:`schedule`, a scenario that runs only on connections of its own may have been
         started ahead of time (see :meth:`_detacher`): its result is awaited here.  Either way its
         findings reach :attr:`results` now, so the report does not depend on what overlapped."""
+        self._start_lanes()
         await self._enter_version(version)
         key = (sc.id, version)
         det = self._detached.get(key)
@@ -1154,6 +1198,8 @@ class Runner:
         finally:
             _apply(ops)
             self._finished(key, version, sc.order)
+            if det is not None:
+                det.done.set()  # a lane waiting for it goes on
 
     async def _execute(self, sc: Scenario, version: str, ops: list[Callable[[], None]]) -> ItemResult:
         """Run one item; what it found for the run's results is appended to ``ops``.  The same
@@ -1369,6 +1415,15 @@ def default_jobs(transport: Transport) -> int:
     return 4 if (os.cpu_count() or 1) > 1 else 3
 
 
+def default_lanes(transport: Transport, jobs: int) -> int:
+    """Versions whose items in order run side by side (with ``jobs`` > 1): as many as there are
+    slots for items beside them.  Each version has its own shared session (over HTTP a session
+    of its own on the one server, on stdio a process), so over HTTP this overlaps every version's
+    waits; on stdio, where starting the server's processes is most of the cost, it mostly keeps
+    both cores busy."""
+    return max(1, jobs - 1)
+
+
 def _json_rpc_body(exchange: Any) -> bool:
     """Whether an HTTP exchange's (non-SSE) body is a JSON-RPC message (else: an error page or nothing)."""
     if getattr(exchange, "is_sse", False):
@@ -1467,6 +1522,7 @@ class _Detached:
         self.item: ItemResult | None = None
         self.raised: BaseException | None = None
         self.ops: list[Callable[[], None]] = []
+        self.lane = False  # run by its version's lane (else by the detacher)
 
 
 class _Spare:

@@ -177,3 +177,118 @@ async def test_a_stdio_server_slower_to_start_than_the_answer_timeout_still_gets
         finally:
             await runner.aclose()
     assert item.outcome is Outcome.PASS, item.error
+
+
+# -- versions side by side: each version's items in order run in a lane of their own -------------
+
+W = "2025-06-18"
+
+
+@asynccontextmanager
+async def running_versions(items: list[tuple[Scenario, str]], **kw: Any) -> AsyncIterator[Runner]:
+    runner = Runner(Target(command=(PY, str(TINY))), versions=(W, V), timeout=5, **kw)
+    runner.plan([sc for sc, _ in items])
+    runner.schedule(items)
+    async with anyio.create_task_group() as tg:
+        await tg.start(runner.start)
+        try:
+            yield runner
+        finally:
+            await runner.aclose()
+
+
+async def test_each_versions_items_in_order_run_side_by_side_with_the_other_versions() -> None:
+    log: list[str] = []
+    under_way = {W: anyio.Event(), V: anyio.Event()}
+
+    async def first(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect()
+        log.append(f"first {ctx.version}")
+        under_way[ctx.version].set()
+        with anyio.fail_after(DEADLINE):  # only possible when both versions' items are under way together
+            for event in under_way.values():
+                await event.wait()
+        env = await peer.expect_response(await peer.request("ping"))
+        log.append(f"first {ctx.version} done")
+        ctx.check("ping.response", True, entries=[env])
+
+    async def second(ctx: ScenarioContext) -> None:
+        log.append(f"second {ctx.version}")  # after its version's first item, never before
+        await ctx.connect()
+        ctx.check("jsonrpc.error.method-not-found", True)
+
+    a = make(first, "ping.response", fresh=False)
+    b = make(second, "jsonrpc.error.method-not-found", fresh=False)
+    items = [(a, W), (b, W), (a, V), (b, V)]
+    async with running_versions(items) as runner:
+        assert runner.lanes >= 2
+        assert (await runner.run_item(a, W)).outcome is Outcome.PASS
+        assert (await runner.run_item(b, W)).outcome is Outcome.PASS
+        # V's first item ran meanwhile (W's waited for it to start), its findings wait for their turn
+        assert f"first {V}" in log
+        assert runner.result("ping.response", V).checks == 0
+        assert (await runner.run_item(a, V)).outcome is Outcome.PASS
+        assert runner.result("ping.response", V).outcome is Outcome.PASS
+        assert (await runner.run_item(b, V)).outcome is Outcome.PASS
+    for version in (W, V):
+        assert log.index(f"second {version}") > log.index(f"first {version} done")
+
+
+async def test_with_jobs_1_the_versions_run_one_after_the_other() -> None:
+    log: list[str] = []
+
+    async def item(ctx: ScenarioContext) -> None:
+        log.append(f"start {ctx.version}")
+        peer = await ctx.connect()
+        await peer.expect_response(await peer.request("ping"))
+        log.append(f"end {ctx.version}")
+        ctx.check("ping.response", True)
+
+    sc = make(item, "ping.response", fresh=False)
+    async with running_versions([(sc, W), (sc, V)], jobs=1) as runner:
+        assert runner.lanes == 1
+        await runner.run_item(sc, W)
+        await runner.run_item(sc, V)
+    assert log == [f"start {W}", f"end {W}", f"start {V}", f"end {V}"]
+
+
+async def test_an_item_reached_before_its_versions_lane_started_keeps_the_order() -> None:
+    # every lane slot taken: run_item runs V's first item itself; V's lane, once it starts, must
+    # not run V's second item before that one has finished
+    log: list[str] = []
+    release = anyio.Event()
+
+    async def slow_first(ctx: ScenarioContext) -> None:
+        log.append(f"first {ctx.version}")
+        await ctx.connect()
+        if ctx.version == V:
+            with anyio.fail_after(DEADLINE):
+                await release.wait()
+        log.append(f"first {ctx.version} done")
+        ctx.check("ping.response", True)
+
+    async def second(ctx: ScenarioContext) -> None:
+        log.append(f"second {ctx.version}")
+        ctx.check("jsonrpc.error.method-not-found", True)
+
+    a = make(slow_first, "ping.response", fresh=False)
+    b = make(second, "jsonrpc.error.method-not-found", fresh=False)
+    async with running_versions([(a, W), (b, W), (a, V), (b, V)]) as runner:
+        assert runner.lanes >= 2
+        runner._start_lanes()
+        for _ in range(runner.lanes):  # before the lanes' tasks run: none of them can start
+            runner._lane_slots.acquire_nowait()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(runner.run_item, a, V)
+            with anyio.fail_after(DEADLINE):
+                while f"first {V}" not in log:
+                    await anyio.sleep(0.01)
+            for _ in range(runner.lanes):  # the lanes start: V's waits for its first item
+                runner._lane_slots.release()
+            with anyio.fail_after(DEADLINE):
+                await runner._detached[(b.id, W)].done.wait()
+            await anyio.wait_all_tasks_blocked()
+            assert f"second {V}" not in log
+            release.set()
+        assert (await runner.run_item(b, V)).outcome is Outcome.PASS
+    assert log.index(f"second {V}") > log.index(f"first {V} done")
