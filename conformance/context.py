@@ -45,6 +45,7 @@ from conformance.spec.versions import VERSIONS, Transport, VersionSpec, spec
 from conformance.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, parse_envelope, same_id
+from conformance.wire.rules import barrier_method
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -247,6 +248,7 @@ class ScenarioContext:
         self._messages: list[str] = []
         self._excerpts: dict[str, list[dict[str, Any]]] = {}
         self._fresh: list[Connection] = []
+        self._disposable: Connection | None = None  # the version's disposable connection, while this item has it
         self._last: Connection | None = None
         self._info: SessionInfo | None = None
         # What this run found, applied to the runner's results when the item is committed (in
@@ -297,6 +299,10 @@ class ScenarioContext:
             self.skip(known.unsupported)
         if not fresh and initialize and not peer_opts and not self.scenario.fresh:
             conn = await self._runner.shared(self.version)
+        elif initialize and not peer_opts and self._runner.shares_disposable(self.scenario) and not self._fresh:
+            conn = await self._runner.disposable(self.version, self.scenario.id)
+            self._fresh.append(conn)
+            self._disposable = conn
         else:
             conn = await self._runner.fresh(self.version, initialize=initialize, **peer_opts)
             self._fresh.append(conn)
@@ -528,6 +534,8 @@ class Runner:
         self._pool: dict[str, list[_Spare]] = {}  # version -> stdio connections started ahead
         self._fresh_needed: dict[str, int] = {}  # version -> fresh connections the plan still needs
         self._shared_needed: set[str] = set()
+        self._disposables: dict[str, Connection] = {}  # version -> the disposable connection between its items
+        self._disposable_planned: set[str] = set()
         self._warmed: set[str] = set()
         self._current: str | None = None
         self._counter = 0
@@ -638,7 +646,10 @@ class Runner:
             if any(self.is_selected(r) for r in sc.requirements):
                 for v in self.versions:
                     if sc.inapplicable(v, transport) is None:
-                        if sc.fresh:
+                        if self.shares_disposable(sc) and v in self._disposable_planned:
+                            pass  # the version's disposable connection is counted once
+                        elif sc.fresh:
+                            self._disposable_planned.update([v] if self.shares_disposable(sc) else [])
                             self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
                         else:
                             self._shared_needed.add(v)
@@ -820,6 +831,40 @@ class Runner:
         if initialize:
             conn.info = await self._handshake(conn)
         return conn
+
+    def shares_disposable(self, sc: Scenario) -> bool:
+        """Whether ``sc`` takes turns with the other disposable items of its version on one
+        connection: on stdio, where each connection is a process (starting one costs a
+        Python server a third of a second to seconds of CPU); over HTTP a session is cheap."""
+        return sc.disposable and self.target.transport is Transport.STDIO
+
+    async def disposable(self, version: str, scenario: str) -> Connection:
+        """The version's disposable connection (initialized), or a new one when there is none yet
+        or the last one did not survive its item (see :meth:`_hand_on`)."""
+        conn = self._disposables.pop(version, None)
+        if conn is not None:
+            if conn.alive:
+                conn.peer.transcript.note(f"the connection goes on to scenario {scenario}")
+                return conn
+            await self._close_conn(conn)
+        return await self.fresh(version)
+
+    async def _hand_on(self, conn: Connection) -> bool:
+        """After a disposable item: keep its connection for the next one if it is alive and answers a
+        round trip now (anything that arrived before is left behind: the next item starts with
+        nothing unread).  Bounded by the timeout; a connection that fails is closed."""
+        if not conn.alive or conn.version not in self._warmed:
+            return False
+        peer = conn.peer
+        try:
+            with anyio.move_on_after(self.timeout):
+                env = await peer.expect_response(await peer.request(barrier_method(conn.version)), timeout=self.timeout)
+                if env.kind is Kind.RESULT and conn.alive:
+                    peer.consume_all("left behind when the connection went on to the next scenario")
+                    return True
+        except Exception:  # noqa: BLE001 - the next item opens a connection of its own
+            pass
+        return False
 
     async def _handshake(self, conn: Connection) -> SessionInfo:
         """``initialize`` (or, stateless, ``server/discover``) and what it told us."""
@@ -1018,9 +1063,12 @@ class Runner:
         """A version's items are done: close its shared session and spares (transcripts stay)."""
         pool = self._pool.pop(version, [])
         conn = self._shared.get(version)
+        spent = self._disposables.pop(version, None)
         async with anyio.create_task_group() as tg:
             for spare in pool:
                 tg.start_soon(spare.discard)
+            if spent is not None:
+                tg.start_soon(self._close_conn, spent)
             if conn is not None:
                 tg.start_soon(self._close_conn, conn)
 
@@ -1099,6 +1147,7 @@ class Runner:
         return (
             self.detach
             and sc.fresh
+            and not self.shares_disposable(sc)  # those take turns, in the version's order
             and sc.inapplicable(version, self.target.transport) is None
             and any(self.is_selected(r) for r in sc.requirements)
         )
@@ -1344,7 +1393,10 @@ class Runner:
         """After the scenario, also when it failed (shielded): its own connections are closed,
         shared sessions that died are forgotten."""
         for conn in ctx._fresh:
-            await self._close_conn(conn)
+            if conn is ctx._disposable and conn.version not in self._disposables and await self._hand_on(conn):
+                self._disposables[conn.version] = conn
+            else:
+                await self._close_conn(conn)
         for conn in list(self._shared.values()):
             if not conn.alive:
                 self._shared.pop(conn.version, None)

@@ -1185,6 +1185,14 @@ class RawPeer:
         entry = self.entry_of(envelope)
         return list(entry.findings) if entry is not None else []
 
+    def consume_all(self, how: str) -> int:
+        """Mark every message not taken yet as taken (``how`` says why): a connection handed on to
+        another scenario starts with nothing left over from the previous one."""
+        recs = list(self._pending.values())
+        for rec in recs:
+            self._consume(rec, how)
+        return len(recs)
+
     def unconsumed(self) -> list[Envelope]:
         """Messages no expectation (or automatic reply) has taken yet, in arrival order."""
         return [rec.env for rec in self._pending.values()]

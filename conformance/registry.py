@@ -47,6 +47,7 @@ class Scenario:
     skip_reason: str | None = None  # why the scenario does not apply where it does not
     order: int = 0  # run order within a version (lower first); the transcript-wide checks run last
     waits: bool = False  # mostly waits on the peer's own clock (its timeout): runs beside the busy items
+    disposable: bool = False  # fresh, but a connection earlier disposable items left healthy will do (stdio)
     module: str = ""
     line: int = 0
 
@@ -112,6 +113,7 @@ def scenario(
     skip_reason: str | None = None,
     order: int = 0,
     waits: bool = False,
+    disposable: bool = False,
 ) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
     """Register an async scenario function that checks ``requirements``.
 
@@ -120,6 +122,11 @@ def scenario(
     ``capability``: a dotted path into the server's declared capabilities; when absent the
     scenario's requirements are skipped with the reason.  ``skip_reason``: the reason reported
     for versions outside ``versions``/``since``/``until`` (e.g. "ping was removed in 2026-07-28").
+    ``disposable`` (with ``fresh``): the scenario needs an initialized session that nothing else
+    disturbs while it runs, not a pristine one -- what it sends may break the session, and nothing
+    it judges depends on what the session saw before.  Where a connection is costly (a process of
+    its own on stdio) such scenarios of a version take turns on one connection, as long as it
+    still answers a round trip after each of them; elsewhere each has its own.
     ``waits``: the scenario spends its time waiting for the peer's own timer (a client's request
     timeout); a runner may run such items beside the others rather than in their slots.
     """
@@ -163,6 +170,7 @@ def scenario(
             skip_reason=skip_reason,
             order=order,
             waits=waits,
+            disposable=disposable and fresh,
             module=module,
             line=code.co_firstlineno if code is not None else 0,
         )

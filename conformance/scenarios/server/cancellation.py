@@ -85,7 +85,7 @@ async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
         return
 
 
-@scenario(requirements=["cancellation.race", "cancellation.invalid-ignored"], fresh=True)
+@scenario(requirements=["cancellation.race", "cancellation.invalid-ignored"], fresh=True, disposable=True)
 async def invalid_and_late_cancels(ctx: ScenarioContext) -> None:
     """Cancellations the server should ignore: for a request it already answered (the race
     the spec describes), for an id never used, without a requestId. Each followed by a request:

@@ -284,7 +284,7 @@ async def before_initialize(ctx: ScenarioContext) -> None:
         )
 
 
-@scenario(requirements=["lifecycle.initialize.repeat"], until=LATEST_STATEFUL, fresh=True, skip_reason=NO_HANDSHAKE)
+@scenario(requirements=["lifecycle.initialize.repeat"], until=LATEST_STATEFUL, fresh=True, disposable=True, skip_reason=NO_HANDSHAKE)
 async def second_initialize(ctx: ScenarioContext) -> None:
     """A second initialize on an initialized connection: answered (an error or a result, the
     spec does not say which; over streamable HTTP also an HTTP 4xx) and the session keeps
@@ -441,6 +441,7 @@ def _declared(caps: dict, path: str) -> bool:
     until=LATEST_STATEFUL,
     transports=[Transport.STDIO],
     fresh=True,
+    disposable=True,  # closing stdin ends it: a later disposable item starts a new one
     skip_reason="2026-07-28 words the server's duty on its stdio transport page (transport.stdio requirements)",
 )
 async def stdio_shutdown(ctx: ScenarioContext) -> None:

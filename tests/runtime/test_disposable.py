@@ -1,0 +1,118 @@
+"""Disposable items on stdio take turns on one connection while it stays healthy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import pytest
+
+from conformance.connect import Target
+from conformance.context import Runner, ScenarioContext
+from conformance.outcomes import Outcome
+from conformance.registry import Scenario
+from conformance.spec.versions import VERSIONS, Transport
+
+from .conftest import PY, TINY
+
+pytestmark = pytest.mark.anyio
+
+V = "2025-11-25"
+
+
+def make(func: Any, requirement: str, *, disposable: bool = True) -> Scenario:
+    return Scenario(
+        id=f"test.{func.__name__}", func=func, requirements=(requirement,), role="server",
+        versions=frozenset(VERSIONS), transports=frozenset(Transport), capability=None, fresh=True,
+        doc="", disposable=disposable,
+    )
+
+
+async def run(items: list[Scenario], **kw: Any) -> Runner:
+    runner = Runner(Target(command=(PY, str(TINY))), versions=(V,), timeout=5, **kw)
+    runner.plan(items)
+    runner.schedule([(sc, V) for sc in items])
+    async with anyio.create_task_group() as tg:
+        await tg.start(runner.start)
+        try:
+            for sc in items:
+                item = await runner.run_item(sc, V)
+                assert item.outcome is Outcome.PASS, (sc.id, item.error, item.reasons)
+        finally:
+            await runner.aclose()
+    return runner
+
+
+async def test_disposable_items_share_a_process_and_start_with_nothing_left_over() -> None:
+    pids: list[int] = []
+    leftovers: list[int] = []
+
+    async def leaves_a_message(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(fresh=True)
+        pids.append(peer.transport.pid)
+        await peer.request("ping")  # its answer is never read
+        ctx.check("ping.response", True)
+
+    async def finds_nothing(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(fresh=True)
+        pids.append(peer.transport.pid)
+        leftovers.append(len(peer.unconsumed()))
+        env = await peer.expect_response(await peer.request("ping"))
+        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
+
+    runner = await run([make(leaves_a_message, "ping.response"), make(finds_nothing, "jsonrpc.error.method-not-found")])
+    assert len(set(pids)) == 1
+    assert leftovers == [0]
+    assert sum(1 for c in runner.connections if not c.shared) == 1
+
+
+async def test_a_connection_a_disposable_item_ended_is_not_handed_on() -> None:
+    pids: list[int] = []
+
+    async def closes_stdin(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(fresh=True)
+        pids.append(peer.transport.pid)
+        await peer.transport.close_stdin()
+        await peer.transport.wait_exit(5)
+        ctx.check("ping.response", True)
+
+    async def after(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(fresh=True)
+        pids.append(peer.transport.pid)
+        env = await peer.expect_response(await peer.request("ping"))
+        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
+
+    await run([make(closes_stdin, "ping.response"), make(after, "jsonrpc.error.method-not-found")])
+    assert len(set(pids)) == 2
+
+
+async def test_fresh_items_that_are_not_disposable_have_their_own_and_jobs_1_takes_turns_too() -> None:
+    pids: list[int] = []
+
+    async def own(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(fresh=True)
+        pids.append(peer.transport.pid)
+        ctx.check(ctx.scenario.requirements[0], True)
+
+    a = make(own, "ping.response", disposable=False)
+    await run([a, replace(a, id="test.own_b", requirements=("jsonrpc.error.method-not-found",))])
+    assert len(set(pids)) == 2  # each its own process
+    pids.clear()
+    c = make(own, "ping.response")
+    await run([c, replace(c, id="test.own_d", requirements=("jsonrpc.error.method-not-found",))], jobs=1)
+    assert len(set(pids)) == 1  # the sequential reference takes turns too
+
+
+def test_only_stdio_connections_are_shared_and_only_fresh_scenarios_are_disposable() -> None:
+    async def noop(ctx: ScenarioContext) -> None:
+        pass
+
+    sc = make(noop, "ping.response")
+    http = Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,))
+    stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
+    assert stdio.shares_disposable(sc) and not http.shares_disposable(sc)
+    from conformance.registry import scenarios
+
+    assert all(s.fresh for s in scenarios("server") if s.disposable)
+    assert {s.id for s in scenarios("server") if s.disposable} >= {"jsonrpc.invalid_json", "lifecycle.stdio_shutdown"}
