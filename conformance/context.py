@@ -1458,13 +1458,19 @@ _MODERN_REJECTIONS = (_errors.HEADER_MISMATCH, _errors.MISSING_REQUIRED_CLIENT_C
 
 
 def default_jobs(transport: Transport) -> int:
-    """Scenarios at once by default: the one in order plus three beside it (two on a single core).
-    On stdio every fresh connection is a process of its own and the items that run on one mostly
-    wait for it; over HTTP each fresh connection is a session of its own on the one server, and
-    the items that use one mostly wait (the stream probes, priming, resumption)."""
+    """How much runs at once by default (see :meth:`Runner.schedule` and :meth:`Runner._start_lanes`).
+
+    On stdio every fresh connection is a process of its own, and starting a server's processes is
+    most of a run's cost: 4 (the one in order plus three beside it; 3 on a single core) keeps the
+    cores busy without a burst of starts.  Over HTTP each connection is a session on the one server
+    and the items mostly wait (stream probes, priming, resumption, the cancellation watch), so 8
+    (4 on a single core): every version side by side, and their waits overlap."""
     import os
 
-    return 4 if (os.cpu_count() or 1) > 1 else 3
+    one_core = (os.cpu_count() or 1) <= 1
+    if transport is Transport.STDIO:
+        return 3 if one_core else 4
+    return 4 if one_core else 8
 
 
 def default_lanes(transport: Transport, jobs: int) -> int:
