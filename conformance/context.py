@@ -297,7 +297,7 @@ class ScenarioContext:
         if initialize and known is not None and known.unsupported:
             self._info = known  # the shared handshake found the version unsupported: don't ask again
             self.skip(known.unsupported)
-        if not fresh and initialize and not peer_opts and not self.scenario.fresh:
+        if not fresh and initialize and not peer_opts and not self._runner.own_connection(self.scenario):
             conn = await self._runner.shared(self.version)
         elif initialize and not peer_opts and self._runner.shares_disposable(self.scenario) and not self._fresh:
             conn = await self._runner.disposable(self.version, self.scenario.id)
@@ -648,7 +648,7 @@ class Runner:
                     if sc.inapplicable(v, transport) is None:
                         if self.shares_disposable(sc) and v in self._disposable_planned:
                             pass  # the version's disposable connection is counted once
-                        elif sc.fresh:
+                        elif self.own_connection(sc):
                             self._disposable_planned.update([v] if self.shares_disposable(sc) else [])
                             self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
                         else:
@@ -831,6 +831,11 @@ class Runner:
         if initialize:
             conn.info = await self._handshake(conn)
         return conn
+
+    def own_connection(self, sc: Scenario) -> bool:
+        """Whether ``sc`` runs on connections of its own (``fresh``; ``apart`` where a connection is
+        only a session on the one server, over HTTP) rather than on the version's shared session."""
+        return sc.fresh or (sc.apart and self.target.transport is not Transport.STDIO)
 
     def shares_disposable(self, sc: Scenario) -> bool:
         """Whether ``sc`` takes turns with the other disposable items of its version on one
@@ -1146,7 +1151,7 @@ class Runner:
     def _detachable(self, sc: Scenario, version: str) -> bool:
         return (
             self.detach
-            and sc.fresh
+            and self.own_connection(sc)
             and not self.shares_disposable(sc)  # those take turns, in the version's order
             and sc.inapplicable(version, self.target.transport) is None
             and any(self.is_selected(r) for r in sc.requirements)

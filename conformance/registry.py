@@ -47,6 +47,7 @@ class Scenario:
     skip_reason: str | None = None  # why the scenario does not apply where it does not
     order: int = 0  # run order within a version (lower first); the transcript-wide checks run last
     waits: bool = False  # mostly waits on the peer's own clock (its timeout): runs beside the busy items
+    apart: bool = False  # over HTTP on a session of its own (it mostly waits), on stdio the shared session
     disposable: bool = False  # fresh, but a connection earlier disposable items left healthy will do (stdio)
     module: str = ""
     line: int = 0
@@ -114,6 +115,7 @@ def scenario(
     order: int = 0,
     waits: bool = False,
     disposable: bool = False,
+    apart: bool = False,
 ) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
     """Register an async scenario function that checks ``requirements``.
 
@@ -127,6 +129,9 @@ def scenario(
     it judges depends on what the session saw before.  Where a connection is costly (a process of
     its own on stdio) such scenarios of a version take turns on one connection, as long as it
     still answers a round trip after each of them; elsewhere each has its own.
+    ``apart``: the scenario mostly waits and would hold up the shared session's items behind it;
+    where a connection is cheap (a session of its own on the one HTTP server) it gets its own and
+    runs beside them; on stdio, where a connection is a process, it stays on the shared session.
     ``waits``: the scenario spends its time waiting for the peer's own timer (a client's request
     timeout); a runner may run such items beside the others rather than in their slots.
     """
@@ -171,6 +176,7 @@ def scenario(
             order=order,
             waits=waits,
             disposable=disposable and fresh,
+            apart=apart and not fresh,
             module=module,
             line=code.co_firstlineno if code is not None else 0,
         )

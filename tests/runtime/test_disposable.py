@@ -116,3 +116,21 @@ def test_only_stdio_connections_are_shared_and_only_fresh_scenarios_are_disposab
 
     assert all(s.fresh for s in scenarios("server") if s.disposable)
     assert {s.id for s in scenarios("server") if s.disposable} >= {"jsonrpc.invalid_json", "lifecycle.stdio_shutdown"}
+
+
+def test_an_apart_scenario_has_a_session_of_its_own_over_http_and_the_shared_one_on_stdio() -> None:
+    async def noop(ctx: ScenarioContext) -> None:
+        pass
+
+    sc = replace(make(noop, "ping.response", disposable=False), fresh=False, apart=True)
+    plain = replace(sc, apart=False)
+    for transport in (Transport.STREAMABLE_HTTP, Transport.SSE):
+        http = Runner(Target(transport=transport, url="http://127.0.0.1:1/mcp"), versions=(V,))
+        http.schedule([(sc, V), (plain, V)])
+        assert http.own_connection(sc) and http._detachable(sc, V)  # runs beside the items in order
+        assert not http.own_connection(plain) and not http._detachable(plain, V)
+    stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
+    assert not stdio.own_connection(sc) and not stdio._detachable(sc, V)
+    from conformance.registry import scenarios
+
+    assert "cancellation.cancelled_call_unanswered" in {s.id for s in scenarios("server") if s.apart}

@@ -32,7 +32,7 @@ def _stateless_http(ctx: ScenarioContext) -> bool:
     return spec(ctx.version).stateless and ctx.transport is not Transport.STDIO
 
 
-@scenario(requirements=["cancellation.no-response"], capability="tools")
+@scenario(requirements=["cancellation.no-response"], capability="tools", apart=True)
 async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
     """A slow tool call (discovered in tools/list), cancelled once under way: no response for
     it, even after the time the tool would have taken.  A response that came before the answer to
