@@ -314,6 +314,8 @@ def _section(camp: Any) -> dict[str, Any]:
         "messages": camp.sent,
         "judged": camp.judged,
         "barriers": camp.barriers,
+        "in_runs": camp.in_runs,
+        "sent_again_alone": camp.rechecks,
         "seconds": round(camp.elapsed, 3),
         "judged_per_second": round(camp.rate, 1),
         "window": cfg.window,

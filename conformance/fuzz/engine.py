@@ -11,6 +11,14 @@ answer each one and judges it once it is settled.
   were read; they are then given ``grace`` seconds (async servers answer out of order), after which
   an unanswered one is *suspected* and leaves the window; it is *reported* only if nothing came by
   ``final`` seconds.  Over HTTP the end of a POST's response plays the barrier's part.
+* **Runs, checked alone when in doubt.**  Frames that carry no id and must be answered exactly
+  once (unreadable, or an invalid request without a readable id) need no barrier of their own:
+  a server answers what it reads in order, so the answers between two barriers belong to such
+  frames one for one (a notification without id may close the run: it must not be answered).
+  When any frame of a run is judged wrong, the run is not trusted: none of its findings is
+  recorded, each of its frames is sent again alone, a barrier behind it, and judged on its own
+  (the same bytes: no id is reused); for a while afterwards frames go alone again.  A conformant
+  server never pays for the recheck; a reproducer always comes from a frame judged alone.
 * **Liveness.**  A barrier unanswered for ``deadline`` seconds is a stall; a closed transport is an
   exit (exit code and stderr tail kept).  Both are findings (``jsonrpc.request.response-required``);
   the server is restarted (``max_restarts``) and the campaign goes on.  A stdio server's resident
@@ -90,7 +98,7 @@ class SignatureRecord:
 
 
 class _Pend:
-    __slots__ = ("frame", "exp", "answers", "refused", "settle_at", "suspect")
+    __slots__ = ("frame", "exp", "answers", "refused", "settle_at", "suspect", "run", "recheck")
 
     def __init__(self, frame: Frame, exp: Expect) -> None:
         self.frame = frame
@@ -99,6 +107,30 @@ class _Pend:
         self.refused: int | None = None
         self.settle_at: float | None = None
         self.suspect = False
+        self.run: int | None = None  # sent in a run (no barrier of its own): see _drive
+        self.recheck = False  # a frame of a run in doubt, sent again alone
+
+
+ISOLATE = 1024  # after a run in doubt, this many frames go alone (with a barrier each) again
+
+
+def _anonymous_exact_one(frame: Frame, exps: list[Expect]) -> bool:
+    """A frame that may go in a run: one expectation, no id anywhere (so sending it again reuses
+    none), and exactly one answer without a usable id required."""
+    if len(exps) != 1 or frame.data[:1] == b"[":
+        return False
+    x = exps[0]
+    return (x.kind in (_oracle.UNREADABLE, _oracle.REJECTED) and x.key is None and x.echo is MISSING
+            and x.lenient_echo is MISSING and not x.member_keys and x.max_answers == 1
+            and x.silence_requirement is not None)
+
+
+def _anonymous_silence(frame: Frame, exps: list[Expect]) -> bool:
+    """A notification (no id) that must not be answered: it may close a run."""
+    if len(exps) != 1 or frame.data[:1] == b"[":
+        return False
+    x = exps[0]
+    return x.kind == _oracle.SILENCE and x.key is None and x.echo is MISSING and not x.member_keys
 
 
 class _Dead(Exception):
@@ -260,6 +292,8 @@ class Campaign:
         self.sent = 0  # frames sent
         self.judged = 0  # frames settled and judged
         self.barriers = 0
+        self.in_runs = 0  # frames sent in runs (without a barrier of their own)
+        self.rechecks = 0  # frames of runs in doubt sent again alone
         self.started = 0.0
         self.finished = 0.0
         self.signatures: dict[tuple[str, str], SignatureRecord] = {}
@@ -309,9 +343,15 @@ class Campaign:
                 self.by_operator[frame.operator]["findings"] += 1
 
     def settle(self, p: _Pend, barrier: str) -> None:
-        self.judged += 1
+        if not p.recheck:  # a frame sent again is judged once (the first judgement was not trusted)
+            self.judged += 1
         for f in _oracle.judge(p.exp, p.answers, self.octx, refused=p.refused, barrier=barrier, grace=self.cfg.final):
             self.record(f, p.frame, p.exp)
+
+    def judge_in_run(self, p: _Pend, barrier: str) -> list[Finding]:
+        """Judge a frame of a run without recording what is wrong (see :func:`_drive`)."""
+        self.judged += 1
+        return _oracle.judge(p.exp, p.answers, self.octx, refused=p.refused, barrier=barrier, grace=self.cfg.final)
 
     def memory_summary(self) -> dict[str, Any]:
         if not self.memory:
@@ -394,8 +434,16 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
     stop = False
 
     loose: dict[str, Any] = {}  # loose_id of a pending id -> its key
+    # runs: frames sent without a barrier of their own (see the module docstring)
+    runs: dict[int, list[Frame]] = {}  # run number -> its frames, while any of them is unsettled
+    run_left: dict[int, int] = {}  # run number -> its frames not settled yet
+    doubted: set[int] = set()  # runs whose frames were queued to be sent again alone
+    recheck: collections.deque[Frame] = collections.deque()
+    run_no = [0]
+    run_open = [False]  # frames of the current run were sent and no barrier behind them yet
+    alone_until = [index]  # frames before this index go alone again (after a run in doubt)
 
-    def finish(p: _Pend) -> None:
+    def finish(p: _Pend, *, final: bool = False) -> None:
         key = p.exp.key
         if key is not None and keyed.get(key) is p:
             del keyed[key]
@@ -409,22 +457,43 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 unkeyed.remove(p)
             except ValueError:
                 pass
-        camp.settle(p, bmethod)
+        run = p.run
+        if run is None:
+            camp.settle(p, bmethod)
+            return
+        found = camp.judge_in_run(p, bmethod)
+        if found and run not in doubted:
+            if final:  # the campaign is over: no time to send them alone; what was seen stands
+                for f in found:
+                    camp.record(f, p.frame, p.exp)
+            else:
+                doubted.add(run)
+                again = runs.get(run, [])
+                recheck.extend(again)
+                camp.rechecks += len(again)
+                alone_until[0] = max(alone_until[0], index + ISOLATE)
+        left = run_left.get(run, 0) - 1
+        if left <= 0:
+            run_left.pop(run, None)
+            runs.pop(run, None)
+            doubted.discard(run)
+        else:
+            run_left[run] = left
 
     def settle_due(now: float, *, everything: bool = False) -> None:
         while graced and (everything or graced[0].settle_at <= now):  # type: ignore[operator]
             p = graced.popleft()
-            if not everything and _wants_answer(p) and not p.answers:
+            if not everything and _wants_answer(p) and not p.answers and p.run is None:
                 p.suspect = True  # suspected missing: leaves the window, reported only after the final deadline
                 p.settle_at = now + cfg.final
                 suspects.append(p)
                 continue
-            finish(p)
+            finish(p, final=everything)  # a frame of a run unanswered after the grace: its run is in doubt now
         while suspects and (everything or suspects[0].settle_at <= now):  # type: ignore[operator]
-            finish(suspects.popleft())
+            finish(suspects.popleft(), final=everything)
         if everything:
             while unproven:
-                finish(unproven.popleft())
+                finish(unproven.popleft(), final=True)
 
     def on_barrier(next_index: int, now: float) -> None:
         if next_index > proven[0]:
@@ -575,10 +644,13 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 if kib is not None:
                     camp.memory.append((camp.elapsed, kib))
 
-    def barrier_bytes() -> bytes:
+    def barrier_bytes(upto: int | None = None) -> bytes:
+        """A barrier; its answer proves the frames before index ``upto`` (default: all sent)."""
         rid = session.next_id("fz-b")
-        barriers[id_key(rid)] = (index, time.monotonic())
+        barriers[id_key(rid)] = (index if upto is None else upto, time.monotonic())
         camp.barriers += 1
+        run_open[0] = False
+        run_no[0] += 1
         return dumps(session.barrier_message(rid))
 
     async def send_barrier() -> None:
@@ -640,19 +712,70 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             finish(p)
 
     http_inflight = [0]
+
+    def register(frame: Frame, exps: list[Expect], *, again: bool) -> list[_Pend]:
+        pends = []
+        for e in exps:
+            p = _Pend(frame, e)
+            p.recheck = again
+            pends.append(p)
+            if e.key is not None:
+                keyed[e.key] = p
+                if e.key[0] != "json":
+                    loose[loose_id(e.key[1])] = e.key
+            for mk in e.member_keys:
+                keyed.setdefault(mk, p)
+            if e.kind in _UNKEYED:
+                unkeyed.append(p)
+            unproven.append(p)
+        ring.append(frame)
+        return pends
+
+    def join_run(frame: Frame, pends: list[_Pend]) -> None:
+        run = run_no[0]
+        for p in pends:
+            p.run = run
+        runs.setdefault(run, []).append(frame)
+        run_left[run] = run_left.get(run, 0) + len(pends)
+        run_open[0] = True
+        camp.in_runs += 1
+
+    async def wait_room(ready: Callable[[], bool]) -> None:
+        nonlocal room
+        while not dead and not ready():
+            room = anyio.Event()
+            with anyio.move_on_after(0.05):
+                await room.wait()
+
+    async def send_alone(frame: Frame) -> None:
+        """A frame of a run in doubt, again: once everything sent before it was proven read, then
+        the frame with a barrier behind it, so whatever answers it is its own."""
+        if unproven:
+            await send_barrier()  # what was sent before it may have no barrier behind it yet
+        await wait_room(lambda: not unproven)
+        if dead:
+            return
+        exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
+        register(frame, exps, again=True)
+        try:
+            await transport.send(frame.data + b"\n" + barrier_bytes())
+        except TransportClosed as exc:
+            dead.append(_exited(camp, session, exc, list(ring)))
+
     async with anyio.create_task_group() as tg:
         tg.start_soon(receiver)
         tg.start_soon(ticker)
         since_barrier = 0
         try:
             while not dead:
+                if recheck and not http:
+                    await send_alone(recheck.popleft())
+                    since_barrier = 0
+                    continue
                 if _done(camp, index):
                     break
                 # the window: frames sent but not proven read
-                while not dead and ((index - proven[0] > cfg.window) if not http else http_inflight[0] >= cfg.window):
-                    room = anyio.Event()
-                    with anyio.move_on_after(0.05):
-                        await room.wait()
+                await wait_room(lambda: (index - proven[0] <= cfg.window) if not http else http_inflight[0] < cfg.window)
                 if dead:
                     break
                 frame = frame_at(plan, index)
@@ -669,27 +792,15 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                         settle_due(time.monotonic())
                     if dead:
                         break
-                if not http and serial[0] and (frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)):
-                    while not dead and proven[0] <= last_ambiguous[0]:
-                        room = anyio.Event()
-                        with anyio.move_on_after(0.05):
-                            await room.wait()
+                ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
+                if not http and serial[0] and ambiguous:
+                    if run_open[0]:
+                        await send_barrier()
+                        since_barrier = 0
+                    await wait_room(lambda: proven[0] > last_ambiguous[0])
                     if dead:
                         break
-                pends = []
-                for e in exps:
-                    p = _Pend(frame, e)
-                    pends.append(p)
-                    if e.key is not None:
-                        keyed[e.key] = p
-                        if e.key[0] != "json":
-                            loose[loose_id(e.key[1])] = e.key
-                    for mk in e.member_keys:
-                        keyed.setdefault(mk, p)
-                    if e.kind in _UNKEYED:
-                        unkeyed.append(p)
-                    unproven.append(p)
-                ring.append(frame)
+                pends = register(frame, exps, again=False)
                 camp.by_operator[frame.operator]["messages"] += 1
                 camp.by_method[frame.method] += 1
                 index += 1
@@ -700,11 +811,27 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     tg.start_soon(send_http, pends)
                     continue
                 try:
-                    ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
+                    runs_ok = not serial[0] and frame.index >= alone_until[0]
                     if ambiguous:
                         last_ambiguous[0] = frame.index
-                    if ambiguous or since_barrier >= cfg.chunk:
-                        # the frame and its barrier in one write (the transport adds the last newline)
+                    if runs_ok and _anonymous_exact_one(frame, exps):
+                        join_run(frame, pends)  # no barrier of its own
+                        if since_barrier >= cfg.chunk:
+                            await transport.send(frame.data + b"\n" + barrier_bytes())
+                            since_barrier = 0
+                        else:
+                            await transport.send(frame.data)
+                    elif runs_ok and run_open[0] and _anonymous_silence(frame, exps):
+                        join_run(frame, pends)  # closes the run: its barrier follows
+                        await transport.send(frame.data + b"\n" + barrier_bytes())
+                        since_barrier = 0
+                    elif ambiguous:
+                        # the frame and its barrier in one write (the transport adds the last
+                        # newline); an open run is closed by a barrier before it
+                        head = barrier_bytes(frame.index) + b"\n" if run_open[0] else b""
+                        await transport.send(head + frame.data + b"\n" + barrier_bytes())
+                        since_barrier = 0
+                    elif since_barrier >= cfg.chunk:
                         await transport.send(frame.data + b"\n" + barrier_bytes())
                         since_barrier = 0
                     else:
@@ -712,11 +839,16 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 except TransportClosed as exc:
                     dead.append(_exited(camp, session, exc, list(ring)))
                     break
-            # the end: a last barrier, then wait until everything settled (bounded)
+            # the end: a last barrier, then wait until everything settled (bounded), the frames
+            # of runs in doubt sent alone meanwhile
             if not dead and not http:
                 await send_barrier()
             end = time.monotonic() + cfg.deadline + cfg.final + 1
-            while not dead and (unproven or graced or suspects) and time.monotonic() < end:
+            while not dead and (unproven or graced or suspects or recheck) and time.monotonic() < end:
+                if recheck and not http and not unproven:
+                    await send_alone(recheck.popleft())
+                    end = max(end, time.monotonic() + cfg.deadline + cfg.final + 1)
+                    continue
                 await anyio.sleep(0.02)
                 settle_due(time.monotonic())
         finally:

@@ -153,8 +153,6 @@ def test_a_number_beyond_the_interoperable_range_is_seen_through_the_quick_text_
 def test_the_quick_text_checks_never_change_an_expectation(monkeypatch: pytest.MonkeyPatch) -> None:
     # the byte-level shortcuts (no exponent/16 digits: no huge number; few brackets: not too deep)
     # give the expectations the full walks give, over every operator's frames
-    import re
-
     from conformance.fuzz import oracle
     from conformance.fuzz.corpus import build_corpus
     from conformance.fuzz.generate import Plan, frame_at
@@ -164,6 +162,20 @@ def test_the_quick_text_checks_never_change_an_expectation(monkeypatch: pytest.M
     frames = [frame_at(plan, i).data for i in range(1500)]
     quick = [repr(expect(f, CTX)) for f in frames]
     walk_deep = oracle._too_deep
-    monkeypatch.setattr(oracle, "_NUMBERISH", re.compile(b""))
+    monkeypatch.setattr(oracle, "_numberish", lambda raw: True)
     monkeypatch.setattr(oracle, "_too_deep", lambda env, raw=b"": walk_deep(env))
     assert [repr(expect(f, CTX)) for f in frames] == quick
+
+
+def test_the_quick_number_scan_finds_what_the_regular_expression_finds() -> None:
+    import random
+
+    from conformance.fuzz import oracle
+
+    rng = random.Random(7)
+    alphabet = b'0123456789eE.+-Infity x"{}:,'
+    samples = [b"Infinity", b"-Infinity", b"1e5", b"9E-3", b"1234567890123456", b"123456789012345", b"e1", b"x9e"]
+    samples += [bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
+    samples += [b"7" * n for n in (15, 16, 17)]
+    for raw in samples:
+        assert oracle._numberish(raw) is (oracle._NUMBERISH.search(raw) is not None), raw
