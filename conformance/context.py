@@ -16,6 +16,7 @@ never checked is a ``skip`` ("not reached: ..."); a target we cannot start or re
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 import traceback
@@ -554,6 +555,7 @@ class Runner:
         self.lanes = default_lanes(target.transport, self.jobs) if self.detach else 1
         self._lane_slots: Any = None  # anyio.Semaphore: versions running at once
         self._lanes_started = False
+        self._server_wide: _ServerWide | None = None  # over HTTP: exclusive items run alone
         self._done_keys: set[tuple[str, str]] = set()
         self._scheduled_keys: set[tuple[str, str]] = set()
 
@@ -586,6 +588,8 @@ class Runner:
         self._progress = anyio.Event()
         self._slots = anyio.Semaphore(max(1, self.jobs - 1))
         self._lane_slots = anyio.Semaphore(max(1, self.lanes))
+        if self.detach and self.target.transport is not Transport.STDIO:
+            self._server_wide = _ServerWide()  # every session is on the one server
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -1148,6 +1152,14 @@ class Runner:
                 else:  # run_item reached it before the lane did: keep the order
                     await det.done.wait()
 
+    def _sharing(self, sc: Scenario) -> Any:
+        """Where overlapping items share one server (HTTP): an ``exclusive`` item (it changes what
+        every session sees) runs while no other item does; the others run together."""
+        wide = self._server_wide
+        if wide is None:
+            return contextlib.nullcontext()
+        return wide.alone() if sc.exclusive else wide.together()
+
     def _detachable(self, sc: Scenario, version: str) -> bool:
         return (
             self.detach
@@ -1291,10 +1303,11 @@ class Runner:
             if left < limit:
                 limit, overrun = max(0.0, left), True
         try:
-            with anyio.fail_after(limit):
-                if overrun and limit <= 0:
-                    raise TimeoutError
-                await self._run_scenario(sc, version, ctx)
+            async with self._sharing(sc):
+                with anyio.fail_after(limit):
+                    if overrun and limit <= 0:
+                        raise TimeoutError
+                    await self._run_scenario(sc, version, ctx)
         except Exception as raised:
             exc = _unwrap(raised)
             if isinstance(exc, ScenarioSkipped):
@@ -1586,6 +1599,51 @@ class _Detached:
         self.raised: BaseException | None = None
         self.ops: list[Callable[[], None]] = []
         self.lane = False  # run by its version's lane (else by the detacher)
+
+
+class _ServerWide:
+    """A readers-writer lock for items on one server: ``alone`` (a change every session sees)
+    waits until no item runs and keeps the others out; ``together`` waits while one is waiting
+    or running (so it is not starved).  No item waits for another while it holds either."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.alone_running = False
+        self.alone_waiting = 0
+        self._changed = anyio.Event()
+
+    async def _wait(self) -> None:
+        await self._changed.wait()
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    @contextlib.asynccontextmanager
+    async def together(self) -> Any:
+        while self.alone_running or self.alone_waiting:
+            await self._wait()
+        self.running += 1
+        try:
+            yield
+        finally:
+            self.running -= 1
+            self._notify()
+
+    @contextlib.asynccontextmanager
+    async def alone(self) -> Any:
+        self.alone_waiting += 1
+        try:
+            while self.alone_running or self.running:
+                await self._wait()
+        finally:
+            self.alone_waiting -= 1
+        self.alone_running = True
+        try:
+            yield
+        finally:
+            self.alone_running = False
+            self._notify()
 
 
 class _Spare:

@@ -47,6 +47,7 @@ class Scenario:
     skip_reason: str | None = None  # why the scenario does not apply where it does not
     order: int = 0  # run order within a version (lower first); the transcript-wide checks run last
     waits: bool = False  # mostly waits on the peer's own clock (its timeout): runs beside the busy items
+    exclusive: bool = False  # changes what every session of the server sees: runs alone where sessions share a server
     apart: bool = False  # over HTTP on a session of its own (it mostly waits), on stdio the shared session
     disposable: bool = False  # fresh, but a connection earlier disposable items left healthy will do (stdio)
     module: str = ""
@@ -116,6 +117,7 @@ def scenario(
     waits: bool = False,
     disposable: bool = False,
     apart: bool = False,
+    exclusive: bool = False,
 ) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
     """Register an async scenario function that checks ``requirements``.
 
@@ -132,6 +134,10 @@ def scenario(
     ``apart``: the scenario mostly waits and would hold up the shared session's items behind it;
     where a connection is cheap (a session of its own on the one HTTP server) it gets its own and
     runs beside them; on stdio, where a connection is a process, it stays on the shared session.
+    ``exclusive``: the scenario changes what every session of the server sees (its tool, prompt or
+    resource list; a resource other sessions may subscribe to), and restores it.  Where sessions
+    share one server (HTTP) and items overlap, nothing else runs while it does, so no other item
+    sees the change or its notifications.
     ``waits``: the scenario spends its time waiting for the peer's own timer (a client's request
     timeout); a runner may run such items beside the others rather than in their slots.
     """
@@ -177,6 +183,7 @@ def scenario(
             waits=waits,
             disposable=disposable and fresh,
             apart=apart and not fresh,
+            exclusive=exclusive,
             module=module,
             line=code.co_firstlineno if code is not None else 0,
         )

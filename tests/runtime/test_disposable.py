@@ -134,3 +134,61 @@ def test_an_apart_scenario_has_a_session_of_its_own_over_http_and_the_shared_one
     from conformance.registry import scenarios
 
     assert "cancellation.cancelled_call_unanswered" in {s.id for s in scenarios("server") if s.apart}
+
+
+async def test_an_exclusive_item_runs_while_no_other_item_does() -> None:
+    from conformance.context import _ServerWide
+
+    wide = _ServerWide()
+    log: list[str] = []
+    first_in = anyio.Event()
+    release = anyio.Event()
+
+    async def together(name: str, hold: bool) -> None:
+        async with wide.together():
+            log.append(f"{name} in")
+            if hold:
+                first_in.set()
+                await release.wait()
+            log.append(f"{name} out")
+
+    async def alone() -> None:
+        async with wide.alone():
+            log.append("alone in")
+            await anyio.sleep(0)
+            log.append("alone out")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(together, "a", True)
+            await first_in.wait()
+            tg.start_soon(alone)
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(together, "b", False)  # comes after the exclusive one: waits for it
+            await anyio.wait_all_tasks_blocked()
+            assert log == ["a in"]
+            release.set()
+    assert log == ["a in", "a out", "alone in", "alone out", "b in", "b out"]
+
+
+def test_exclusive_items_are_kept_apart_only_where_sessions_share_a_server() -> None:
+    async def noop(ctx: ScenarioContext) -> None:
+        pass
+
+    sc = replace(make(noop, "ping.response", disposable=False), exclusive=True)
+
+    async def main() -> tuple[bool, bool, bool]:
+        out = []
+        for runner in (Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,)),
+                       Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,), jobs=1),
+                       Runner(Target(command=(PY, str(TINY))), versions=(V,))):
+            async with anyio.create_task_group() as tg:
+                await tg.start(runner.start)
+                out.append(runner._server_wide is not None)
+                await runner.aclose()
+        return tuple(out)
+
+    assert anyio.run(main) == (True, False, False)
+    from conformance.registry import scenarios
+
+    assert {"tools.list_changed", "resources.subscribe"} <= {s.id for s in scenarios("server") if s.exclusive}

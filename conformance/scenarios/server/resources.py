@@ -279,6 +279,7 @@ def _template_regex(template: Any) -> re.Pattern[str] | None:
 @scenario(
     requirements=["resources.subscribe.answered", "resources.subscribe.updated"],
     until=LATEST_STATEFUL,
+    exclusive=True,
     capability="resources.subscribe",
     skip_reason="2026-07-28 has no resources/subscribe (subscriptions/listen with resourceSubscriptions replaces it)",
 )
@@ -401,6 +402,7 @@ async def _touch(peer, uri: str) -> Envelope | None:
 @scenario(
     requirements=["resources.list-changed.notification"],
     until=LATEST_STATEFUL,
+    exclusive=True,
     capability="resources.listChanged",
     skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )

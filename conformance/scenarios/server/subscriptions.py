@@ -119,6 +119,7 @@ class _Subs:
     since=V,
     skip_reason=LEGACY,
     fresh=True,
+    exclusive=True,
 )
 async def listen_streams(ctx: ScenarioContext) -> None:
     """Two subscriptions (tools and prompts list changes): each acknowledged first and tagged with

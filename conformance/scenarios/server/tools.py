@@ -579,6 +579,7 @@ async def invalid_arguments(ctx: ScenarioContext) -> None:
 @scenario(
     requirements=["tools.list-changed.notification"],
     until=LATEST_STATEFUL,
+    exclusive=True,
     capability="tools.listChanged",
     skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )
