@@ -31,8 +31,8 @@ def make(func: Any, requirement: str, *, fresh: bool, order: int = 0, sid: str |
 
 
 @asynccontextmanager
-async def running(items: list[tuple[Scenario, str]] | None, **kw: Any) -> AsyncIterator[Runner]:
-    runner = Runner(Target(command=(PY, str(TINY))), versions=(V,), timeout=5, **kw)
+async def running(items: list[tuple[Scenario, str]] | None, *, versions: tuple[str, ...] = (V,), **kw: Any) -> AsyncIterator[Runner]:
+    runner = Runner(Target(command=(PY, str(TINY))), versions=versions, timeout=5, **kw)
     if items is not None:
         runner.plan([sc for sc, _ in items])
         runner.schedule(items)
@@ -184,19 +184,6 @@ async def test_a_stdio_server_slower_to_start_than_the_answer_timeout_still_gets
 W = "2025-06-18"
 
 
-@asynccontextmanager
-async def running_versions(items: list[tuple[Scenario, str]], **kw: Any) -> AsyncIterator[Runner]:
-    runner = Runner(Target(command=(PY, str(TINY))), versions=(W, V), timeout=5, **kw)
-    runner.plan([sc for sc, _ in items])
-    runner.schedule(items)
-    async with anyio.create_task_group() as tg:
-        await tg.start(runner.start)
-        try:
-            yield runner
-        finally:
-            await runner.aclose()
-
-
 async def test_each_versions_items_in_order_run_side_by_side_with_the_other_versions() -> None:
     log: list[str] = []
     under_way = {W: anyio.Event(), V: anyio.Event()}
@@ -220,7 +207,7 @@ async def test_each_versions_items_in_order_run_side_by_side_with_the_other_vers
     a = make(first, "ping.response", fresh=False)
     b = make(second, "jsonrpc.error.method-not-found", fresh=False)
     items = [(a, W), (b, W), (a, V), (b, V)]
-    async with running_versions(items) as runner:
+    async with running(items, versions=(W, V)) as runner:
         assert runner.lanes >= 2
         assert (await runner.run_item(a, W)).outcome is Outcome.PASS
         assert (await runner.run_item(b, W)).outcome is Outcome.PASS
@@ -245,7 +232,7 @@ async def test_with_jobs_1_the_versions_run_one_after_the_other() -> None:
         ctx.check("ping.response", True)
 
     sc = make(item, "ping.response", fresh=False)
-    async with running_versions([(sc, W), (sc, V)], jobs=1) as runner:
+    async with running([(sc, W), (sc, V)], versions=(W, V), jobs=1) as runner:
         assert runner.lanes == 1
         await runner.run_item(sc, W)
         await runner.run_item(sc, V)
@@ -273,7 +260,7 @@ async def test_an_item_reached_before_its_versions_lane_started_keeps_the_order(
 
     a = make(slow_first, "ping.response", fresh=False)
     b = make(second, "jsonrpc.error.method-not-found", fresh=False)
-    async with running_versions([(a, W), (b, W), (a, V), (b, V)]) as runner:
+    async with running([(a, W), (b, W), (a, V), (b, V)], versions=(W, V)) as runner:
         assert runner.lanes >= 2
         runner._start_lanes()
         for _ in range(runner.lanes):  # before the lanes' tasks run: none of them can start
