@@ -650,10 +650,11 @@ class Runner:
             if any(self.is_selected(r) for r in sc.requirements):
                 for v in self.versions:
                     if sc.inapplicable(v, transport) is None:
-                        if self.shares_disposable(sc) and v in self._disposable_planned:
-                            pass  # the version's disposable connection is counted once
+                        if self.shares_disposable(sc):
+                            if v not in self._disposable_planned:  # one connection for all of them
+                                self._disposable_planned.add(v)
+                                self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
                         elif self.own_connection(sc):
-                            self._disposable_planned.update([v] if self.shares_disposable(sc) else [])
                             self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
                         else:
                             self._shared_needed.add(v)
