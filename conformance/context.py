@@ -552,7 +552,7 @@ class Runner:
         self._progress: Any = None  # anyio.Event, set (and replaced) whenever an item finishes
         self._slots: Any = None  # anyio.Semaphore: detached items running at once
         # versions whose shared-session items run side by side (each version's in run order)
-        self.lanes = default_lanes(target.transport, self.jobs) if self.detach else 1
+        self.lanes = default_lanes(self.jobs) if self.detach else 1
         self._lane_slots: Any = None  # anyio.Semaphore: versions running at once
         self._lanes_started = False
         self._server_wide: _ServerWide | None = None  # over HTTP: exclusive items run alone
@@ -863,7 +863,7 @@ class Runner:
         """After a disposable item: keep its connection for the next one if it is alive and answers a
         round trip now (anything that arrived before is left behind: the next item starts with
         nothing unread).  Bounded by the timeout; a connection that fails is closed."""
-        if not conn.alive or conn.version not in self._warmed:
+        if not conn.alive:
             return False
         peer = conn.peer
         try:
@@ -1135,8 +1135,7 @@ class Runner:
                 key = (sc.id, version)
                 if key in self._detached or self._detachable(sc, version):
                     continue  # the detacher's (queued when the version is warmed)
-                det = self._detached[key] = _Detached()
-                det.lane = True
+                self._detached[key] = _Detached()
                 todo.append(sc)
             if todo:
                 self._tg.start_soon(self._lane, version, todo)
@@ -1492,7 +1491,7 @@ def default_jobs(transport: Transport) -> int:
     return 4 if one_core else 8
 
 
-def default_lanes(transport: Transport, jobs: int) -> int:
+def default_lanes(jobs: int) -> int:
     """Versions whose items in order run side by side (with ``jobs`` > 1): as many as there are
     slots for items beside them.  Each version has its own shared session (over HTTP a session
     of its own on the one server, on stdio a process), so over HTTP this overlaps every version's
@@ -1591,7 +1590,7 @@ def _apply(ops: list[Callable[[], None]]) -> None:
 
 
 class _Detached:
-    """An item the detacher started ahead of time (or queued for it)."""
+    """An item started ahead of time by the detacher or its version's lane (or queued for it)."""
 
     def __init__(self) -> None:
         self.state = "queued"  # queued -> running -> done; or inline (run_item ran it itself)
@@ -1599,7 +1598,6 @@ class _Detached:
         self.item: ItemResult | None = None
         self.raised: BaseException | None = None
         self.ops: list[Callable[[], None]] = []
-        self.lane = False  # run by its version's lane (else by the detacher)
 
 
 class _ServerWide:
