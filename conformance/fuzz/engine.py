@@ -11,14 +11,21 @@ answer each one and judges it once it is settled.
   were read; they are then given ``grace`` seconds (async servers answer out of order), after which
   an unanswered one is *suspected* and leaves the window; it is *reported* only if nothing came by
   ``final`` seconds.  Over HTTP the end of a POST's response plays the barrier's part.
-* **Runs, checked alone when in doubt.**  Frames that carry no id and must be answered exactly
-  once (unreadable, or an invalid request without a readable id) need no barrier of their own:
-  a server answers what it reads in order, so the answers between two barriers belong to such
-  frames one for one (a notification without id may close the run: it must not be answered).
-  When any frame of a run is judged wrong, the run is not trusted: none of its findings is
-  recorded, each of its frames is sent again alone, a barrier behind it, and judged on its own
-  (the same bytes: no id is reused); for a while afterwards frames go alone again.  A conformant
-  server never pays for the recheck; a reproducer always comes from a frame judged alone.
+* **Runs, checked alone when in doubt.**  Frames that must be answered exactly once by an error
+  given as the server reads them (unreadable, or an invalid Request: id null, or the readable id
+  echoed), and notifications (never answered), need no barrier of their own: a server answers
+  what it reads in order, so the answers without a usable id between two barriers belong to such
+  frames one for one.  When any frame of a run is judged wrong, the run is not trusted: none of
+  its findings is recorded, each of its frames is sent again alone, a barrier behind it, and
+  judged on its own (with ids never used before: :data:`generate.AGAIN`); for a while afterwards
+  frames go alone again, and a kind of frame the server got wrong alone goes alone for good.  A
+  conformant server never pays for the recheck; a reproducer always comes from a frame judged
+  alone.  Barriers prove what was *sent* before them (a send number, not the frame index: a
+  frame sent again keeps its index).
+* **Out of order.**  A server seen answering out of order gets no runs.  Its frames that may be
+  answered without a usable id still go without waiting for each other until it gives such an
+  answer; if more than one frame could own that first one, none of them is judged (they go again
+  alone), and from then on one such frame at a time.
 * **Liveness.**  A barrier unanswered for ``deadline`` seconds is a stall; a closed transport is an
   exit (exit code and stderr tail kept).  Both are findings (``jsonrpc.request.response-required``);
   the server is restarted (``max_restarts``) and the campaign goes on.  A stdio server's resident
@@ -43,7 +50,7 @@ import anyio
 from conformance.connect import Target, TargetError, _build_transport, target_error
 from conformance.fuzz import oracle as _oracle
 from conformance.fuzz.corpus import Corpus, build_corpus, stateless_meta
-from conformance.fuzz.generate import Frame, Plan, frame_at
+from conformance.fuzz.generate import AGAIN, Frame, Plan, frame_at
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
 from conformance.spec.versions import Transport, spec
@@ -98,7 +105,7 @@ class SignatureRecord:
 
 
 class _Pend:
-    __slots__ = ("frame", "exp", "answers", "refused", "settle_at", "suspect", "run", "recheck")
+    __slots__ = ("frame", "exp", "answers", "refused", "settle_at", "suspect", "run", "recheck", "seq")
 
     def __init__(self, frame: Frame, exp: Expect) -> None:
         self.frame = frame
@@ -109,28 +116,50 @@ class _Pend:
         self.suspect = False
         self.run: int | None = None  # sent in a run (no barrier of its own): see _drive
         self.recheck = False  # a frame of a run in doubt, sent again alone
+        self.seq = 0  # its frame's send number (barriers prove what was sent before them)
 
 
 ISOLATE = 1024  # after a run in doubt, this many frames go alone (with a barrier each) again
 
 
-def _anonymous_exact_one(frame: Frame, exps: list[Expect]) -> bool:
-    """A frame that may go in a run: one expectation, no id anywhere (so sending it again reuses
-    none), and exactly one answer without a usable id required."""
+def _exact_one(frame: Frame, exps: list[Expect]) -> bool:
+    """A frame that may go in a run: one message that must be answered exactly once, by an error
+    the server gives as it reads it (unreadable, or an invalid Request), with id null or with the
+    readable id echoed.  Not a batch, nor a frame whose id only a lenient decoder reads."""
     if len(exps) != 1 or frame.data[:1] == b"[":
         return False
     x = exps[0]
-    return (x.kind in (_oracle.UNREADABLE, _oracle.REJECTED) and x.key is None and x.echo is MISSING
-            and x.lenient_echo is MISSING and not x.member_keys and x.max_answers == 1
-            and x.silence_requirement is not None)
+    return (x.kind in (_oracle.UNREADABLE, _oracle.REJECTED) and x.lenient_echo is MISSING and not x.member_keys
+            and x.max_answers == 1 and x.silence_requirement is not None)
 
 
-def _anonymous_silence(frame: Frame, exps: list[Expect]) -> bool:
-    """A notification (no id) that must not be answered: it may close a run."""
+def _silent_one(frame: Frame, exps: list[Expect]) -> bool:
+    """A notification (no id) that must not be answered: it may go in a run."""
     if len(exps) != 1 or frame.data[:1] == b"[":
         return False
     x = exps[0]
     return x.kind == _oracle.SILENCE and x.key is None and x.echo is MISSING and not x.member_keys
+
+
+def _may_take(x: Expect, env: Envelope) -> bool:
+    """May ``env`` (an answer without a usable id) be the answer to a message expecting ``x``?"""
+    if x.kind in (_oracle.UNREADABLE, _oracle.REJECTED, _oracle.ANY):
+        return _oracle.accepts_unattributed(x, env)
+    if x.kind == _oracle.ANSWER:
+        return env.kind is Kind.ERROR and bool(x.codes) and env.error_code in x.codes
+    return x.kind == _oracle.SILENCE
+
+
+def _kind(x: Expect) -> tuple[str, str]:
+    """The kind of a frame that may go in a run: what is due, and the requirement it answers to.  A
+    server that gets one frame of a kind wrong (a Parse error never answered, say) gets them all
+    wrong: once a frame sent again alone shows it, that kind goes alone for the rest of the
+    campaign, and the runs of the other kinds are no longer put in doubt by it."""
+    return (x.kind, x.requirement)
+
+
+def _carries_ids(exps: list[Expect]) -> bool:
+    return any(x.key is not None or x.echo is not MISSING or x.member_keys for x in exps)
 
 
 class _Dead(Exception):
@@ -302,6 +331,7 @@ class Campaign:
         self.by_method: collections.Counter = collections.Counter()
         self.unattributed = 0
         self.id_waits = 0
+        self.one_at_a_time = 0  # ambiguous frames that waited for the one before (see _drive)
         self.out_of_order = False  # the server was seen answering out of order (ambiguous frames then go one at a time)  # frames that waited for an earlier frame with the same id to settle
         self.dropped = 0  # frames in flight when the server died (covered by the exit finding)
         self.late = 0
@@ -342,11 +372,13 @@ class Campaign:
             if frame.operator in self.by_operator:
                 self.by_operator[frame.operator]["findings"] += 1
 
-    def settle(self, p: _Pend, barrier: str) -> None:
+    def settle(self, p: _Pend, barrier: str) -> list[Finding]:
         if not p.recheck:  # a frame sent again is judged once (the first judgement was not trusted)
             self.judged += 1
-        for f in _oracle.judge(p.exp, p.answers, self.octx, refused=p.refused, barrier=barrier, grace=self.cfg.final):
+        found = _oracle.judge(p.exp, p.answers, self.octx, refused=p.refused, barrier=barrier, grace=self.cfg.final)
+        for f in found:
             self.record(f, p.frame, p.exp)
+        return found
 
     def judge_in_run(self, p: _Pend, barrier: str) -> list[Finding]:
         """Judge a frame of a run without recording what is wrong (see :func:`_drive`)."""
@@ -424,7 +456,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
     unproven: collections.deque[_Pend] = collections.deque()  # sent, no barrier behind them answered yet (send order)
     graced: collections.deque[_Pend] = collections.deque()  # proven read, within their grace
     suspects: collections.deque[_Pend] = collections.deque()  # unanswered after the grace: until the final deadline
-    barriers: collections.OrderedDict[Any, tuple[int, float]] = collections.OrderedDict()  # key -> (next frame index, time)
+    barriers: collections.OrderedDict[Any, tuple[int, float, int]] = collections.OrderedDict()  # key -> (next frame index, time, next send number)
+    seq = [0]  # frames registered so far: a frame's send number (a frame sent again gets a new one)
     ring: collections.deque[Frame] = collections.deque(maxlen=RING)
     proven = [index]  # every frame with a smaller index was proven read
     serial = [camp.out_of_order]  # one frame at a time that may be answered without a usable id
@@ -442,6 +475,9 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
     run_no = [0]
     run_open = [False]  # frames of the current run were sent and no barrier behind them yet
     alone_until = [index]  # frames before this index go alone again (after a run in doubt)
+    alone_kinds: set[tuple[str, str]] = set()  # kinds of frame the server got wrong when sent again alone
+    anonymous = [False]  # the server gave an answer without a usable id
+    doubted_groups: list[int] = []  # frames judged by none of their answers (see doubt())
 
     def finish(p: _Pend, *, final: bool = False) -> None:
         key = p.exp.key
@@ -459,7 +495,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 pass
         run = p.run
         if run is None:
-            camp.settle(p, bmethod)
+            if camp.settle(p, bmethod) and p.recheck:
+                alone_kinds.add(_kind(p.exp))  # the server got this kind wrong alone: no more runs for it
             return
         found = camp.judge_in_run(p, bmethod)
         if found and run not in doubted:
@@ -480,6 +517,34 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         else:
             run_left[run] = left
 
+    def doubt(pends: list[_Pend]) -> None:
+        """Judge none of ``pends`` (frames whose answers cannot be told apart): their frames go
+        again, each alone (see :func:`_drive`'s runs)."""
+        run = -1 - len(doubted_groups)
+        doubted_groups.append(run)
+        fresh: list[_Pend] = []
+        for p in pends:
+            if p.run is not None:  # a frame of a run: the whole run goes again
+                if p.run not in doubted:
+                    doubted.add(p.run)
+                    again = runs.get(p.run, [])
+                    recheck.extend(again)
+                    camp.rechecks += len(again)
+                continue
+            fresh.append(p)
+        seen: set[int] = set()
+        for p in fresh:
+            p.run = run
+            run_left[run] = run_left.get(run, 0) + 1
+            if id(p.frame) not in seen:
+                seen.add(id(p.frame))
+                runs.setdefault(run, []).append(p.frame)
+                recheck.append(p.frame)
+                camp.rechecks += 1
+        if fresh:
+            doubted.add(run)
+        alone_until[0] = max(alone_until[0], index + ISOLATE)
+
     def settle_due(now: float, *, everything: bool = False) -> None:
         while graced and (everything or graced[0].settle_at <= now):  # type: ignore[operator]
             p = graced.popleft()
@@ -495,11 +560,11 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             while unproven:
                 finish(unproven.popleft(), final=True)
 
-    def on_barrier(next_index: int, now: float) -> None:
+    def on_barrier(next_index: int, upto_seq: int, now: float) -> None:
         if next_index > proven[0]:
             proven[0] = next_index
         deadline = now + cfg.grace
-        while unproven and unproven[0].frame.index < next_index:
+        while unproven and unproven[0].seq < upto_seq:  # sent before the barrier (a frame sent again keeps its index)
             p = unproven.popleft()
             p.settle_at = deadline
             graced.append(p)
@@ -510,7 +575,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         if key is not None:
             b = barriers.pop(key, None)
             if b is not None:
-                on_barrier(b[0], now)
+                on_barrier(b[0], b[2], now)
                 if bmethod == "ping" and (env.kind is not Kind.RESULT or not empty_ping_result(env.result)):
                     camp.record(_oracle.finding(
                         "ping.response", "PingRejected" if env.kind is Kind.ERROR else "NonEmptyPingResult",
@@ -550,6 +615,16 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         # request that expects exactly this error code (then its id was not echoed).  Failing that
         # (an async server), the most recent proven one still within its grace; else a
         # notification was answered.
+        if serial[0] and not anonymous[0]:
+            # the first answer without a usable id from a server that answers out of order: until
+            # now its ambiguous frames went without waiting for each other (it had given no such
+            # answer to tell apart).  If more than one could own this one, none of their judgements
+            # is trusted: they go again alone; from now on one such frame at a time.
+            anonymous[0] = True
+            cands = [p for p in (*unproven, *graced, *suspects) if not p.answers and _may_take(p.exp, env)]
+            if len({id(p.frame) for p in cands}) > 1:
+                doubt(cands)
+                return
         code = env.error_code
         owner = None
         for p in unproven:
@@ -626,7 +701,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             now = time.monotonic()
             settle_due(now)
             if barriers:
-                _, (count, t0) = next(iter(barriers.items()))
+                _, (count, t0, _) = next(iter(barriers.items()))
                 if now - t0 > cfg.deadline:
                     dead.append(_Dead(_oracle.finding(
                         _oracle.RESPONSE_REQUIRED, "ServerStalled",
@@ -644,10 +719,11 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 if kib is not None:
                     camp.memory.append((camp.elapsed, kib))
 
-    def barrier_bytes(upto: int | None = None) -> bytes:
-        """A barrier; its answer proves the frames before index ``upto`` (default: all sent)."""
+    def barrier_bytes(upto: int | None = None, upto_seq: int | None = None) -> bytes:
+        """A barrier; its answer proves the frames sent before it (before the frame of send number
+        ``upto_seq``, default: all registered), and the window's frames before index ``upto``."""
         rid = session.next_id("fz-b")
-        barriers[id_key(rid)] = (index if upto is None else upto, time.monotonic())
+        barriers[id_key(rid)] = (index if upto is None else upto, time.monotonic(), seq[0] if upto_seq is None else upto_seq)
         camp.barriers += 1
         run_open[0] = False
         run_no[0] += 1
@@ -718,6 +794,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         for e in exps:
             p = _Pend(frame, e)
             p.recheck = again
+            p.seq = seq[0]
             pends.append(p)
             if e.key is not None:
                 keyed[e.key] = p
@@ -728,6 +805,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             if e.kind in _UNKEYED:
                 unkeyed.append(p)
             unproven.append(p)
+        seq[0] += 1
         ring.append(frame)
         return pends
 
@@ -756,6 +834,9 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         if dead:
             return
         exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
+        if _carries_ids(exps):  # the same frame with ids never used (an id is not sent twice)
+            frame = frame_at(plan, frame.index, ids_from=frame.index + AGAIN)
+            exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
         register(frame, exps, again=True)
         try:
             await transport.send(frame.data + b"\n" + barrier_bytes())
@@ -774,7 +855,11 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     continue
                 if _done(camp, index):
                     break
-                # the window: frames sent but not proven read
+                # the window: frames sent but not proven read (a full window with no barrier behind
+                # its last frames -- a run, or a chunk larger than the window -- gets one)
+                if not http and since_barrier and index - proven[0] > cfg.window:
+                    await send_barrier()
+                    since_barrier = 0
                 await wait_room(lambda: (index - proven[0] <= cfg.window) if not http else http_inflight[0] < cfg.window)
                 if dead:
                     break
@@ -793,7 +878,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     if dead:
                         break
                 ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
-                if not http and serial[0] and ambiguous:
+                if not http and serial[0] and anonymous[0] and ambiguous:
+                    camp.one_at_a_time += 1
                     if run_open[0]:
                         await send_barrier()
                         since_barrier = 0
@@ -814,21 +900,17 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     runs_ok = not serial[0] and frame.index >= alone_until[0]
                     if ambiguous:
                         last_ambiguous[0] = frame.index
-                    if runs_ok and _anonymous_exact_one(frame, exps):
+                    if runs_ok and (_exact_one(frame, exps) or _silent_one(frame, exps)) and _kind(exps[0]) not in alone_kinds:
                         join_run(frame, pends)  # no barrier of its own
                         if since_barrier >= cfg.chunk:
                             await transport.send(frame.data + b"\n" + barrier_bytes())
                             since_barrier = 0
                         else:
                             await transport.send(frame.data)
-                    elif runs_ok and run_open[0] and _anonymous_silence(frame, exps):
-                        join_run(frame, pends)  # closes the run: its barrier follows
-                        await transport.send(frame.data + b"\n" + barrier_bytes())
-                        since_barrier = 0
                     elif ambiguous:
                         # the frame and its barrier in one write (the transport adds the last
                         # newline); an open run is closed by a barrier before it
-                        head = barrier_bytes(frame.index) + b"\n" if run_open[0] else b""
+                        head = barrier_bytes(frame.index, seq[0] - 1) + b"\n" if run_open[0] else b""
                         await transport.send(head + frame.data + b"\n" + barrier_bytes())
                         since_barrier = 0
                     elif since_barrier >= cfg.chunk:

@@ -17,9 +17,12 @@ from conformance.fuzz.corpus import Corpus
 from conformance.fuzz.operators import Mutation, OpContext, Operator, Output
 from conformance.wire.envelope import dumps
 
-__all__ = ["Frame", "Plan", "frame_at", "frame_id", "answer_at", "run_index", "RUN_STRIDE"]
+__all__ = ["Frame", "Plan", "frame_at", "frame_id", "answer_at", "run_index", "RUN_STRIDE", "AGAIN"]
 
 RUN_STRIDE = 1_000_000  # the client direction: frame j of client run r is frame r * RUN_STRIDE + j
+# frame i sent again takes the ids of frame i + AGAIN: the same id shape (AGAIN is a multiple of the
+# 8 shapes of frame_id), a value no campaign reaches, and small integers still below 2^31
+AGAIN = 1_000_000_000
 
 
 def run_index(run: int, j: int) -> int:
@@ -85,15 +88,19 @@ def frame_id(index: int, k: int = 0) -> Any:
     return f"fz-{index}-\u4e2d"
 
 
-def frame_at(plan: Plan, index: int) -> Frame:
+def frame_at(plan: Plan, index: int, *, ids_from: int | None = None) -> Frame:
+    """Frame ``index``.  ``ids_from``: the same frame (the same draws, so the same operator, message
+    and mutation) with the ids of frame ``ids_from`` instead of its own -- a frame sent again
+    carries ids never used before (see :data:`AGAIN`)."""
     rng = random.Random(f"{plan.seed}:{index}")
     op = rng.choices(plan.operators, weights=plan._weights)[0]
     c = rng.randrange(len(plan._seeds))
     seed = plan.corpus.seeds[c]
     msg = json.loads(plan._seeds[c])
+    ids = index if ids_from is None else ids_from
     if "id" in msg:
-        msg["id"] = frame_id(index)
-    ctx = OpContext(plan.corpus.version, plan.transport, index, plan.corpus.seeds, lambda k, i=index: frame_id(i, k))
+        msg["id"] = frame_id(ids)
+    ctx = OpContext(plan.corpus.version, plan.transport, ids, plan.corpus.seeds, lambda k, i=ids: frame_id(i, k))
     out: Output = op.fn(rng, msg, ctx)
     return Frame(index, out.to_bytes(), seed.method, op.name, tuple(out.mutations), out.headers)
 

@@ -1,4 +1,4 @@
-"""Frames without ids sent in runs (no barrier each), and runs in doubt sent again alone."""
+"""Frames sent in runs (no barrier each), and runs in doubt sent again alone."""
 
 from __future__ import annotations
 
@@ -11,20 +11,27 @@ import pytest
 from conformance.connect import Target
 from conformance.fuzz import engine
 from conformance.fuzz import oracle
-from conformance.fuzz.generate import Frame
+from conformance.fuzz.generate import AGAIN, Frame
 
 SERVER = Path(__file__).with_name("drop_one_server.py")
 V = "2025-11-25"
 DROPPED = 17
 
 
-def frames(monkeypatch: pytest.MonkeyPatch, drop: int | None) -> None:
-    """Every frame: a truncated request without id (unreadable: exactly one -32700 answer due);
-    ``drop`` holds the word the server leaves unanswered."""
+def frames(monkeypatch: pytest.MonkeyPatch, drop: int | None, *, ids: bool = False) -> None:
+    """Every frame: a truncated request without id (unreadable: exactly one -32700 answer due), or
+    with ``ids`` an invalid Request with an id (``"jsonrpc": "1.0"``: exactly one -32600 due), now
+    and then a notification (no answer due); ``drop`` holds the word the server leaves unanswered."""
 
-    def frame_at(plan, index: int) -> Frame:
+    def frame_at(plan, index: int, *, ids_from: int | None = None) -> Frame:
         word = "DROP" if index == drop else f"n{index}"
-        data = b'{"jsonrpc":"2.0","method":"' + word.encode() + b'","params":{'
+        if index % 5 == 4:
+            data = b'{"jsonrpc":"2.0","method":"notifications/' + word.encode() + b'"}'
+        elif ids:
+            rid = index if ids_from is None else ids_from
+            data = b'{"jsonrpc":"1.0","id":%d,"method":"%s"}' % (rid, word.encode())
+        else:
+            data = b'{"jsonrpc":"2.0","method":"' + word.encode() + b'","params":{'
         return Frame(index=index, data=data, method="tools/list", operator="truncate")
 
     monkeypatch.setattr(engine, "frame_at", frame_at)
@@ -36,26 +43,99 @@ def campaign(messages: int) -> engine.Campaign:
     return anyio.run(engine.run_campaign, cfg)
 
 
-def test_the_frames_are_the_kind_that_goes_in_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    frames(monkeypatch, DROPPED)
+@pytest.mark.parametrize("ids", [False, True], ids=["no-id", "id"])
+def test_the_frames_are_the_kinds_that_go_in_runs(monkeypatch: pytest.MonkeyPatch, ids: bool) -> None:
+    frames(monkeypatch, DROPPED, ids=ids)
+    ctx = oracle.OracleContext(V, "stdio", {})
     frame = engine.frame_at(None, 3)
-    exps = oracle.expect(frame.data, oracle.OracleContext(V, "stdio", {}))
-    assert engine._anonymous_exact_one(frame, exps)
+    assert engine._exact_one(frame, oracle.expect(frame.data, ctx))
+    note = engine.frame_at(None, 4)
+    assert engine._silent_one(note, oracle.expect(note.data, ctx))
 
 
-def test_a_conformant_answer_to_every_frame_of_a_run_needs_no_recheck(monkeypatch: pytest.MonkeyPatch) -> None:
-    frames(monkeypatch, None)
+@pytest.mark.parametrize("ids", [False, True], ids=["no-id", "id"])
+def test_a_conformant_answer_to_every_frame_of_a_run_needs_no_recheck(monkeypatch: pytest.MonkeyPatch, ids: bool) -> None:
+    frames(monkeypatch, None, ids=ids)
     camp = campaign(80)
     assert camp.judged == 80 and not camp.signatures
     assert camp.in_runs == 80 and camp.rechecks == 0
     assert camp.barriers < 20  # one per chunk of 32 (and the last), not one per frame
 
 
-def test_a_frame_left_unanswered_in_a_run_is_found_alone_and_named_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
-    frames(monkeypatch, DROPPED)
+@pytest.mark.parametrize("ids", [False, True], ids=["no-id", "id"])
+def test_a_frame_left_unanswered_in_a_run_is_found_alone_and_named_exactly(monkeypatch: pytest.MonkeyPatch, ids: bool) -> None:
+    frames(monkeypatch, DROPPED, ids=ids)
     camp = campaign(80)
     assert camp.rechecks > 0  # its run was in doubt: its frames were sent again, each alone
     recs = list(camp.signatures.values())
-    assert [(r.finding.requirement, r.count) for r in recs] == [("jsonrpc.error.parse-error", 1)], recs
+    requirement = "jsonrpc.error.invalid-request" if ids else "jsonrpc.error.parse-error"
+    # exactly the dropped frame; no frame sent again was refused for an id used before (the
+    # server answers a reused id with a code the oracle rejects)
+    assert [(r.finding.requirement, r.count) for r in recs] == [(requirement, 1)], recs
     assert recs[0].frame is not None and recs[0].frame.index == DROPPED
+    if ids:  # the reproducer is the frame as judged alone: the same frame with an id never sent before
+        assert b'"id":%d,' % (DROPPED + AGAIN) in recs[0].frame.data
     assert camp.judged == 80  # judged once each, however often sent
+
+
+LATE = Path(__file__).with_name("late_ping_server.py")
+
+
+def late_frames(monkeypatch: pytest.MonkeyPatch, drop: int | None, *, unreadable_from: int) -> None:
+    """Requests for unknown methods (answered with their id; the answers overtake the late ping
+    answers, so the server is seen answering out of order), invalid Requests with ids and
+    notifications; from ``unreadable_from`` on also lines that are not JSON (answered with id null)."""
+
+    def frame_at(plan, index: int, *, ids_from: int | None = None) -> Frame:
+        word = "DROP" if index == drop else f"n{index}"
+        rid = index if ids_from is None else ids_from
+        if index % 4 == 0:
+            data = b'{"jsonrpc":"2.0","id":%d,"method":"%s"}' % (rid, word.encode())
+        elif index % 4 == 1:
+            data = b'{"jsonrpc":"2.0","method":"notifications/' + word.encode() + b'"}'
+        elif index >= unreadable_from:
+            data = b'{"jsonrpc":"2.0","method":"' + word.encode() + b'","params":{'
+        else:
+            data = b'{"jsonrpc":"1.0","id":%d,"method":"%s"}' % (rid, word.encode())
+        return Frame(index=index, data=data, method="tools/list", operator="truncate")
+
+    monkeypatch.setattr(engine, "frame_at", frame_at)
+
+
+def late_campaign(messages: int) -> engine.Campaign:
+    cfg = engine.FuzzConfig(target=Target(command=(sys.executable, str(LATE))), version=V, max_messages=messages,
+                            budget=None, grace=0.1, final=0.5, deadline=5.0)
+    return anyio.run(engine.run_campaign, cfg)
+
+
+def test_out_of_order_without_answers_lacking_an_id_nothing_waits_for_the_frame_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    late_frames(monkeypatch, None, unreadable_from=10**9)
+    camp = late_campaign(600)
+    assert camp.out_of_order
+    assert camp.judged == 600 and not camp.signatures
+    assert camp.one_at_a_time == 0  # every answer carries its id: nothing to tell apart
+
+
+@pytest.mark.parametrize("drop", [None, 362])
+def test_out_of_order_the_first_answer_without_an_id_puts_what_could_own_it_in_doubt(monkeypatch: pytest.MonkeyPatch, drop: int | None) -> None:
+    late_frames(monkeypatch, drop, unreadable_from=300)  # the reordering is seen long before
+    camp = late_campaign(600)
+    assert camp.out_of_order
+    assert camp.rechecks > 0  # the frames that could own the first answer without an id went again, alone
+    assert camp.one_at_a_time > 0  # after it, one such frame at a time
+    assert camp.judged == 600
+    recs = list(camp.signatures.values())
+    if drop is None:
+        assert not recs, recs  # each unreadable line judged by its own answer
+    else:
+        assert [(r.finding.requirement, r.count) for r in recs] == [("jsonrpc.error.parse-error", 1)], recs
+        assert recs[0].frame is not None and recs[0].frame.index == drop
+
+
+def test_a_window_smaller_than_a_chunk_still_gets_its_barriers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames in runs have no barrier of their own: a full window puts one behind them."""
+    frames(monkeypatch, None)
+    cfg = engine.FuzzConfig(target=Target(command=(sys.executable, str(SERVER))), version=V, max_messages=40,
+                            budget=None, grace=0.1, final=0.5, deadline=5.0, window=4, chunk=32)
+    camp = anyio.run(engine.run_campaign, cfg)
+    assert camp.judged == 40 and not camp.signatures and not camp.restarts
