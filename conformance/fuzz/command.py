@@ -34,6 +34,27 @@ class UsageError(Exception):
     pass
 
 
+def _number(kind: type, *, least: float, what: str) -> Any:
+    """An argparse type: a ``kind`` number of at least ``least``; otherwise argparse's usage error
+    (exit 2) says which option and what it takes."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{text!r}: give {what}")
+        return value
+
+    return parse
+
+
+_COUNT = _number(int, least=1, what="a whole number of at least 1")
+_SECONDS = _number(float, least=0.0, what="a number of seconds (0 or more)")
+_DEADLINE = _number(float, least=0.001, what="a number of seconds above 0")
+
+
 def parse_duration(text: str, option: str = "--budget") -> float:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text or "")
     if not m:
@@ -63,12 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--url", help="the MCP endpoint of an HTTP server (streamable HTTP)")
     p.add_argument("--transport", choices=[t.value for t in Transport],
                    help="default: stdio, or streamable-http with --url (sse: legacy HTTP+SSE, with --client-command only)")
-    p.add_argument("--jobs", type=int, default=2, help="--client-command: client runs at once (default 2)")
+    p.add_argument("--jobs", type=_COUNT, default=2, help="--client-command: client runs at once (default 2)")
     p.add_argument("--version", default=DEFAULT_VERSION, help=f"protocol version (one of {', '.join(VERSIONS)}, or 'all'; default {DEFAULT_VERSION})")
     p.add_argument("--seed", type=int, default=0, help="campaign seed: the same seed sends the same frames (default 0)")
     lim = p.add_mutually_exclusive_group()
     lim.add_argument("--budget", default=None, help="how long to send, per version (default 30s)")
-    lim.add_argument("--max-messages", type=int, help="how many frames to send, per version")
+    lim.add_argument("--max-messages", type=_COUNT, help="how many frames to send, per version")
     p.add_argument("--fuzz-tools", action="append", default=[], metavar="GLOB",
                    help="call these tools with fuzzed arguments (repeatable; default: no tool is called)")
     p.add_argument("--ops", help="comma list of operators to use (default: all); see --list-ops")
@@ -76,10 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-ops", action="store_true", help="print the mutation operators and exit")
     p.add_argument("--replay", action="append", metavar="FILE", help="replay reproducer file(s) or a directory of them")
     p.add_argument("--report-dir", default="reports/fuzz", help="where report.json, renderings and reproducers go (default reports/fuzz)")
-    p.add_argument("--window", type=int, default=None, help="frames in flight (default 256 on stdio, 32 concurrent POSTs over HTTP)")
-    p.add_argument("--chunk", type=int, default=32, help="a barrier at least every N frames (default 32)")
-    p.add_argument("--grace", type=float, default=0.25, help="seconds an answer may lag its barrier's (default 0.25)")
-    p.add_argument("--timeout", type=float, default=10.0, help="start-up, handshake and stall deadline in seconds (default 10)")
+    p.add_argument("--window", type=_COUNT, default=None, help="frames in flight (default 256 on stdio, 32 concurrent POSTs over HTTP)")
+    p.add_argument("--chunk", type=_COUNT, default=32, help="a barrier at least every N frames (default 32)")
+    p.add_argument("--grace", type=_SECONDS, default=0.25, help="seconds an answer may lag its barrier's (default 0.25)")
+    p.add_argument("--timeout", type=_DEADLINE, default=10.0, help="start-up, handshake and stall deadline in seconds (default 10)")
     p.add_argument("--no-shrink", action="store_true", help="save findings as found, without minimising them")
     p.add_argument("--shrink-budget", default="10s", help="time spent minimising each finding (default 10s)")
     p.add_argument("--no-hypothesis", action="store_true", help="corpus from the schema walk only (no hypothesis-jsonschema examples)")

@@ -90,6 +90,10 @@ def test_a_finding_is_graded_shrunk_saved_and_replayed(tmp_path) -> None:
     (("--command", "x", "--ops", "nope"), "unknown fuzz operator 'nope'"),
     (("--replay", "/nonexistent/repro.json"), "no such file"),
     (("--transport", "streamable-http", "--command", "x"), "needs --url"),
+    (("--command", "x", "--grace", "-1"), "argument --grace: '-1': give a number of seconds (0 or more)"),
+    (("--command", "x", "--window", "0"), "argument --window: '0': give a whole number of at least 1"),
+    (("--command", "x", "--chunk", "many"), "argument --chunk: 'many' is not a whole number"),
+    (("--command", "x", "--timeout", "0"), "argument --timeout: '0': give a number of seconds above 0"),
 ])
 def test_bad_input_is_a_usage_error_naming_the_problem(args, message) -> None:
     out = fuzz(*args, timeout=60)
