@@ -203,6 +203,16 @@ def _lenient_id(raw: bytes) -> Any:
     return MISSING
 
 
+def _plain_id(value: Any) -> Any:
+    """The id of a message whose answer anything may be, when every reader reads the same one (a
+    string, or an integer within the interoperable range): its answers are then attributed to it
+    by that id (and their shape judged) rather than left unattributed."""
+    rid = value.get("id", MISSING) if isinstance(value, dict) else MISSING
+    if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool) and abs(rid) <= 2**53):
+        return rid
+    return MISSING
+
+
 def _readable_id(value: Any) -> Any:
     """The id an Invalid Request carries, if a server could read one (any JSON value but absent)."""
     if isinstance(value, dict):
@@ -272,12 +282,17 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
     if _numberish(raw) and _beyond_interoperable(env.value):
         # RFC 8259 section 6: numbers outside IEEE 754 double range / precision "may" not be handled the
         # same everywhere; an error (even a Parse error), a result or a refusal are all acceptable
-        return [Expect(ANY, silence_requirement=None, what="a message with a number outside the interoperable range",
+        rid = _plain_id(env.value)
+        return [Expect(ANY, key=id_key(rid) if rid is not MISSING else None, echo=rid, silence_requirement=None,
+                       what="a message with a number outside the interoperable range",
                        accepted=("any answer: RFC 8259 leaves such numbers to the implementation",))]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
     if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
         # which of two "id"/"method"/... members a server reads is implementation-defined (RFC 8259 4)
-        return [Expect(ANY, silence_requirement=None, what="a message with a duplicate JSON-RPC member",
+        twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
+        rid = _plain_id(env.value) if "id" not in twice else MISSING
+        return [Expect(ANY, key=id_key(rid) if rid is not MISSING else None, echo=rid, silence_requirement=None,
+                       what="a message with a duplicate JSON-RPC member",
                        accepted=("anything: RFC 8259 leaves duplicate names to the implementation",))]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
     if env.kind is Kind.INVALID or (env.kind in (Kind.REQUEST, Kind.NOTIFICATION) and bad):

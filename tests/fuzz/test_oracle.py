@@ -140,6 +140,18 @@ def test_duplicate_jsonrpc_members_accept_anything() -> None:
     assert x.kind == ANY and probs(x, []) == []
 
 
+@pytest.mark.parametrize("raw, key", [
+    (b'{"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/list"}', ("int", 7)),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"n":1e400}}', ("str", "a")),
+    (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', None),  # which id is read: the reader's choice
+    (b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping","params":{"n":1e400}}', None),  # cut or rounded by some
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping","params":{"n":1e400}}', None),
+])
+def test_anything_goes_but_an_id_every_reader_reads_the_same_owns_its_answers(raw: bytes, key) -> None:
+    x = one(raw)
+    assert x.kind == ANY and x.key == key and x.silence_requirement is None
+
+
 @pytest.mark.parametrize("raw", [
     b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"n":9007199254740993}}}',
     b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"n":1e400}}}',
