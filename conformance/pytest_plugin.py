@@ -349,13 +349,20 @@ def _selection(select: list[str], exclude: list[str], role: str = "server") -> l
     return select_requirements(list(reqs), select, exclude)
 
 
+def _from_cli(config: pytest.Config) -> bool:
+    """Is this run the ``mcp-conformance`` command's (its plugin is registered)?"""
+    return any(type(p).__name__ == "_CliPlugin" for p in config.pluginmanager.get_plugins())
+
+
 def _number(config: pytest.Config, name: str, what: str, kind: Any, ok: Any, rule: str) -> Any:
     """Option ``name`` parsed with ``kind`` (None when not given); a usage error naming the flag
     when it is not ``what`` or breaks ``rule``."""
     raw = get_option(config, name)
     if raw in (None, ""):
         return None
-    flag = _BY_NAME[name].flag
+    opt = _BY_NAME[name]
+    # named as typed: from pytest its flag, from mcp-conformance (which passes it on) both
+    flag = opt.flag if not opt.cli or not _from_cli(config) else f"{opt.cli} ({opt.flag})"
     try:
         value = kind(raw)
     except (TypeError, ValueError):

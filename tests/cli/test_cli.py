@@ -55,6 +55,10 @@ def test_usage_errors_exit_2_and_say_what_is_wrong(cli) -> None:
     assert run.rc == 2 and "invalid choice: 'carrier-pigeon'" in run.err
     run = cli("server", "--command", tiny_cmd(), "--schema-dir", "/nonexistent/schemas")
     assert run.rc == 2 and "/nonexistent/schemas" in run.err
+    run = cli("server", "--command", tiny_cmd(), "--jobs", "0")  # named as typed (and as pytest knows it)
+    assert run.rc == 2 and "--jobs (--mcp-jobs) must be at least 1, not '0'" in run.err
+    run = cli("server", "--command", tiny_cmd(), "--timeout", "soon")
+    assert run.rc == 2 and "--timeout (--mcp-timeout) 'soon' is not a number of seconds" in run.err
     run = cli()
     assert run.rc == 2 and "usage:" in run.err
     assert run.report is None
