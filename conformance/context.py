@@ -358,6 +358,17 @@ class ScenarioContext:
         """Say why ``requirement`` will not be checked (reported as 'not reached: <why>')."""
         self._notes[requirement] = why
 
+    def alone(self) -> Any:
+        """``async with ctx.alone():`` the part of a scenario that changes what every session of
+        the server sees (a tool list, a watched resource), where items on other sessions of the
+        same server could see it (HTTP, overlapping items): it runs while no other item does.
+        The rest of the scenario (discovering whether it applies at all) runs beside the others.
+        Elsewhere (stdio: a server per session; ``--jobs 1``) it changes nothing."""
+        wide = self._runner._server_wide
+        if wide is None or self.scenario.exclusive:
+            return contextlib.nullcontext()
+        return wide.alone_within()
+
     def note(self, message: str, *, requirement: str | None = None) -> None:
         """A remark for the report (e.g. which reading of an ambiguous rule was accepted), on
         ``requirement`` (default: every requirement this scenario checks)."""
@@ -1628,6 +1639,19 @@ class _ServerWide:
         finally:
             self.running -= 1
             self._notify()
+
+    @contextlib.asynccontextmanager
+    async def alone_within(self) -> Any:
+        """``alone`` for an item that holds ``together``: it gives its place up while it waits
+        and runs alone, and takes it back at once after (no wait: nothing can be cancelled
+        between, so the count stays right)."""
+        self.running -= 1
+        self._notify()
+        try:
+            async with self.alone():
+                yield
+        finally:
+            self.running += 1
 
     @contextlib.asynccontextmanager
     async def alone(self) -> Any:

@@ -285,7 +285,6 @@ def _expect_invalid_params(ctx: ScenarioContext, req: str, env: Envelope, what: 
 @scenario(
     requirements=["prompts.list-changed.notification"],
     until=LATEST_STATEFUL,
-    exclusive=True,
     capability="prompts.listChanged",
     skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )

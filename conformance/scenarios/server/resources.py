@@ -402,7 +402,6 @@ async def _touch(peer, uri: str) -> Envelope | None:
 @scenario(
     requirements=["resources.list-changed.notification"],
     until=LATEST_STATEFUL,
-    exclusive=True,
     capability="resources.listChanged",
     skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )

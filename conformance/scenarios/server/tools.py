@@ -579,7 +579,6 @@ async def invalid_arguments(ctx: ScenarioContext) -> None:
 @scenario(
     requirements=["tools.list-changed.notification"],
     until=LATEST_STATEFUL,
-    exclusive=True,
     capability="tools.listChanged",
     skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )
@@ -600,30 +599,32 @@ async def list_changed_check(ctx: ScenarioContext, req: str, trigger: str, metho
     how = await F.open_notification_stream(ctx, peer)
     if how:
         ctx.note(how)
-    mark = len(peer.transcript)
-    try:
-        rid = await peer.request("tools/call", {"name": trigger, "arguments": {}})
-        answer = await peer.expect_response(rid)
-        if answer.kind is not Kind.RESULT:
-            ctx.not_reached(req, f"{trigger} was answered with {F.describe_error(answer) if answer.kind is Kind.ERROR else answer.kind.value}")
-            return
-        try:
-            note = await peer.expect_notification(method, predicate=F.since(peer, mark))
-        except PeerError as exc:
-            ctx.check(
-                req,
-                False,
-                problem="ListChangedNotSent",
-                message=f"{trigger} changed the {what} list, but no {method} arrived ({exc})",
-                expected=f"a {method} notification",
-                actual=[e.envelope.summary() for e in F.inbound_after(peer, mark)][:10],
-                entries=[answer],
-            )
-            return
-        ctx.check(req, True, message=f"{trigger} changed the {what} list and {method} arrived", entries=[note])
-    finally:
+    # the change every session of the server sees: alone where other items share the server
+    async with ctx.alone():
+        mark = len(peer.transcript)
         try:
             rid = await peer.request("tools/call", {"name": trigger, "arguments": {}})
-            await peer.expect_response(rid)
-        except PeerError:
-            pass
+            answer = await peer.expect_response(rid)
+            if answer.kind is not Kind.RESULT:
+                ctx.not_reached(req, f"{trigger} was answered with {F.describe_error(answer) if answer.kind is Kind.ERROR else answer.kind.value}")
+                return
+            try:
+                note = await peer.expect_notification(method, predicate=F.since(peer, mark))
+            except PeerError as exc:
+                ctx.check(
+                    req,
+                    False,
+                    problem="ListChangedNotSent",
+                    message=f"{trigger} changed the {what} list, but no {method} arrived ({exc})",
+                    expected=f"a {method} notification",
+                    actual=[e.envelope.summary() for e in F.inbound_after(peer, mark)][:10],
+                    entries=[answer],
+                )
+                return
+            ctx.check(req, True, message=f"{trigger} changed the {what} list and {method} arrived", entries=[note])
+        finally:
+            try:
+                rid = await peer.request("tools/call", {"name": trigger, "arguments": {}})
+                await peer.expect_response(rid)
+            except PeerError:
+                pass
