@@ -191,10 +191,11 @@ def test_exclusive_items_are_kept_apart_only_where_sessions_share_a_server() -> 
     assert anyio.run(main) == (True, False, False)
     from conformance.registry import scenarios
 
-    assert "resources.subscribe" in {s.id for s in scenarios("server") if s.exclusive}
-    # the list_changed triggers take the lock only around the change (ctx.alone()): finding that
-    # a server has no trigger to call keeps no other item out
-    assert not {"tools.list_changed", "prompts.list_changed", "resources.list_changed"} & {s.id for s in scenarios("server") if s.exclusive}
+    exclusive = {s.id for s in scenarios("server") if s.exclusive}
+    assert "subscriptions.listen_streams" in exclusive
+    # the list_changed triggers and the subscription take the lock only around the change
+    # (ctx.alone()): finding that a server has nothing to trigger keeps no other item out
+    assert not {"tools.list_changed", "prompts.list_changed", "resources.list_changed", "resources.subscribe"} & exclusive
 
 
 async def test_an_item_running_together_goes_alone_for_a_part_of_it() -> None:

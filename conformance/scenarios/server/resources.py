@@ -4,6 +4,8 @@ list_changed."""
 
 from __future__ import annotations
 
+import contextlib
+
 import re
 from typing import Any
 
@@ -279,7 +281,6 @@ def _template_regex(template: Any) -> re.Pattern[str] | None:
 @scenario(
     requirements=["resources.subscribe.answered", "resources.subscribe.updated"],
     until=LATEST_STATEFUL,
-    exclusive=True,
     capability="resources.subscribe",
     skip_reason="2026-07-28 has no resources/subscribe (subscriptions/listen with resourceSubscriptions replaces it)",
 )
@@ -305,6 +306,13 @@ async def subscribe(ctx: ScenarioContext) -> None:
         how = await F.open_notification_stream(ctx, peer)
         if how:
             ctx.note(how)
+    # a change every session of the server sees (the watched resource touched): alone where
+    # other items share the server, from the subscription to the check after unsubscribing
+    async with ctx.alone() if can_touch else contextlib.nullcontext():
+        await _subscribed(ctx, peer, uri, can_touch)
+
+
+async def _subscribed(ctx: ScenarioContext, peer, uri: str, can_touch: bool) -> None:
     sub = await _answered(ctx, peer, "resources/subscribe", uri)
     if sub is None:
         return
