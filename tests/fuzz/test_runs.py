@@ -37,9 +37,9 @@ def frames(monkeypatch: pytest.MonkeyPatch, drop: int | None, *, ids: bool = Fal
     monkeypatch.setattr(engine, "frame_at", frame_at)
 
 
-def campaign(messages: int) -> engine.Campaign:
-    cfg = engine.FuzzConfig(target=Target(command=(sys.executable, str(SERVER))), version=V, max_messages=messages,
-                            budget=None, grace=0.1, final=0.5, deadline=5.0)
+def campaign(messages: int, server: Path = SERVER, **config: int) -> engine.Campaign:
+    cfg = engine.FuzzConfig(target=Target(command=(sys.executable, str(server))), version=V, max_messages=messages,
+                            budget=None, grace=0.1, final=0.5, deadline=5.0, **config)
     return anyio.run(engine.run_campaign, cfg)
 
 
@@ -102,15 +102,9 @@ def late_frames(monkeypatch: pytest.MonkeyPatch, drop: int | None, *, unreadable
     monkeypatch.setattr(engine, "frame_at", frame_at)
 
 
-def late_campaign(messages: int) -> engine.Campaign:
-    cfg = engine.FuzzConfig(target=Target(command=(sys.executable, str(LATE))), version=V, max_messages=messages,
-                            budget=None, grace=0.1, final=0.5, deadline=5.0)
-    return anyio.run(engine.run_campaign, cfg)
-
-
 def test_out_of_order_without_answers_lacking_an_id_nothing_waits_for_the_frame_before(monkeypatch: pytest.MonkeyPatch) -> None:
     late_frames(monkeypatch, None, unreadable_from=10**9)
-    camp = late_campaign(600)
+    camp = campaign(600, LATE)
     assert camp.out_of_order
     assert camp.judged == 600 and not camp.signatures
     assert camp.one_at_a_time == 0  # every answer carries its id: nothing to tell apart
@@ -119,7 +113,7 @@ def test_out_of_order_without_answers_lacking_an_id_nothing_waits_for_the_frame_
 @pytest.mark.parametrize("drop", [None, 362])
 def test_out_of_order_the_first_answer_without_an_id_puts_what_could_own_it_in_doubt(monkeypatch: pytest.MonkeyPatch, drop: int | None) -> None:
     late_frames(monkeypatch, drop, unreadable_from=300)  # the reordering is seen long before
-    camp = late_campaign(600)
+    camp = campaign(600, LATE)
     assert camp.out_of_order
     assert camp.rechecks > 0  # the frames that could own the first answer without an id went again, alone
     assert camp.one_at_a_time > 0  # after it, one such frame at a time
@@ -135,7 +129,5 @@ def test_out_of_order_the_first_answer_without_an_id_puts_what_could_own_it_in_d
 def test_a_window_smaller_than_a_chunk_still_gets_its_barriers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Frames in runs have no barrier of their own: a full window puts one behind them."""
     frames(monkeypatch, None)
-    cfg = engine.FuzzConfig(target=Target(command=(sys.executable, str(SERVER))), version=V, max_messages=40,
-                            budget=None, grace=0.1, final=0.5, deadline=5.0, window=4, chunk=32)
-    camp = anyio.run(engine.run_campaign, cfg)
+    camp = campaign(40, window=4, chunk=32)
     assert camp.judged == 40 and not camp.signatures and not camp.restarts
