@@ -477,7 +477,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
     alone_until = [index]  # frames before this index go alone again (after a run in doubt)
     alone_kinds: set[tuple[str, str]] = set()  # kinds of frame the server got wrong when sent again alone
     anonymous = [False]  # the server gave an answer without a usable id
-    doubted_groups: list[int] = []  # frames judged by none of their answers (see doubt())
+    doubt_no = [0]  # groups of frames put in doubt outside runs get run numbers -1, -2, ... (see doubt())
 
     def finish(p: _Pend, *, final: bool = False) -> None:
         key = p.exp.key
@@ -504,11 +504,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 for f in found:
                     camp.record(f, p.frame, p.exp)
             else:
-                doubted.add(run)
-                again = runs.get(run, [])
-                recheck.extend(again)
-                camp.rechecks += len(again)
-                alone_until[0] = max(alone_until[0], index + ISOLATE)
+                doubt_run(run)
         left = run_left.get(run, 0) - 1
         if left <= 0:
             run_left.pop(run, None)
@@ -517,33 +513,30 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         else:
             run_left[run] = left
 
-    def doubt(pends: list[_Pend]) -> None:
-        """Judge none of ``pends`` (frames whose answers cannot be told apart): their frames go
-        again, each alone (see :func:`_drive`'s runs)."""
-        run = -1 - len(doubted_groups)
-        doubted_groups.append(run)
-        fresh: list[_Pend] = []
-        for p in pends:
-            if p.run is not None:  # a frame of a run: the whole run goes again
-                if p.run not in doubted:
-                    doubted.add(p.run)
-                    again = runs.get(p.run, [])
-                    recheck.extend(again)
-                    camp.rechecks += len(again)
-                continue
-            fresh.append(p)
-        seen: set[int] = set()
-        for p in fresh:
-            p.run = run
-            run_left[run] = run_left.get(run, 0) + 1
-            if id(p.frame) not in seen:
-                seen.add(id(p.frame))
-                runs.setdefault(run, []).append(p.frame)
-                recheck.append(p.frame)
-                camp.rechecks += 1
-        if fresh:
-            doubted.add(run)
+    def doubt_run(run: int) -> None:
+        """None of ``run``'s judgements counts: its frames go again, each alone, and for a while
+        afterwards frames go alone."""
+        doubted.add(run)
+        again = runs.get(run, [])
+        recheck.extend(again)
+        camp.rechecks += len(again)
         alone_until[0] = max(alone_until[0], index + ISOLATE)
+
+    def doubt(pends: list[_Pend]) -> None:
+        """Judge none of ``pends`` (frames whose answers cannot be told apart): those outside a run
+        become a run of their own, and every run among them is in doubt."""
+        doubt_no[0] -= 1
+        group = doubt_no[0]
+        for p in pends:
+            if p.run is None:
+                p.run = group
+                run_left[group] = run_left.get(group, 0) + 1
+                frames = runs.setdefault(group, [])
+                if not any(f is p.frame for f in frames):
+                    frames.append(p.frame)
+        for run in dict.fromkeys(p.run for p in pends):  # in the order met
+            if run not in doubted:
+                doubt_run(run)
 
     def settle_due(now: float, *, everything: bool = False) -> None:
         while graced and (everything or graced[0].settle_at <= now):  # type: ignore[operator]
