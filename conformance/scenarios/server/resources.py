@@ -5,7 +5,6 @@ list_changed."""
 from __future__ import annotations
 
 import contextlib
-
 import re
 from typing import Any
 
