@@ -128,6 +128,7 @@ class SessionInfo:
     instructions: str | None = None
     result: Any = None
     unsupported: str | None = None  # why this version is not served by the target (-> skip)
+    response: Envelope | None = None  # the initialize response, when it was a result
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -300,8 +301,13 @@ class ScenarioContext:
             self.skip(known.unsupported)
         if not fresh and initialize and not peer_opts and not self._runner.own_connection(self.scenario):
             conn = await self._runner.shared(self.version)
-        elif initialize and not peer_opts and self._runner.shares_disposable(self.scenario) and not self._fresh:
-            conn = await self._runner.disposable(self.version, self.scenario.id)
+        elif not peer_opts and self._runner.shares_disposable(self.scenario) and not self._fresh:
+            # an initialized one takes its turn on the version's disposable connection; a pristine
+            # one is new, and goes on to the next disposable item if it ends up initialized
+            if initialize:
+                conn = await self._runner.disposable(self.version, self.scenario.id)
+            else:
+                conn = await self._runner.fresh(self.version, initialize=False)
             self._fresh.append(conn)
             self._disposable = conn
         else:
@@ -313,6 +319,22 @@ class ScenarioContext:
                 self.skip(conn.info.unsupported)
         self._last = conn
         return conn.peer
+
+    async def shared_handshake(self) -> Envelope | None:
+        """The result that answered the shared session's ``initialize`` -- the same request a
+        handshake scenario would send on a connection of its own -- for judging without starting
+        one (on stdio a process); later checks of this scenario without a peer point at the
+        shared session.  None when the shared handshake got no result (an error, silence, a
+        stateless version): the caller makes its own and judges what it gets."""
+        try:
+            conn = await self._runner.shared(self.version)
+        except (_ScenarioError, TargetError, PeerError):
+            return None
+        env = conn.info.response if conn.info is not None else None
+        if env is None or env.kind is not Kind.RESULT:
+            return None
+        self._last = conn
+        return env
 
     async def session_info(self) -> SessionInfo:
         """The shared session's handshake facts (opens the shared session if needed)."""
@@ -834,7 +856,7 @@ class Runner:
     async def fresh(self, version: str, *, initialize: bool = True, **peer_opts: Any) -> Connection:
         """A new connection (a spare one started in the background when possible)."""
         conn: Connection | None = None
-        if self.prespawn and not peer_opts:
+        if self.prespawn and set(peer_opts) <= RawPeer.CLIENT_SIDE_OPTIONS:
             self._warm(version)
             pool = self._pool.setdefault(version, [])
             while conn is None and pool:
@@ -842,6 +864,12 @@ class Runner:
                 self._fresh_needed[version] = max(0, self._fresh_needed.get(version, 0) - 1)
                 self._top_up(version)
                 conn = await spare.take()
+                if conn is not None and peer_opts:
+                    if conn.peer.inbound:  # it spoke before we did: options such as validate
+                        await self._close_conn(conn)  # would come too late; a new one it is
+                        conn = None
+                        break
+                    conn.peer.configure(**peer_opts)
         if conn is None:
             conn = await self._open(version, shared=False, initialize=False, **peer_opts)
         if initialize:
@@ -952,6 +980,7 @@ class Runner:
             raise _ScenarioError(f"initialize for {version} got no usable result: {env.summary()}", kind="target")
         result = env.result
         info.result = result
+        info.response = env
         info.negotiated_version = peer.negotiated_version
         info.capabilities = peer.server_capabilities or {}
         info.server_info = peer.server_info or {}
@@ -1422,7 +1451,8 @@ class Runner:
         """After the scenario, also when it failed (shielded): its own connections are closed,
         shared sessions that died are forgotten."""
         for conn in ctx._fresh:
-            if conn is ctx._disposable and conn.version not in self._disposables and await self._hand_on(conn):
+            if (conn is ctx._disposable and conn.version not in self._disposables and _initialized(conn)
+                    and await self._hand_on(conn)):
                 self._disposables[conn.version] = conn
             else:
                 await self._close_conn(conn)
@@ -1592,6 +1622,19 @@ async def _host_task(
         if isinstance(pid, int):
             unregister_child(pid)
         handle.done.set()
+
+
+def _initialized(conn: Connection) -> bool:
+    """Whether ``conn`` is an initialized session of its version: the runner's handshake, or
+    (a pristine connection a scenario initialized itself) ``initialize`` answered with the
+    version and ``notifications/initialized`` sent."""
+    if conn.info is not None:
+        return True
+    peer = conn.peer
+    return peer.negotiated_version == conn.version and any(
+        e.direction == Direction.OUT and e.envelope is not None and e.envelope.method == "notifications/initialized"
+        for e in peer.transcript.entries
+    )
 
 
 def _apply(ops: list[Callable[[], None]]) -> None:

@@ -34,7 +34,7 @@ from conformance import __version__
 from conformance.schema.findings import Finding
 from conformance.spec import methods as _methods
 from conformance.spec.versions import spec
-from conformance.transcript import Transcript, TranscriptEntry
+from conformance.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import Inbound, Transport, TransportClosed, TransportError
 from conformance.transports.procstat import busy
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, parse_envelope, same_id
@@ -429,6 +429,28 @@ class RawPeer:
         prior = transport.events
         self._prior_events = prior
         transport.events = self._on_transport_event
+
+    #: the options of :meth:`configure`: what the client sends and checks, not how it connects
+    CLIENT_SIDE_OPTIONS = frozenset({"validate", "auto_meta", "capabilities", "client_info"})
+
+    def configure(self, **opts: Any) -> None:
+        """Set options of :data:`CLIENT_SIDE_OPTIONS` after construction, as the constructor would
+        have -- on a peer that has neither sent nor received anything yet (a process started
+        ahead of time, before the scenario that takes it said what it needs)."""
+        unknown = set(opts) - self.CLIENT_SIDE_OPTIONS
+        if unknown:
+            raise TypeError(f"configure(): not a client-side option: {', '.join(sorted(unknown))}")
+        if self.inbound or any(e.direction == Direction.OUT for e in self.transcript.entries):
+            raise RuntimeError("configure() is for a peer that has not exchanged anything yet")
+        if "validate" in opts:
+            self.validate = bool(opts["validate"])
+            self._validator, self.validation_problem = _load_validator() if self.validate else (None, None)
+        if "auto_meta" in opts:
+            self.auto_meta = bool(opts["auto_meta"])
+        if "capabilities" in opts:
+            self.capabilities = {} if opts["capabilities"] is None else opts["capabilities"]
+        if "client_info" in opts:
+            self.client_info = dict(_DEFAULT_CLIENT_INFO) if opts["client_info"] is None else opts["client_info"]
 
     # ---------------------------------------------------------------- lifecycle
 

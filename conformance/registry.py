@@ -49,7 +49,7 @@ class Scenario:
     waits: bool = False  # mostly waits on the peer's own clock (its timeout): runs beside the busy items
     exclusive: bool = False  # changes what every session of the server sees: runs alone where sessions share a server
     apart: bool = False  # over HTTP on a session of its own (it mostly waits), on stdio the shared session
-    disposable: bool = False  # fresh, but a connection earlier disposable items left healthy will do (stdio)
+    disposable: bool = False  # fresh, but a connection earlier disposable items left healthy (and initialized) will do (stdio)
     module: str = ""
     line: int = 0
 
@@ -130,7 +130,10 @@ def scenario(
     disturbs while it runs, not a pristine one -- what it sends may break the session, and nothing
     it judges depends on what the session saw before.  Where a connection is costly (a process of
     its own on stdio) such scenarios of a version take turns on one connection, as long as it
-    still answers a round trip after each of them; elsewhere each has its own.
+    still answers a round trip after each of them; elsewhere each has its own.  A disposable
+    scenario that connects with ``initialize=False`` gets a pristine connection of its own, and
+    where it leaves it initialized for its version the next disposable items take it over (give
+    it a low ``order`` so that it comes first).
     ``apart``: the scenario mostly waits and would hold up the shared session's items behind it;
     where a connection is cheap (a session of its own on the one HTTP server) it gets its own and
     runs beside them; on stdio, where a connection is a process, it stays on the shared session.

@@ -115,6 +115,26 @@ async def test_validate_false_records_no_findings(connect) -> None:
     assert peer.findings_of(env) == []
 
 
+async def test_configure_before_the_first_message_is_as_if_constructed_so(connect) -> None:
+    async def bad(server, env: Envelope) -> None:
+        if env.method == "initialize":
+            await standard(server, env)
+        elif env.kind is Kind.REQUEST:
+            await server.result(env.id, {"tools": "nope"})
+
+    async with connect(bad) as (peer, _):
+        peer.configure(validate=False, capabilities={"roots": {}})
+        init = await peer.initialize()
+        env = await peer.expect_response(await peer.request("tools/list"))
+        with pytest.raises(RuntimeError):
+            peer.configure(validate=True)  # too late: messages have gone both ways
+        with pytest.raises(TypeError):
+            peer.configure(headers={})  # how it connects is not the peer's to change
+    assert peer.findings_of(env) == []
+    sent = next(e for e in peer.transcript.entries if e.direction == "out" and e.envelope.method == "initialize")
+    assert sent.envelope.params["capabilities"] == {"roots": {}} and init.kind is Kind.RESULT
+
+
 async def test_broken_oracle_is_noted_once_and_validation_stops(connect, monkeypatch) -> None:
     calls: list[Any] = []
 

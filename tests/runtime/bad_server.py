@@ -18,7 +18,8 @@ It answers like ``fixtures/peers/tiny_server.py`` (a correct dual-era server) ex
   exit-on-parse-error   exits (code 1) when a line is not JSON
   wrong-ping            answers ping with {"pong": true}
   wrong-method-code     answers unknown methods with -32603
-  no-serverinfo         server/discover result without _meta serverInfo (a SHOULD)
+  no-serverinfo         server/discover result without _meta serverInfo (a SHOULD), initialize result
+                        without serverInfo (a MUST)
   bad-schema            initialize result whose serverInfo.name is a number
   only-2025-06-18       supports only 2025-06-18: offers it whatever version is asked for
   misnegotiate          supports 2025-06-18 (offers it for unknown versions) but answers 2025-03-26 when asked for it
@@ -97,6 +98,8 @@ def main() -> int:
             result = answer.get("result") if isinstance(answer, dict) else None
             if mode == "bad-schema" and result:
                 result["serverInfo"]["name"] = 42
+            if mode == "no-serverinfo" and result:
+                result.pop("serverInfo", None)
             requested = (msg.get("params") or {}).get("protocolVersion")
             if mode == "only-2025-06-18" and result:
                 result["protocolVersion"] = "2025-06-18"

@@ -88,6 +88,20 @@ def test_a_supported_version_answered_with_another_fails_the_echo_rule(run_plugi
     assert "VersionNotEchoed" in result.stdout.str()
 
 
+def test_the_handshake_is_judged_on_the_shared_session(run_plugin) -> None:
+    # no-serverinfo answers initialize without serverInfo: the shared session's handshake is the
+    # evidence (the scenario opens no connection of its own: on stdio no process)
+    result, report = run_plugin("--mcp-server-command", bad_cmd("no-serverinfo"),
+                                "--mcp-timeout", TIMEOUT, "--mcp-version", V, "--mcp-select", "lifecycle.initialize.result")
+    assert report is not None
+    (res,) = report["results"]
+    assert res["outcome"] == "fail"
+    (v,) = res["violations"]
+    assert (v["problem"], v["json_path"]) == ("MissingServerInfo", "$.result.serverInfo")
+    assert {row["connection"] for row in res["transcript"]} == {f"{V}/shared#1"}
+    assert "MissingServerInfo" in result.stdout.str()
+
+
 def test_the_whole_run_is_bounded_by_the_run_timeout(run_plugin, tmp_path) -> None:
     """A server that answers every request late: items still running at --mcp-run-timeout are
     stopped and the rest are not run; both are errors of kind 'deadline' naming the bound, the

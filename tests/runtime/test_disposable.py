@@ -13,6 +13,7 @@ from conformance.context import Runner, ScenarioContext
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario
 from conformance.spec.versions import VERSIONS, Transport
+from conformance.transcript import Direction
 
 from .conftest import PY, TINY
 
@@ -238,3 +239,48 @@ async def test_an_item_running_together_goes_alone_for_a_part_of_it() -> None:
             release.set()
     assert log == ["other in", "item in", "other out", "alone in", "alone out", "item out", "late in"]
     assert wide.running == 0 and not wide.alone_running and not wide.alone_waiting
+
+
+async def test_a_pristine_disposable_item_hands_its_connection_on_once_it_initialized_it() -> None:
+    pids: list[int] = []
+
+    async def initializes_itself(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(initialize=False, fresh=True)
+        pids.append(peer.transport.pid)
+        assert not [e for e in peer.transcript.entries if e.direction == Direction.OUT]  # pristine: nothing sent yet
+        env = await peer.initialize(protocol_version=ctx.version)
+        ctx.check("ping.response", True, entries=[env])
+
+    async def after(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(fresh=True)
+        pids.append(peer.transport.pid)
+        env = await peer.expect_response(await peer.request("ping"))
+        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
+
+    runner = await run([make(initializes_itself, "ping.response"), make(after, "jsonrpc.error.method-not-found")])
+    assert len(set(pids)) == 1
+    assert sum(1 for c in runner.connections if not c.shared) == 1
+
+
+@pytest.mark.parametrize("leaves", ["uninitialized", "no-initialized-notification", "another-version"])
+async def test_a_pristine_disposable_item_that_did_not_initialize_its_connection_keeps_it(leaves: str) -> None:
+    pids: list[int] = []
+    other = next(v for v in VERSIONS if v != V and v != "2026-07-28")
+
+    async def pristine(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(initialize=False, fresh=True)
+        pids.append(peer.transport.pid)
+        if leaves == "no-initialized-notification":
+            await peer.initialize(protocol_version=ctx.version, send_initialized=False)
+        elif leaves == "another-version":
+            await peer.initialize(protocol_version=other)  # a session of another version
+        ctx.check("ping.response", True)
+
+    async def after(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(fresh=True)
+        pids.append(peer.transport.pid)
+        env = await peer.expect_response(await peer.request("ping"))
+        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
+
+    await run([make(pristine, "ping.response"), make(after, "jsonrpc.error.method-not-found")])
+    assert len(set(pids)) == 2

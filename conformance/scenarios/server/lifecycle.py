@@ -17,6 +17,7 @@ from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
 from conformance.transcript import Direction
 from conformance.transports.stdio import StdioTransport
 from conformance.wire.envelope import MISSING, Kind, id_repr
+from conformance.wire.rules import empty_ping_result
 
 from ._helpers import (
     barrier,
@@ -45,15 +46,18 @@ def _looks_unsupported(env) -> bool:
 @scenario(
     requirements=["lifecycle.initialize.result", "lifecycle.version-negotiation.echo"],
     until=LATEST_STATEFUL,
-    fresh=True,
     skip_reason=NO_HANDSHAKE,
     order=-1,
 )
 async def initialize_handshake(ctx: ScenarioContext) -> None:
     """initialize with the version under test: a result carrying capabilities and serverInfo,
-    and the requested version echoed when the server supports it."""
-    peer = await ctx.connect(initialize=False, fresh=True)
-    env = await peer.initialize(protocol_version=ctx.version)
+    and the requested version echoed when the server supports it.  The shared session's
+    initialize is that request: its result is judged where it got one; otherwise (an error,
+    silence) a connection of its own asks again and its answer is judged."""
+    env = await ctx.shared_handshake()
+    if env is None:
+        peer = await ctx.connect(initialize=False, fresh=True)
+        env = await peer.initialize(protocol_version=ctx.version)
     if env.kind is Kind.ERROR:
         code, message = env.error_code, error_field(env, "message")
         if _looks_unsupported(env):
@@ -198,7 +202,9 @@ async def unsupported_version(ctx: ScenarioContext) -> None:
     requirements=["ping.response", "lifecycle.before-initialize.request"],
     until=LATEST_STATEFUL,
     fresh=True,
+    disposable=True,  # pristine; where it ends initialized (stdio), the version's disposable items go on with it
     skip_reason=NO_HANDSHAKE,
+    order=-1,  # ahead of the disposable items, which take its connection over
 )
 async def before_initialize(ctx: ScenarioContext) -> None:
     """A ping, then another request, before initialize: the ping gets its empty result (stdio and
@@ -328,10 +334,13 @@ async def second_initialize(ctx: ScenarioContext) -> None:
 _ALLOW_REQUESTS = {"roots": {"listChanged": True}, "sampling": {}}
 
 
-@scenario(requirements=["lifecycle.initialized.server-requests"], until=LATEST_STATEFUL, fresh=True, skip_reason=NO_HANDSHAKE)
+@scenario(requirements=["lifecycle.initialized.server-requests", "ping.response"], until=LATEST_STATEFUL, fresh=True,
+          skip_reason=NO_HANDSHAKE)
 async def initialized_notification(ctx: ScenarioContext) -> None:
     """initialize with client capabilities that allow server requests, no initialized
-    notification yet, then a ping: no server request other than ping before initialized."""
+    notification yet, then a ping (the spec example's string id "123"): its empty result (a ping
+    is the one request a client may send then; ping.response), and no server request other than
+    ping before initialized."""
     info = await ctx.session_info()
     if info.unsupported:
         ctx.skip(info.unsupported)
@@ -339,16 +348,36 @@ async def initialized_notification(ctx: ScenarioContext) -> None:
     if spec(ctx.version).elicitation:
         caps["elicitation"] = {}
     peer = await ctx.connect(initialize=False, fresh=True, capabilities=caps)
-    req = "lifecycle.initialized.server-requests"
+    req, ping_req = "lifecycle.initialized.server-requests", "ping.response"
     mark = len(peer.transcript)
     env = await peer.initialize(protocol_version=ctx.version, send_initialized=False)
     if env.kind is not Kind.RESULT:
         ctx.skip(f"initialize was refused ({env.summary()}); see lifecycle.initialize_handshake")
+    rid = await peer.request("ping", id="123")
     try:
-        await barrier(peer, ctx.version)
-    except PeerError as exc:
-        ctx.not_reached(req, f"the ping sent before the initialized notification failed: {exc}")
+        pong = await peer.expect_response(rid)
+    except ExpectTimeout as exc:
+        ctx.check(ping_req, False, problem="PingBeforeInitializedUnanswered",
+                  message=f"a ping sent after the initialize response, before the initialized notification, was not answered within {exc.waited:.3g} s",
+                  expected={}, actual="no response")
+        ctx.not_reached(req, "the ping sent before the initialized notification was not answered")
         return
+    except ConnectionLost as exc:
+        ctx.check(ping_req, False, problem="ConnectionLostOnPingBeforeInitialized",
+                  message=f"the connection ended after a ping sent before the initialized notification: {exc}",
+                  expected={}, actual=str(exc.cause))
+        ctx.not_reached(req, "the connection ended after the ping sent before the initialized notification")
+        return
+    if pong.kind is Kind.ERROR:
+        ctx.check(ping_req, False, problem="PingRejected",
+                  message=(f"a ping before the initialized notification was answered with error {pong.error_code} "
+                           f"{error_field(pong, 'message')!r}"),
+                  expected={}, actual=pong.error, entries=[pong])
+    else:
+        result = pong.result
+        ctx.check(ping_req, empty_ping_result(result), problem="NonEmptyPingResult",
+                  message="the ping result must be an empty object (only _meta may appear)",
+                  expected={}, actual=result, json_path="$.result", entries=[pong])
     early = [
         e for e in inbound_entries(peer, mark)
         if e.envelope is not None and e.envelope.kind is Kind.REQUEST and e.envelope.method != "ping"
