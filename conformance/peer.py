@@ -766,6 +766,12 @@ class RawPeer:
             answering = self._sent.get(key)
             if answering is not None:
                 meta["answering"] = answering
+        elif kind is Kind.PARSE_ERROR and env.lenient_id is not MISSING:
+            # not UTF-8, yet readable enough to say which request it answers: filed under that
+            # id (not as a response), so that the wait for it ends now, unreadable (_response)
+            rid = env.lenient_id
+            t = type(rid)
+            key = (t, rid) if t is int or t is str else _key(rid)
         validator = self._validator
         if validator is None:
             findings: list[Finding] = []
@@ -819,7 +825,7 @@ class RawPeer:
             self._tops.append(rec)
         self._by_env[id(env)] = rec
         self._pending[rec.n] = rec
-        if response:
+        if key is not None:  # a response, or an unreadable one filed under the id it answers
             bucket = self._responses.get(key)
             if bucket is None:
                 self._responses[key] = [rec]
@@ -832,7 +838,7 @@ class RawPeer:
     def _consume(self, rec: _Rec, how: str) -> None:
         rec.consumed = how
         self._pending.pop(rec.n, None)
-        if rec.response:
+        if rec.key is not None:
             bucket = self._responses.get(rec.key)
             if bucket is not None:
                 try:
@@ -1026,8 +1032,13 @@ class RawPeer:
         return f"the response to request {id_repr(id)}" + (f" ({method})" if method else "")
 
     async def expect_response(self, id: Any, *, timeout: float | None = None) -> Envelope:
-        """The next unconsumed response (result or error) whose id is exactly ``id`` (same JSON type)."""
-        return await self._response(id, timeout)
+        """The next unconsumed response (result or error) whose id is exactly ``id`` (same JSON type).
+        A response to ``id`` whose bytes are not UTF-8 raises UnexpectedMessage when it arrives
+        (rather than a timeout later)."""
+        env = await self._response(id, timeout)
+        if env.kind is Kind.PARSE_ERROR:
+            raise UnexpectedMessage(env, f"{self._request_label(id)} arrived unreadable ({'; '.join(env.problems)})")
+        return env
 
     def _response(self, id: Any, timeout: float | None) -> Any:
         """The coroutine behind expect_response (expect_result and call await it directly)."""
@@ -1037,7 +1048,7 @@ class RawPeer:
 
         def match(rec: _Rec) -> bool:  # rec.response and same_id(rec.env.id, id), inlined
             if not rec.response:
-                return False
+                return rec.key is not None and rec.key == key  # unreadable, filed under this id
             other = rec.env.id
             if missing or other is MISSING:
                 return other is id

@@ -74,6 +74,10 @@ class Envelope:
     error: Any = MISSING
     problems: list[str] = field(default_factory=list)
     items: list["Envelope"] = field(default_factory=list)  # members of a batch
+    #: PARSE_ERROR only: a response whose bytes are not UTF-8 but which, read with those bytes
+    #: replaced, is an object with an id and a result or an error -- that id, so that whoever
+    #: waits for the response learns at once that it came unreadable (never judged as the id)
+    lenient_id: Any = MISSING
 
     @property
     def is_response(self) -> bool:
@@ -266,8 +270,23 @@ def parse_envelope(raw: bytes | str) -> Envelope:
     raw_bytes = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
     value, problems = parse_value(raw_bytes)
     if value is MISSING:
-        return Envelope(raw=raw_bytes, kind=Kind.PARSE_ERROR, problems=problems)
+        env = Envelope(raw=raw_bytes, kind=Kind.PARSE_ERROR, problems=problems)
+        if problems and problems[-1].startswith("invalid UTF-8"):
+            env.lenient_id = _lenient_response_id(raw_bytes)
+        return env
     return _classify(raw_bytes, value, problems)
+
+
+def _lenient_response_id(raw: bytes) -> Any:
+    """The id of a response that is JSON once its invalid UTF-8 is replaced, else MISSING."""
+    try:
+        value = json.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return MISSING
+    if not isinstance(value, dict) or "method" in value or not ("result" in value or "error" in value):
+        return MISSING
+    rid = value.get("id", MISSING)
+    return rid if _valid_id(rid) else MISSING
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode

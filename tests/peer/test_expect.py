@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -9,7 +10,7 @@ import pytest
 
 from conformance.peer import ConnectionLost, ErrorResponse, ExpectTimeout, RawPeer, UnexpectedMessage
 from conformance.transports.base import Inbound, ProcessExited, Transport, TransportClosed
-from conformance.wire.envelope import Kind, dumps, parse_envelope
+from conformance.wire.envelope import Envelope, Kind, dumps, parse_envelope
 
 from .conftest import silent, standard
 
@@ -454,3 +455,23 @@ async def test_once_the_peer_has_spoken_its_cpu_is_not_looked_at(connect, fast_b
         with pytest.raises(ExpectTimeout):
             await peer.call("tools/list", timeout=0.1)
         assert probe.looks == 0
+
+
+async def test_a_response_in_invalid_utf8_ends_the_wait_for_it_at_once(connect) -> None:
+    """An answer whose bytes are not UTF-8 but which says which request it answers: the wait for
+    that request ends when it arrives (UnexpectedMessage naming the bytes), not at the timeout;
+    other waits are not disturbed."""
+    async def garbled(server, env: Envelope) -> None:
+        if env.method == "ping":
+            await server.send_raw(b'{"jsonrpc":"2.0","id":' + json.dumps(env.id).encode() + b',"result":{"x":"\xff"}}')
+        elif env.kind is Kind.REQUEST:
+            await server.result(env.id, {})
+
+    async with connect(garbled, timeout=20) as (peer, _):  # a wait to the timeout would end in ExpectTimeout
+        rid = await peer.request("ping")
+        other = await peer.request("tools/list")
+        with pytest.raises(UnexpectedMessage, match="arrived unreadable .invalid UTF-8 at byte"):
+            await peer.expect_response(rid)
+        assert (await peer.expect_response(other)).kind is Kind.RESULT
+        with pytest.raises(UnexpectedMessage):
+            await peer.expect_result(await peer.request("ping"))

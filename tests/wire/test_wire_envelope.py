@@ -212,6 +212,21 @@ def test_invalid_utf8_reports_the_offset() -> None:
     assert e.problems == ["invalid UTF-8 at byte 27"]
 
 
+@pytest.mark.parametrize(("text", "lenient"), [
+    (b'{"jsonrpc":"2.0","id":7,"result":{"x":"\xff"}}', 7),
+    (b'{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"\xc3("}}', "a"),
+    (b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"\xff"}}', MISSING),  # a request, not an answer
+    (b'{"jsonrpc":"2.0","id":7.5,"result":"\xff"}', MISSING),  # not an id a request of ours has
+    (b'{"jsonrpc":"2.0","id":7,"result":"\xff"', MISSING),  # not JSON even so
+    (b'{"jsonrpc":"2.0","id":7,"result":{}}', MISSING),  # valid: an ordinary response
+])
+def test_a_response_that_is_not_utf8_keeps_the_id_it_answers_apart(text: bytes, lenient: object) -> None:
+    e = parse_envelope(text)
+    assert e.lenient_id == lenient and type(e.lenient_id) is type(lenient)
+    if lenient is not MISSING:
+        assert e.kind is Kind.PARSE_ERROR and e.id is MISSING  # never judged as its id
+
+
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
 def test_nan_and_infinity_are_rejected(constant: str) -> None:
     e = parse_envelope(f'{{"jsonrpc":"2.0","id":{constant},"method":"ping"}}'.encode())

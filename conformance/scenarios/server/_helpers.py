@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.peer import PeerError, RawPeer
+from conformance.peer import PeerError, RawPeer, UnexpectedMessage
 from conformance.spec.versions import spec
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
@@ -148,6 +148,8 @@ async def sync(peer: RawPeer, version: str, *, timeout: float | None = None) -> 
         await expect_answer(peer, rid, timeout=min(GRACE, timeout or GRACE) if status else timeout)
     except ExpectTimeout:
         return Synced(status is not None, rid, stream)
+    except UnexpectedMessage:
+        pass  # answered unreadably: the server has read what came before (transport.utf8 judges the bytes)
     return Synced(True, rid, stream)
 
 
@@ -164,12 +166,13 @@ def refusal_status(peer: RawPeer, rid: Any) -> int | None:
 async def expect_answer(peer: RawPeer, rid: Any, *, timeout: float | None = None) -> Envelope:
     """The response to our request ``rid``: one with exactly its id or, over streamable HTTP, an
     error without a usable id (absent or null) that came back as the body of that request's POST
-    (an HTTP-level refusal: 'a JSON-RPC error response that has no id')."""
+    (an HTTP-level refusal: 'a JSON-RPC error response that has no id').  One that answers
+    ``rid`` in bytes that are not UTF-8 raises UnexpectedMessage when it arrives."""
     stream = _post_stream(peer, rid)
 
     def match(env: Envelope) -> bool:
         if not is_response(env):
-            return False
+            return env.kind is Kind.PARSE_ERROR and env.lenient_id is not MISSING and same_id(env.lenient_id, rid)
         if env.id is not MISSING and env.id is not None:
             return same_id(env.id, rid)
         if stream is None or env.kind is not Kind.ERROR:
@@ -177,7 +180,11 @@ async def expect_answer(peer: RawPeer, rid: Any, *, timeout: float | None = None
         entry = peer.entry_of(env)
         return entry is not None and entry.meta.get("stream") == stream
 
-    return await peer.expect_message(match, what=f"the response to request {id_repr(rid)}", timeout=timeout)
+    what = f"the response to request {id_repr(rid)}"
+    env = await peer.expect_message(match, what=what, timeout=timeout)
+    if env.kind is Kind.PARSE_ERROR:
+        raise UnexpectedMessage(env, f"{what} arrived unreadable ({'; '.join(env.problems)})")
+    return env
 
 
 # -- tools that take a while (cancellation, progress, timeouts) -----------------------------------------
