@@ -23,7 +23,7 @@ from conformance.connect import Target, TargetError
 from conformance.outcomes import Outcome, grade
 from conformance.spec.requirements import catalogue
 from conformance.spec.requirements import get as get_requirement
-from conformance.spec.versions import VERSIONS, Transport
+from conformance.spec.versions import VERSIONS, Transport, spec
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TARGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DEFAULT_VERSION = "2025-11-25"
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "either; without a placeholder the launcher or URL is appended")
     p.add_argument("--url", help="the MCP endpoint of an HTTP server (streamable HTTP)")
     p.add_argument("--transport", choices=[t.value for t in Transport],
-                   help="default: stdio, or streamable-http with --url (sse: legacy HTTP+SSE, with --client-command only)")
+                   help="default: stdio, or streamable-http with --url (sse: the legacy HTTP+SSE transport, --url naming its SSE endpoint)")
     p.add_argument("--jobs", type=_COUNT, default=2, help="--client-command: client runs at once (default 2)")
     p.add_argument("--version", default=DEFAULT_VERSION, help=f"protocol version (one of {', '.join(VERSIONS)}, or 'all'; default {DEFAULT_VERSION})")
     p.add_argument("--seed", type=int, default=0, help="campaign seed: the same seed sends the same frames (default 0)")
@@ -120,8 +120,6 @@ def _target(ns: argparse.Namespace, fallback: dict[str, Any] | None = None) -> T
     if not command and not url:
         raise UsageError("give the target: --command \"...\" (stdio) or --url http://127.0.0.1:PORT/mcp")
     transport = transport or "stdio"
-    if transport == "sse":
-        raise UsageError("--transport sse (legacy HTTP+SSE) is for --client-command; a server is fuzzed over stdio or streamable-http")
     if transport == "stdio" and not command:
         raise UsageError("--transport stdio needs --command")
     if transport != "stdio" and not url:
@@ -138,6 +136,21 @@ def _versions(text: str) -> list[str]:
     if bad or not out:
         raise UsageError(f"--version {text!r}: unknown version {bad[0] if bad else text!r}; use one of {', '.join(VERSIONS)} or all")
     return out
+
+
+def versions_on_transport(versions: list[str], transport: Transport, *, every: bool) -> list[str]:
+    """The versions that define ``transport``: with ``--version all`` the others are left out
+    (said on stderr); named ones that do not define it are a usage error."""
+    undefined = [v for v in versions if transport not in spec(v).transports]
+    if not undefined:
+        return versions
+    defined = [v for v in VERSIONS if transport in spec(v).transports]
+    if not every or len(undefined) == len(versions):
+        raise UsageError(f"--transport {transport.value}: {', '.join(undefined)} {'does' if len(undefined) == 1 else 'do'} not "
+                         f"define it; it exists in {', '.join(defined)}")
+    print(f"mcp-conformance fuzz: --transport {transport.value} is not defined by {', '.join(undefined)}: "
+          "left out", file=sys.stderr)
+    return [v for v in versions if v not in undefined]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -242,7 +255,7 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
     from conformance.fuzz.engine import FuzzConfig
 
     target = _target(ns)
-    versions = _versions(ns.version)
+    versions = versions_on_transport(_versions(ns.version), target.transport, every=ns.version == "all")
     budget = parse_duration(ns.budget) if ns.budget else (None if ns.max_messages else 30.0)
     if ns.max_messages is not None and ns.max_messages < 1:
         raise UsageError("--max-messages must be at least 1")

@@ -449,7 +449,11 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
     plan = camp.plan
     assert plan is not None
     transport = session.transport
-    http = cfg.target.transport is not Transport.STDIO
+    # streamable HTTP: one POST per frame, its answers in that POST's response (send_http).  stdio
+    # and legacy HTTP+SSE: one stream of answers, frames proven read by barriers; on stdio several
+    # messages go in one write (lines), over legacy SSE each is a POST of its own (write)
+    http = cfg.target.transport is Transport.STREAMABLE_HTTP
+    stdio = cfg.target.transport is Transport.STDIO
     bmethod = barrier_method(cfg.version)
     keyed: dict[Any, _Pend] = {}
     unkeyed: collections.deque[_Pend] = collections.deque()  # awaiting an answer without a usable id
@@ -654,7 +658,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 item = await transport.receive()
                 now = time.monotonic()
                 env = item.envelope
-                if not http and (item.problem is not None or _oracle.stdout_finding(env, item.raw, truncated=bool(item.meta.get("truncated")))):
+                if stdio and (item.problem is not None or _oracle.stdout_finding(env, item.raw, truncated=bool(item.meta.get("truncated")))):
                     f = _oracle.stdout_finding(env, item.raw, truncated=bool(item.meta.get("truncated")))
                     if f is not None:
                         camp.record(f, ring[-1] if ring else None, None)
@@ -724,6 +728,20 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
 
     async def send_barrier() -> None:
         await transport.send(barrier_bytes())
+
+    async def write(*parts: bytes, pends: list[_Pend] | None = None, frame: bytes | None = None) -> None:
+        """``parts`` in order: on stdio one write (the transport ends the last line); over legacy
+        SSE one POST each, and a 4xx/5xx refusal of ``frame``'s POST noted on its ``pends`` (an
+        HTTP-level answer, accepted as over streamable HTTP)."""
+        if stdio:
+            await transport.send(b"\n".join(parts) if len(parts) > 1 else parts[0])
+            return
+        for part in parts:
+            ex = await transport.send(part)
+            status = getattr(ex, "status", None)
+            if part is frame and pends and isinstance(status, int) and status >= 400:
+                for p in pends:
+                    p.refused = status
 
     async def send_http(pends: list[_Pend]) -> None:
         """One POST per frame; its answers are the messages of that POST's own response (a JSON
@@ -830,9 +848,9 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         if _carries_ids(exps):  # the same frame with ids never used (an id is not sent twice)
             frame = frame_at(plan, frame.index, ids_from=frame.index + AGAIN)
             exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
-        register(frame, exps, again=True)
+        pends = register(frame, exps, again=True)
         try:
-            await transport.send(frame.data + b"\n" + barrier_bytes())
+            await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
         except TransportClosed as exc:
             dead.append(_exited(camp, session, exc, list(ring)))
 
@@ -896,21 +914,24 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     if runs_ok and (_exact_one(frame, exps) or _silent_one(frame, exps)) and _kind(exps[0]) not in alone_kinds:
                         join_run(frame, pends)  # no barrier of its own
                         if since_barrier >= cfg.chunk:
-                            await transport.send(frame.data + b"\n" + barrier_bytes())
+                            await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
                             since_barrier = 0
                         else:
-                            await transport.send(frame.data)
+                            await write(frame.data, pends=pends, frame=frame.data)
                     elif ambiguous:
-                        # the frame and its barrier in one write (the transport adds the last
-                        # newline); an open run is closed by a barrier before it
-                        head = barrier_bytes(frame.index, seq[0] - 1) + b"\n" if run_open[0] else b""
-                        await transport.send(head + frame.data + b"\n" + barrier_bytes())
+                        # the frame and its barrier in one write; an open run is closed by a
+                        # barrier before it
+                        if run_open[0]:
+                            head = barrier_bytes(frame.index, seq[0] - 1)
+                            await write(head, frame.data, barrier_bytes(), pends=pends, frame=frame.data)
+                        else:
+                            await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
                         since_barrier = 0
                     elif since_barrier >= cfg.chunk:
-                        await transport.send(frame.data + b"\n" + barrier_bytes())
+                        await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
                         since_barrier = 0
                     else:
-                        await transport.send(frame.data)
+                        await write(frame.data, pends=pends, frame=frame.data)
                 except TransportClosed as exc:
                     dead.append(_exited(camp, session, exc, list(ring)))
                     break
@@ -970,7 +991,7 @@ async def replay_frame(session: Session, data: bytes, *, headers: dict[str, str]
     with the oracle.  Liveness findings (exit, stall) are returned too."""
     octx = OracleContext(session.version, session.cfg.target.transport.value, session.capabilities)
     exps = _oracle.expect(data, octx, headers=headers)
-    http = session.cfg.target.transport is not Transport.STDIO
+    http = session.cfg.target.transport is not Transport.STDIO  # a POST per message (headers apply)
     answers: dict[int, list[Envelope]] = {i: [] for i in range(len(exps))}
     refused: int | None = None
     transport = session.transport

@@ -50,8 +50,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError("--mcp-fuzz needs a target: --mcp-server-command or --mcp-server-url")
     target = build_target(command=command, url=url, transport=get_option(config, "transport"))
     versions: list[str] = []
-    for v in get_option(config, "version") or ["2025-11-25"]:
+    given = get_option(config, "version") or ["2025-11-25"]
+    for v in given:
         versions += list(VERSIONS) if v == "all" else [x.strip() for x in str(v).split(",") if x.strip()]
+    from conformance.fuzz.command import UsageError, versions_on_transport
+
+    try:  # legacy SSE is not a transport of 2026-07-28: left out of "all", an error when named
+        versions = versions_on_transport(versions, target.transport, every="all" in given)
+    except UsageError as exc:
+        raise pytest.UsageError(f"--mcp-fuzz: {exc}") from None
     parent = FuzzSuite.from_parent(session, name="mcp-fuzz", nodeid="mcp-fuzz")
     new = [FuzzItem.from_parent(parent, name=f"mcp_fuzz[{v}-{target.transport.value}]", target=target, version=v)
            for v in versions]

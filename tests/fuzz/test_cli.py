@@ -52,6 +52,26 @@ def test_reference_server_over_streamable_http_has_no_finding(tmp_path) -> None:
     assert camp["operators"]["http-content-type"]["messages"] > 0  # HTTP-level mutations are in the mix
 
 
+def test_reference_server_over_legacy_sse_has_no_finding_and_a_broken_one_is_caught(tmp_path) -> None:
+    """Legacy HTTP+SSE: one POST per message, answers on the SSE stream, frames proven read by
+    barriers as on stdio.  The reference server gives nothing; the same server answering unknown
+    methods with -32600 gives exactly that finding, replayed over SSE."""
+    out = fuzz("--command", "mcp-reference-server --transport sse --port {port}", "--url", "http://127.0.0.1:{port}/sse",
+               "--transport", "sse", "--max-messages", "400", "--report-dir", str(tmp_path / "ok"), "--no-hypothesis")
+    assert out.returncode == 0, out.stdout + out.stderr
+    [camp] = report(tmp_path / "ok")["fuzz"]["campaigns"]
+    assert camp["transport"] == "sse" and camp["messages"] == 400 and camp["judged"] >= 400 and camp["findings"] == []
+    assert camp["barriers"] > 0 and camp["in_runs"] > 0  # pipelined behind barriers, not one POST at a time
+    broken = f"{sys.executable} {SERVE} unknown-method-invalid-request --transport sse --port {{port}}"
+    out = fuzz("--command", broken, "--url", "http://127.0.0.1:{port}/sse", "--transport", "sse", "--max-messages", "400",
+               "--report-dir", str(tmp_path / "broken"), "--no-hypothesis", "--shrink-budget", "3s")
+    assert out.returncode == 1, out.stdout + out.stderr
+    [f] = report(tmp_path / "broken")["fuzz"]["campaigns"][0]["findings"]
+    assert (f["requirement"], f["problem"]) == ("jsonrpc.error.method-not-found", "WrongErrorCode")
+    repro = json.loads((tmp_path / "broken" / f["reproducer"]).read_text())
+    assert repro["transport"] == "sse" and repro["stability"] == {"reproduced": 3, "of": 3}
+
+
 def test_same_seed_same_run(tmp_path) -> None:
     runs = []
     for n in (1, 2):
@@ -90,6 +110,8 @@ def test_a_finding_is_graded_shrunk_saved_and_replayed(tmp_path) -> None:
     (("--command", "x", "--ops", "nope"), "unknown fuzz operator 'nope'"),
     (("--replay", "/nonexistent/repro.json"), "no such file"),
     (("--transport", "streamable-http", "--command", "x"), "needs --url"),
+    (("--transport", "sse", "--url", "http://127.0.0.1:9/sse", "--version", "2026-07-28"),
+     "--transport sse: 2026-07-28 does not define it; it exists in 2024-11-05"),
     (("--command", "x", "--grace", "-1"), "argument --grace: '-1': give a number of seconds (0 or more)"),
     (("--command", "x", "--window", "0"), "argument --window: '0': give a whole number of at least 1"),
     (("--command", "x", "--chunk", "many"), "argument --chunk: 'many' is not a whole number"),
