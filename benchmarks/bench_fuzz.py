@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Judged fuzz messages per second: ``mcp-conformance fuzz`` against the reference server,
-server-everything and the Python SDK server (stdio and streamable HTTP), side by side in one run
+server-everything and the Python SDK server (stdio, streamable HTTP, legacy HTTP+SSE), side by side in one run
 with the PyPI fuzzer ``mcp-fuzzer`` in its protocol mode on the same servers.
 
     .venv/bin/python benchmarks/bench_fuzz.py [--seconds 10] [--peers reference,everything,sdk]
-        [--transports stdio,streamable-http] [--mcp-fuzzer /tmp/mcpfuzzer-venv/bin/mcp-fuzzer]
+        [--transports stdio,streamable-http,sse] [--mcp-fuzzer /tmp/mcpfuzzer-venv/bin/mcp-fuzzer]
         [--long 100000] [--json reports/bench_fuzz.json]
 
 * ours: one campaign per peer and transport (version 2025-11-25, seed 0, a time budget), in this
@@ -58,7 +58,7 @@ def _target(peer: str, transport: str) -> Target:
 def ours(peer: str, transport: str, *, seconds: float | None, messages: int | None) -> dict[str, Any]:
     target = _target(peer, transport)
     cfg = FuzzConfig(target=target, version=VERSION, seed=0, budget=seconds, max_messages=messages,
-                     window=256 if transport == "stdio" else 32)
+                     window=32 if transport == "streamable-http" else 256)
     camp = anyio.run(run_campaign, cfg)
     return {
         "messages": camp.sent, "judged": camp.judged, "seconds": round(camp.elapsed, 3), "judged_per_second": round(camp.rate, 1),

@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-ops", action="store_true", help="print the mutation operators and exit")
     p.add_argument("--replay", action="append", metavar="FILE", help="replay reproducer file(s) or a directory of them")
     p.add_argument("--report-dir", default="reports/fuzz", help="where report.json, renderings and reproducers go (default reports/fuzz)")
-    p.add_argument("--window", type=_COUNT, default=None, help="frames in flight (default 256 on stdio, 32 concurrent POSTs over HTTP)")
+    p.add_argument("--window", type=_COUNT, default=None, help="frames in flight (default 256 on stdio and legacy SSE, 32 concurrent POSTs over streamable HTTP)")
     p.add_argument("--chunk", type=_COUNT, default=32, help="a barrier at least every N frames (default 32)")
     p.add_argument("--grace", type=_SECONDS, default=0.25, help="seconds an answer may lag its barrier's (default 0.25)")
     p.add_argument("--timeout", type=_DEADLINE, default=10.0, help="start-up, handshake and stall deadline in seconds (default 10)")
@@ -271,7 +271,7 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
         ns, target, versions, Path(ns.report_dir), _campaign_and_shrink, cannot="cannot reach the target",
         config=lambda version, progress: FuzzConfig(
             target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
-            window=ns.window or (256 if target.transport is Transport.STDIO else 32), chunk=ns.chunk, grace=ns.grace,
+            window=ns.window or (32 if target.transport is Transport.STREAMABLE_HTTP else 256), chunk=ns.chunk, grace=ns.grace,
             timeout=ns.timeout, deadline=ns.timeout, fuzz_tools=tuple(ns.fuzz_tools), ops=ops, exclude_ops=exclude,
             extra_corpus=_corpus_extra(version, not ns.no_hypothesis), progress=progress,
             shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget")))
