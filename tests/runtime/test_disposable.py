@@ -45,6 +45,17 @@ async def run(items: list[Scenario], **kw: Any) -> Runner:
     return runner
 
 
+def answers_a_ping(pids: list[int]) -> Scenario:
+    """A disposable item that notes its connection's process and needs it to answer a ping."""
+    async def after(ctx: ScenarioContext) -> None:
+        peer = await ctx.connect(fresh=True)
+        pids.append(peer.transport.pid)
+        env = await peer.expect_response(await peer.request("ping"))
+        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
+
+    return make(after, "jsonrpc.error.method-not-found")
+
+
 async def test_disposable_items_share_a_process_and_start_with_nothing_left_over() -> None:
     pids: list[int] = []
     leftovers: list[int] = []
@@ -78,13 +89,7 @@ async def test_a_connection_a_disposable_item_ended_is_not_handed_on() -> None:
         await peer.transport.wait_exit(5)
         ctx.check("ping.response", True)
 
-    async def after(ctx: ScenarioContext) -> None:
-        peer = await ctx.connect(fresh=True)
-        pids.append(peer.transport.pid)
-        env = await peer.expect_response(await peer.request("ping"))
-        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
-
-    await run([make(closes_stdin, "ping.response"), make(after, "jsonrpc.error.method-not-found")])
+    await run([make(closes_stdin, "ping.response"), answers_a_ping(pids)])
     assert len(set(pids)) == 2
 
 
@@ -251,13 +256,7 @@ async def test_a_pristine_disposable_item_hands_its_connection_on_once_it_initia
         env = await peer.initialize(protocol_version=ctx.version)
         ctx.check("ping.response", True, entries=[env])
 
-    async def after(ctx: ScenarioContext) -> None:
-        peer = await ctx.connect(fresh=True)
-        pids.append(peer.transport.pid)
-        env = await peer.expect_response(await peer.request("ping"))
-        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
-
-    runner = await run([make(initializes_itself, "ping.response"), make(after, "jsonrpc.error.method-not-found")])
+    runner = await run([make(initializes_itself, "ping.response"), answers_a_ping(pids)])
     assert len(set(pids)) == 1
     assert sum(1 for c in runner.connections if not c.shared) == 1
 
@@ -276,11 +275,5 @@ async def test_a_pristine_disposable_item_that_did_not_initialize_its_connection
             await peer.initialize(protocol_version=other)  # a session of another version
         ctx.check("ping.response", True)
 
-    async def after(ctx: ScenarioContext) -> None:
-        peer = await ctx.connect(fresh=True)
-        pids.append(peer.transport.pid)
-        env = await peer.expect_response(await peer.request("ping"))
-        ctx.check("jsonrpc.error.method-not-found", True, entries=[env])
-
-    await run([make(pristine, "ping.response"), make(after, "jsonrpc.error.method-not-found")])
+    await run([make(pristine, "ping.response"), answers_a_ping(pids)])
     assert len(set(pids)) == 2
