@@ -265,6 +265,10 @@ class _Progress:
 class _CliPlugin:
     """Keeps pytest away from user tests and hands the report back to the CLI."""
 
+    #: how the plugin tells a run of this command (``pytest_plugin._from_cli``): options are then
+    #: named as the command spells them
+    mcp_conformance_cli = True
+
     def __init__(self) -> None:
         self.report: dict[str, Any] | None = None
 

@@ -588,7 +588,7 @@ class Runner:
         self.lanes = default_lanes(self.jobs) if self.detach else 1
         self._lane_slots: Any = None  # anyio.Semaphore: versions running at once
         self._lanes_started = False
-        self._server_wide: _ServerWide | None = None  # over HTTP: exclusive items run alone
+        self._server_wide: _ServerWide | None = None  # over HTTP (one server, many sessions): what runs alone
         self._done_keys: set[tuple[str, str]] = set()
         self._scheduled_keys: set[tuple[str, str]] = set()
 

@@ -351,7 +351,7 @@ def _selection(select: list[str], exclude: list[str], role: str = "server") -> l
 
 def _from_cli(config: pytest.Config) -> bool:
     """Is this run the ``mcp-conformance`` command's (its plugin is registered)?"""
-    return any(type(p).__name__ == "_CliPlugin" for p in config.pluginmanager.get_plugins())
+    return any(getattr(p, "mcp_conformance_cli", False) is True for p in config.pluginmanager.get_plugins())
 
 
 def _number(config: pytest.Config, name: str, what: str, kind: Any, ok: Any, rule: str) -> Any:
