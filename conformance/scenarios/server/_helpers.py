@@ -12,13 +12,21 @@ from conformance.peer import PeerError, RawPeer, UnexpectedMessage
 from conformance.spec.versions import spec
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
-from conformance.wire.rules import barrier_method, is_response, loose_id, repaired_for_schema, response_shape_problems
+from conformance.wire.rules import (
+    barrier_method,
+    empty_ping_result,
+    is_response,
+    loose_id,
+    repaired_for_schema,
+    response_shape_problems,
+)
 
 __all__ = [
     "barrier",
     "barrier_method",
     "is_response",
     "error_field",
+    "judge_pong",
     "loose_id",
     "probe_message",
     "inbound_entries",
@@ -62,6 +70,20 @@ def error_field(env: Envelope, name: str) -> Any:
     if isinstance(err, dict):
         return err.get(name, MISSING)
     return MISSING
+
+
+def judge_pong(ctx: Any, env: Envelope, *, what: str = "ping") -> None:
+    """``ping.response`` for ``env``, the answer to a ping (``what`` names it in the message): an
+    error is PingRejected, a result must be empty (only ``_meta`` may appear)."""
+    if env.kind is Kind.ERROR:
+        ctx.check("ping.response", False, problem="PingRejected",
+                  message=f"{what} was answered with error {env.error_code} {error_field(env, 'message')!r}",
+                  expected={}, actual=env.error, entries=[env])
+        return
+    result = env.result
+    ctx.check("ping.response", empty_ping_result(result), problem="NonEmptyPingResult",
+              message="the ping result must be an empty object (only _meta may appear)",
+              expected={}, actual=result, json_path="$.result", entries=[env])
 
 
 def probe_message(peer: RawPeer, version: str, **fields: Any) -> dict[str, Any]:

@@ -17,13 +17,13 @@ from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
 from conformance.transcript import Direction
 from conformance.transports.stdio import StdioTransport
 from conformance.wire.envelope import MISSING, Kind, id_repr
-from conformance.wire.rules import empty_ping_result
 
 from ._helpers import (
     barrier,
     error_field,
     expect_answer,
     inbound_entries,
+    judge_pong,
     refusal_status,
     list_tools,
     long_running_tools,
@@ -368,16 +368,7 @@ async def initialized_notification(ctx: ScenarioContext) -> None:
                   expected={}, actual=str(exc.cause))
         ctx.not_reached(req, "the connection ended after the ping sent before the initialized notification")
         return
-    if pong.kind is Kind.ERROR:
-        ctx.check(ping_req, False, problem="PingRejected",
-                  message=(f"a ping before the initialized notification was answered with error {pong.error_code} "
-                           f"{error_field(pong, 'message')!r}"),
-                  expected={}, actual=pong.error, entries=[pong])
-    else:
-        result = pong.result
-        ctx.check(ping_req, empty_ping_result(result), problem="NonEmptyPingResult",
-                  message="the ping result must be an empty object (only _meta may appear)",
-                  expected={}, actual=result, json_path="$.result", entries=[pong])
+    judge_pong(ctx, pong, what="a ping before the initialized notification")
     early = [
         e for e in inbound_entries(peer, mark)
         if e.envelope is not None and e.envelope.kind is Kind.REQUEST and e.envelope.method != "ping"
