@@ -759,19 +759,15 @@ class RawPeer:
         response = kind is Kind.RESULT or kind is Kind.ERROR or (kind is Kind.INVALID and _is_response(env))
         answering: str | None = None
         key = None
-        if response:
-            rid = env.id
+        # a response is filed under its id; so is one that is not UTF-8 yet readable enough to
+        # say which request it answers (not as a response: the wait for it ends now, unreadable)
+        rid = env.id if response else env.lenient_id if kind is Kind.PARSE_ERROR else MISSING
+        if response or rid is not MISSING:
             t = type(rid)
             key = (t, rid) if t is int or t is str else _key(rid)
-            answering = self._sent.get(key)
+            answering = self._sent.get(key) if response else None
             if answering is not None:
                 meta["answering"] = answering
-        elif kind is Kind.PARSE_ERROR and env.lenient_id is not MISSING:
-            # not UTF-8, yet readable enough to say which request it answers: filed under that
-            # id (not as a response), so that the wait for it ends now, unreadable (_response)
-            rid = env.lenient_id
-            t = type(rid)
-            key = (t, rid) if t is int or t is str else _key(rid)
         validator = self._validator
         if validator is None:
             findings: list[Finding] = []

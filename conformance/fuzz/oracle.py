@@ -36,7 +36,7 @@ from conformance.spec import errors as _errors
 from conformance.spec import methods as _methods
 from conformance.spec.requirements import catalogue, get as get_requirement
 from conformance.spec.versions import VERSIONS, spec
-from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, parse_envelope
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, lenient_value, parse_envelope
 from conformance.wire.rules import JSONRPC_MEMBERS, empty_ping_result, is_response, loose_id, missing_required_param, not_a_message, response_shape_problems, unreadable_answer
 
 __all__ = [
@@ -193,9 +193,8 @@ _TOP_ID = re.compile(rb'\{\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*,')
 
 
 def _lenient_id(raw: bytes) -> Any:
-    try:
-        value = json.loads(raw.decode("utf-8", "replace"))
-    except (ValueError, RecursionError):
+    value = lenient_value(raw)
+    if value is MISSING:
         m = _TOP_ID.match(raw)  # too deep for the parser: the id is usually written first
         return json.loads(m.group(1)) if m else MISSING
     if isinstance(value, dict) and "method" in value:

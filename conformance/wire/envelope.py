@@ -277,12 +277,18 @@ def parse_envelope(raw: bytes | str) -> Envelope:
     return _classify(raw_bytes, value, problems)
 
 
-def _lenient_response_id(raw: bytes) -> Any:
-    """The id of a response that is JSON once its invalid UTF-8 is replaced, else MISSING."""
+def lenient_value(raw: bytes) -> Any:
+    """``raw`` parsed as JSON with its invalid UTF-8 replaced (U+FFFD), or MISSING: a reading for
+    telling which message something is (its id), never for judging it."""
     try:
-        value = json.loads(raw.decode("utf-8", "replace"))
+        return json.loads(raw.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return MISSING
+
+
+def _lenient_response_id(raw: bytes) -> Any:
+    """The id of a response that is JSON once its invalid UTF-8 is replaced, else MISSING."""
+    value = lenient_value(raw)
     if not isinstance(value, dict) or "method" in value or not ("result" in value or "error" in value):
         return MISSING
     rid = value.get("id", MISSING)
