@@ -920,12 +920,9 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                             await write(frame.data, pends=pends, frame=frame.data)
                     elif ambiguous:
                         # the frame and its barrier in one write; an open run is closed by a
-                        # barrier before it
-                        if run_open[0]:
-                            head = barrier_bytes(frame.index, seq[0] - 1)
-                            await write(head, frame.data, barrier_bytes(), pends=pends, frame=frame.data)
-                        else:
-                            await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
+                        # barrier before it (made first: barriers are numbered as made)
+                        head = (barrier_bytes(frame.index, seq[0] - 1),) if run_open[0] else ()
+                        await write(*head, frame.data, barrier_bytes(), pends=pends, frame=frame.data)
                         since_barrier = 0
                     elif since_barrier >= cfg.chunk:
                         await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
