@@ -320,6 +320,44 @@ class ScenarioContext:
         self._last = conn
         return conn.peer
 
+    async def once(self, key: str, probe: Callable[[RawPeer], Awaitable[Any]]) -> tuple[Any, RawPeer]:
+        """``await probe(peer)`` on a connection of its own (pristine: no handshake), once per run
+        for every version's item of a ``once`` scenario: what the probe sends must not depend on
+        the version under test.  The first item to get here runs it (on the connections planned
+        for the first version it applies to); the others wait and judge the same answer -- or get
+        the same exception.  Returns ``(what probe returned, the probe's peer)``; later checks of
+        this item without a peer point at that connection."""
+        runner = self._runner
+        while True:
+            slot = runner._once.get(key)
+            if slot is not None:
+                await slot.done.wait()
+                if slot.cancelled:  # the item that ran it was cancelled: this one runs it
+                    continue
+                if slot.conn is not None:
+                    self._last = slot.conn
+                if slot.error is not None:
+                    raise slot.error
+                assert slot.conn is not None
+                return slot.value, slot.conn.peer
+            slot = runner._once[key] = _Once()
+            try:
+                conn = await runner.fresh(runner._once_home.get(self.scenario.id, self.version), initialize=False)
+                self._fresh.append(conn)
+                slot.conn = self._last = conn
+                slot.value = await probe(conn.peer)
+            except anyio.get_cancelled_exc_class():
+                if runner._once.get(key) is slot:
+                    del runner._once[key]  # another version's item runs it again
+                slot.cancelled = True
+                raise
+            except Exception as exc:
+                slot.error = exc
+                raise
+            finally:
+                slot.done.set()
+            return slot.value, conn.peer
+
     async def shared_handshake(self) -> Envelope | None:
         """The result that answered the shared session's ``initialize`` -- the same request a
         handshake scenario would send on a connection of its own -- for judging without starting
@@ -570,6 +608,8 @@ class Runner:
         self._shared_needed: set[str] = set()
         self._disposables: dict[str, Connection] = {}  # version -> the disposable connection between its items
         self._disposable_planned: set[str] = set()
+        self._once: dict[str, _Once] = {}  # ScenarioContext.once: key -> the probe every version's item judges
+        self._once_home: dict[str, str] = {}  # a ``once`` scenario -> the version its probe's connection is planned on
         self._warmed: set[str] = set()
         self._current: str | None = None
         self._counter = 0
@@ -688,6 +728,10 @@ class Runner:
                                 self._disposable_planned.add(v)
                                 self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
                         elif self.own_connection(sc):
+                            if sc.once:  # one probe for every version: planned on the first one's connections
+                                if sc.id in self._once_home:
+                                    continue
+                                self._once_home[sc.id] = v
                             self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
                         else:
                             self._shared_needed.add(v)
@@ -1643,6 +1687,17 @@ def _apply(ops: list[Callable[[], None]]) -> None:
     for op in ops:
         op()
     ops.clear()
+
+
+class _Once:
+    """What :meth:`ScenarioContext.once` got: the probe's connection, and its result or exception."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.conn: Connection | None = None
+        self.value: Any = None
+        self.error: Exception | None = None
+        self.cancelled = False
 
 
 class _Detached:

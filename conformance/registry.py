@@ -50,6 +50,7 @@ class Scenario:
     exclusive: bool = False  # changes what every session of the server sees: runs alone where sessions share a server
     apart: bool = False  # over HTTP on a session of its own (it mostly waits), on stdio the shared session
     disposable: bool = False  # fresh, but a connection earlier disposable items left healthy (and initialized) will do (stdio)
+    once: bool = False  # fresh, and what it sends does not depend on the version under test: one probe serves every version
     module: str = ""
     line: int = 0
 
@@ -118,6 +119,7 @@ def scenario(
     disposable: bool = False,
     apart: bool = False,
     exclusive: bool = False,
+    once: bool = False,
 ) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
     """Register an async scenario function that checks ``requirements``.
 
@@ -141,6 +143,11 @@ def scenario(
     resource list; a resource other sessions may subscribe to), and restores it.  Where sessions
     share one server (HTTP) and items overlap, nothing else runs while it does, so no other item
     sees the change or its notifications.
+    ``once`` (with ``fresh``): what the scenario sends on its connection is the same whatever the
+    version under test (initialize asking for a version that does not exist, say), so one probe
+    serves every version: the scenario runs it through :meth:`ScenarioContext.once`, the first
+    version's item on a connection of its own, every other version's item judges what that one
+    got (on stdio one process for the run, not one per version).
     ``waits``: the scenario spends its time waiting for the peer's own timer (a client's request
     timeout); a runner may run such items beside the others rather than in their slots.
     """
@@ -185,6 +192,7 @@ def scenario(
             order=order,
             waits=waits,
             disposable=disposable and fresh,
+            once=once and fresh,
             apart=apart and not fresh,
             exclusive=exclusive,
             module=module,

@@ -16,7 +16,7 @@ from conformance.spec.methods import S2C, lookup
 from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
 from conformance.transcript import Direction
 from conformance.transports.stdio import StdioTransport
-from conformance.wire.envelope import MISSING, Kind, id_repr
+from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 
 from ._helpers import (
     barrier,
@@ -150,14 +150,15 @@ async def initialize_handshake(ctx: ScenarioContext) -> None:
     requirements=["lifecycle.version-negotiation.fallback"],
     until=LATEST_STATEFUL,
     fresh=True,
+    once=True,  # the request is the same whatever the version under test: one probe serves every version
     skip_reason=NO_HANDSHAKE,
     order=-1,
 )
 async def unsupported_version(ctx: ScenarioContext) -> None:
     """initialize with a version no server supports: a result offering a version that exists, or
-    an error (the page's Error Handling example shows -32602)."""
-    peer = await ctx.connect(initialize=False, fresh=True)
-    env = await peer.initialize(protocol_version=UNSUPPORTED_VERSION_PROBE, send_initialized=False)
+    an error (the page's Error Handling example shows -32602).  The request names no version under
+    test, so one connection asks for every version (one process on stdio, not one per version)."""
+    env, peer = await ctx.once("initialize-unsupported-version", _ask_unsupported_version)
     req = "lifecycle.version-negotiation.fallback"
     if env.kind is Kind.ERROR:
         code = env.error_code
@@ -193,6 +194,10 @@ async def unsupported_version(ctx: ScenarioContext) -> None:
         json_path="$.result.protocolVersion",
         entries=[env],
     )
+
+
+async def _ask_unsupported_version(peer: RawPeer) -> Envelope:
+    return await peer.initialize(protocol_version=UNSUPPORTED_VERSION_PROBE, send_initialized=False)
 
 
 # -- before the handshake -------------------------------------------------------------------------
