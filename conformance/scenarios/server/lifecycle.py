@@ -458,6 +458,37 @@ def _declared(caps: dict, path: str) -> bool:
     return cur is not None and cur is not False
 
 
+# -- timeouts ----------------------------------------------------------------------------------------
+
+
+@scenario(requirements=["lifecycle.timeouts.handled"], since="2025-03-26", until=LATEST_STATEFUL, capability="tools",
+          fresh=True, skip_reason="the Timeouts section exists from 2025-03-26 to 2025-11-25",
+          disposable=True)  # ahead of stdio_shutdown (below), which ends the disposable connection
+async def abandoned_request(ctx: ScenarioContext) -> None:
+    """A slow tool call the client gives up on (a cancellation notification, as the Timeouts
+    section describes): the server keeps serving, the next requests are answered in time."""
+    # a server that ignores the cancellation answers later: not on the shared session (a disposable
+    # connection, which the next item takes over only after a round trip, with nothing left unread)
+    peer = await ctx.connect(fresh=True)
+    tools = long_running_tools(await list_tools(peer), seconds=SLOW_SECONDS)
+    if not tools:
+        ctx.skip("no tool looks long-running (name or description with slow/long/sleep/delay/wait/progress)")
+    probe = await start_slow_call(peer, tools, token_prefix="mcp-conformance-timeout", settle=SETTLE, timeout=ctx.timeout)
+    if probe is None:
+        ctx.skip(f"no tool stayed in flight for {SETTLE:g} s ({', '.join(t.name for t in tools)} answered at once)")
+    await peer.notify("notifications/cancelled", {"requestId": probe.id, "reason": "mcp-conformance: timed out"})
+    req = "lifecycle.timeouts.handled"
+    for n in (1, 2):
+        try:
+            await barrier(peer, ctx.version)
+        except PeerError as exc:
+            ctx.check(req, False, problem="NotServingAfterTimeout",
+                      message=f"after the client gave up on {probe.tool.name} (cancelled), request {n} of 2 failed: {exc}",
+                      expected="the next requests answered within the timeout", actual=str(exc))
+            return
+    ctx.check(req, True, message=f"after the client gave up on {probe.tool.name}, the next requests were answered")
+
+
 # -- shutdown over stdio ---------------------------------------------------------------------------
 
 
@@ -488,31 +519,3 @@ async def stdio_shutdown(ctx: ScenarioContext) -> None:
         expected=f"exit within {ctx.timeout:g} s",
         actual="still running" if code is None else f"exit code {code}",
     )
-
-
-# -- timeouts ----------------------------------------------------------------------------------------
-
-
-@scenario(requirements=["lifecycle.timeouts.handled"], since="2025-03-26", until=LATEST_STATEFUL, capability="tools",
-          fresh=True, skip_reason="the Timeouts section exists from 2025-03-26 to 2025-11-25")
-async def abandoned_request(ctx: ScenarioContext) -> None:
-    """A slow tool call the client gives up on (a cancellation notification, as the Timeouts
-    section describes): the server keeps serving, the next requests are answered in time."""
-    peer = await ctx.connect(fresh=True)  # a server that ignores the cancellation answers later: not on the shared session
-    tools = long_running_tools(await list_tools(peer), seconds=SLOW_SECONDS)
-    if not tools:
-        ctx.skip("no tool looks long-running (name or description with slow/long/sleep/delay/wait/progress)")
-    probe = await start_slow_call(peer, tools, token_prefix="mcp-conformance-timeout", settle=SETTLE, timeout=ctx.timeout)
-    if probe is None:
-        ctx.skip(f"no tool stayed in flight for {SETTLE:g} s ({', '.join(t.name for t in tools)} answered at once)")
-    await peer.notify("notifications/cancelled", {"requestId": probe.id, "reason": "mcp-conformance: timed out"})
-    req = "lifecycle.timeouts.handled"
-    for n in (1, 2):
-        try:
-            await barrier(peer, ctx.version)
-        except PeerError as exc:
-            ctx.check(req, False, problem="NotServingAfterTimeout",
-                      message=f"after the client gave up on {probe.tool.name} (cancelled), request {n} of 2 failed: {exc}",
-                      expected="the next requests answered within the timeout", actual=str(exc))
-            return
-    ctx.check(req, True, message=f"after the client gave up on {probe.tool.name}, the next requests were answered")
