@@ -168,6 +168,11 @@ class ClientRunner(Runner):
         self.relay_hub: Any = None
         self.http_hub: Any = None
         self._tmp: Path | None = None
+        # a client run that never connected within its start-up allowance (still running, never
+        # exited), while no run of this client has ever connected: the command does not reach the
+        # suite's server, and every later run would wait the same allowance for nothing
+        self.ever_connected = False
+        self.no_show: str | None = None
 
     async def start(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         from conformance.transports.http_server import HttpHub
@@ -352,6 +357,10 @@ class ClientRunner(Runner):
             after = group_cpu_seconds(run.pid)
             if got is None and not busy(before, after):
                 break
+        if got is not None:
+            self.ever_connected = True
+        elif not self.ever_connected and self.no_show is None and not run._exit_event.is_set():
+            self.no_show = f"run {run.label} of the client did not connect to the suite's server within {timeout:g} s"
         return got
 
     async def _connected_within(self, run: ClientRun, timeout: float, attach: bool) -> Any:
@@ -559,7 +568,15 @@ class ClientContext(ScenarioContext):
         self.runs: list[ClientRun] = []
 
     async def launch(self, **opts: Any) -> ClientRun:
-        run = await self.runner.launch(self.version, self.scenario.id.split(".")[-1], **opts)
+        runner = self.runner
+        if runner.no_show is not None and not runner.ever_connected:
+            # as a server that never answers makes the rest of its version skip at once: the
+            # misconfigured command is one verdict's wait, not one per item
+            raise TargetError(
+                f"not started: {runner.no_show}, and no run of it ever has",
+                hint="pass {server} (stdio) or {url} (HTTP) where the client expects the server, or raise --timeout",
+            )
+        run = await runner.launch(self.version, self.scenario.id.split(".")[-1], **opts)
         self.runs.append(run)
         return run
 

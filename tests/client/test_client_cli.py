@@ -88,7 +88,8 @@ def test_a_client_that_never_connects_is_an_error_naming_what_happened_with_exit
     token = f"never-{mode}-{tmp_path.name}"
     command = f"no-such-client-{token} {{server}}" if mode == "missing" else fake(mode, token)
     started = time.monotonic()
-    rc, out, report = _run(tmp_path, "--command", command, "--timeout", "2", "--client-timeout", "5")
+    more = ("--version", "all") if mode == "hang" else ()  # more items than run side by side
+    rc, out, report = _run(tmp_path, "--command", command, "--timeout", "2", "--client-timeout", "5", *more)
     took = time.monotonic() - started
     assert rc == 3, out[-3000:]
     assert report is not None and report["status"] == "complete" and not report["implementation"]["answered"]
@@ -98,6 +99,14 @@ def test_a_client_that_never_connects_is_an_error_naming_what_happened_with_exit
     assert expected in errors, errors
     if mode == "missing":
         assert "not found" in errors
+    if mode == "hang":
+        # the first runs wait their allowance side by side; once one has come up empty (and none
+        # ever connected), the later ones are not started: one wait for the run, not one per item
+        waited = [e for e in report["errors"] if "did not connect to the suite's server within" in e["message"]
+                  and not e["message"].startswith("not started")]
+        skipped = [e for e in report["errors"] if e["message"].startswith("not started: run ")]
+        assert waited and skipped, errors
+        assert all("and no run of it ever has" in e["message"] for e in skipped)
     # bounded: each run waits at most the start-up allowance (max(5, timeout)) for a connection
     assert took < 120, took
     assert not live_processes(token)
