@@ -301,13 +301,15 @@ class ScenarioContext:
             self.skip(known.unsupported)
         if not fresh and initialize and not peer_opts and not self._runner.own_connection(self.scenario):
             conn = await self._runner.shared(self.version)
-        elif not peer_opts and self._runner.shares_disposable(self.scenario) and not self._fresh:
+        elif (self._runner.shares_disposable(self.scenario) and not self._fresh
+              and (not peer_opts or (not initialize and set(peer_opts) <= {"capabilities"}))):
             # an initialized one takes its turn on the version's disposable connection; a pristine
-            # one is new, and goes on to the next disposable item if it ends up initialized
+            # one is new, and goes on to the next disposable item if it ends up initialized (the
+            # client capabilities it declared in its initialize then stay declared)
             if initialize:
                 conn = await self._runner.disposable(self.version, self.scenario.id)
             else:
-                conn = await self._runner.fresh(self.version, initialize=False)
+                conn = await self._runner.fresh(self.version, initialize=False, **peer_opts)
             self._fresh.append(conn)
             self._disposable = conn
         else:

@@ -200,11 +200,72 @@ async def _ask_unsupported_version(peer: RawPeer) -> Envelope:
     return await peer.initialize(protocol_version=UNSUPPORTED_VERSION_PROBE, send_initialized=False)
 
 
+# -- the initialized notification ------------------------------------------------------------------
+
+
+def _allow_requests(version: str) -> dict[str, Any]:
+    """Client capabilities that would allow every server request there is."""
+    caps: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {}}
+    if spec(version).elicitation:
+        caps["elicitation"] = {}
+    return caps
+
+
+async def _initialized_apart(ctx: ScenarioContext) -> None:
+    """The initialized-notification part of :func:`before_initialize` on a connection of its own
+    (initialize did not succeed after the early requests, or the connection ended)."""
+    peer = await ctx.connect(initialize=False, fresh=True, capabilities=_allow_requests(ctx.version))
+    mark = len(peer.transcript)
+    env = await peer.initialize(protocol_version=ctx.version, send_initialized=False)
+    if env.kind is not Kind.RESULT:
+        ctx.not_reached("lifecycle.initialized.server-requests",
+                        f"initialize was refused ({env.summary()}); see lifecycle.initialize_handshake")
+        return
+    await _before_initialized(ctx, peer, mark)
+
+
+async def _before_initialized(ctx: ScenarioContext, peer: RawPeer, mark: int) -> None:
+    """initialize answered (sent at transcript position ``mark`` with client capabilities that
+    allow server requests), no initialized notification yet: a ping (the spec example's string id
+    "123") gets its empty result (a ping is the one request a client may send then;
+    ping.response), and no server request other than ping arrives before initialized; then the
+    notification."""
+    req, ping_req = "lifecycle.initialized.server-requests", "ping.response"
+    rid = await peer.request("ping", id="123")
+    try:
+        pong = await peer.expect_response(rid)
+    except ExpectTimeout as exc:
+        ctx.check(ping_req, False, problem="PingBeforeInitializedUnanswered",
+                  message=f"a ping sent after the initialize response, before the initialized notification, was not answered within {exc.waited:.3g} s",
+                  expected={}, actual="no response")
+        ctx.not_reached(req, "the ping sent before the initialized notification was not answered")
+        return
+    except ConnectionLost as exc:
+        ctx.check(ping_req, False, problem="ConnectionLostOnPingBeforeInitialized",
+                  message=f"the connection ended after a ping sent before the initialized notification: {exc}",
+                  expected={}, actual=str(exc.cause))
+        ctx.not_reached(req, "the connection ended after the ping sent before the initialized notification")
+        return
+    judge_pong(ctx, pong, what="a ping before the initialized notification")
+    early = [
+        e for e in inbound_entries(peer, mark)
+        if e.envelope is not None and e.envelope.kind is Kind.REQUEST and e.envelope.method != "ping"
+    ]
+    ctx.check(
+        req, not early, problem="RequestBeforeInitialized",
+        message=(f"the server sent {', '.join(sorted({e.envelope.method for e in early}))} before receiving the initialized "
+                 "notification (only pings and logging are expected then)"),
+        expected="no request other than ping before notifications/initialized",
+        actual=[e.envelope.summary() for e in early[:3]], entries=[e.seq for e in early[:3]],
+    )
+    await peer.notify("notifications/initialized")
+
+
 # -- before the handshake -------------------------------------------------------------------------
 
 
 @scenario(
-    requirements=["ping.response", "lifecycle.before-initialize.request"],
+    requirements=["ping.response", "lifecycle.before-initialize.request", "lifecycle.initialized.server-requests"],
     until=LATEST_STATEFUL,
     fresh=True,
     disposable=True,  # pristine; where it ends initialized (stdio), the version's disposable items go on with it
@@ -212,13 +273,18 @@ async def _ask_unsupported_version(peer: RawPeer) -> Envelope:
     order=-1,  # ahead of the disposable items, which take its connection over
 )
 async def before_initialize(ctx: ScenarioContext) -> None:
-    """A ping, then another request, before initialize: the ping gets its empty result (stdio and
-    legacy SSE; ping.response), the request an answer (an error is expected, any code; over
-    streamable HTTP an HTTP 4xx), and initialize still works afterwards."""
+    """The connection before and around the handshake.  A ping, then another request, before
+    initialize: the ping gets its empty result (stdio and legacy SSE; ping.response), the request
+    an answer (an error is expected, any code; over streamable HTTP an HTTP 4xx).  Then initialize
+    still works -- with client capabilities that allow server requests -- and between its response
+    and the initialized notification a ping (the spec example's string id "123") gets its empty
+    result, and no server request other than ping arrives.  One connection for both (on stdio one
+    process); where initialize does not succeed after the early requests, the part after it is
+    judged on a connection of its own."""
     info = await ctx.session_info()
     if info.unsupported:
         ctx.skip(info.unsupported)
-    peer = await ctx.connect(initialize=False, fresh=True)
+    peer = await ctx.connect(initialize=False, fresh=True, capabilities=_allow_requests(ctx.version))
     ping_req, early_req = "ping.response", "lifecycle.before-initialize.request"
     if ctx.transport is Transport.STREAMABLE_HTTP:
         ctx.not_reached(ping_req, "over streamable HTTP a request before initialize has no session (servers that require one answer 400)")
@@ -234,6 +300,7 @@ async def before_initialize(ctx: ScenarioContext) -> None:
             ctx.check(ping_req, False, problem="ConnectionLostOnEarlyPing",
                       message=f"the connection ended after a ping sent before initialize: {exc}", expected={}, actual=str(exc.cause))
             ctx.not_reached(early_req, "the connection ended after the early ping")
+            await _initialized_apart(ctx)
             return
         else:
             empty = env.kind is Kind.RESULT and isinstance(env.result, dict) and not (set(env.result) - {"_meta"})
@@ -264,6 +331,7 @@ async def before_initialize(ctx: ScenarioContext) -> None:
         ctx.check(early_req, False, problem="ConnectionLostOnEarlyRequest",
                   message=f"the connection ended after a {method} request sent before initialize: {exc}",
                   expected="an error response (any code) or a result", actual=str(exc.cause))
+        await _initialized_apart(ctx)
         return
     else:
         served = "served it" if env.kind is Kind.RESULT else f"answered error {id_repr(env.error_code)}"
@@ -272,20 +340,24 @@ async def before_initialize(ctx: ScenarioContext) -> None:
     if getattr(peer.transport, "session_id", None) is not None:
         # a session id can only come from the initialize response; one on a refusal is not ours to keep
         peer.transport.session_id = None  # type: ignore[attr-defined]
+    mark = len(peer.transcript)
     try:
-        init = await peer.initialize(protocol_version=ctx.version)
+        init = await peer.initialize(protocol_version=ctx.version, send_initialized=False)
     except ConnectionLost as exc:
         ctx.check(early_req, False, problem="ConnectionLostOnInitialize",
                   message=f"after the early requests, the connection ended on initialize: {exc}",
                   expected="an initialize result", actual=str(exc.cause))
+        await _initialized_apart(ctx)
         return
     except ExpectTimeout as exc:
         ctx.check(early_req, False, problem="InitializeUnansweredAfterEarlyRequests",
                   message=f"after the early requests, initialize was not answered within {exc.waited:.3g} s",
                   expected="an initialize result", actual="no response")
+        await _initialized_apart(ctx)
         return
     if init.kind is Kind.RESULT:
         ctx.check(early_req, True, message="initialize succeeded after the early requests", entries=[init])
+        await _before_initialized(ctx, peer, mark)
     else:
         ctx.check(
             early_req, False, problem="InitializeRefusedAfterEarlyRequests",
@@ -293,6 +365,7 @@ async def before_initialize(ctx: ScenarioContext) -> None:
                      + (f"error {id_repr(init.error_code)} {error_field(init, 'message')!r}" if init.kind is Kind.ERROR else init.kind.value)),
             expected="an initialize result", actual=init.error if init.kind is Kind.ERROR else init.value, entries=[init],
         )
+        await _initialized_apart(ctx)
 
 
 @scenario(requirements=["lifecycle.initialize.repeat"], until=LATEST_STATEFUL, fresh=True, disposable=True, skip_reason=NO_HANDSHAKE)
@@ -331,61 +404,6 @@ async def second_initialize(ctx: ScenarioContext) -> None:
                   expected="an answered ping", actual=str(exc))
         return
     ctx.check(req, True, message="the session kept working after the second initialize (ping answered)")
-
-
-# -- the initialized notification ------------------------------------------------------------------
-
-# Client capabilities that would allow every server request there is.
-_ALLOW_REQUESTS = {"roots": {"listChanged": True}, "sampling": {}}
-
-
-@scenario(requirements=["lifecycle.initialized.server-requests", "ping.response"], until=LATEST_STATEFUL, fresh=True,
-          skip_reason=NO_HANDSHAKE)
-async def initialized_notification(ctx: ScenarioContext) -> None:
-    """initialize with client capabilities that allow server requests, no initialized
-    notification yet, then a ping (the spec example's string id "123"): its empty result (a ping
-    is the one request a client may send then; ping.response), and no server request other than
-    ping before initialized."""
-    info = await ctx.session_info()
-    if info.unsupported:
-        ctx.skip(info.unsupported)
-    caps = dict(_ALLOW_REQUESTS)
-    if spec(ctx.version).elicitation:
-        caps["elicitation"] = {}
-    peer = await ctx.connect(initialize=False, fresh=True, capabilities=caps)
-    req, ping_req = "lifecycle.initialized.server-requests", "ping.response"
-    mark = len(peer.transcript)
-    env = await peer.initialize(protocol_version=ctx.version, send_initialized=False)
-    if env.kind is not Kind.RESULT:
-        ctx.skip(f"initialize was refused ({env.summary()}); see lifecycle.initialize_handshake")
-    rid = await peer.request("ping", id="123")
-    try:
-        pong = await peer.expect_response(rid)
-    except ExpectTimeout as exc:
-        ctx.check(ping_req, False, problem="PingBeforeInitializedUnanswered",
-                  message=f"a ping sent after the initialize response, before the initialized notification, was not answered within {exc.waited:.3g} s",
-                  expected={}, actual="no response")
-        ctx.not_reached(req, "the ping sent before the initialized notification was not answered")
-        return
-    except ConnectionLost as exc:
-        ctx.check(ping_req, False, problem="ConnectionLostOnPingBeforeInitialized",
-                  message=f"the connection ended after a ping sent before the initialized notification: {exc}",
-                  expected={}, actual=str(exc.cause))
-        ctx.not_reached(req, "the connection ended after the ping sent before the initialized notification")
-        return
-    judge_pong(ctx, pong, what="a ping before the initialized notification")
-    early = [
-        e for e in inbound_entries(peer, mark)
-        if e.envelope is not None and e.envelope.kind is Kind.REQUEST and e.envelope.method != "ping"
-    ]
-    ctx.check(
-        req, not early, problem="RequestBeforeInitialized",
-        message=(f"the server sent {', '.join(sorted({e.envelope.method for e in early}))} before receiving the initialized "
-                 "notification (only pings and logging are expected then)"),
-        expected="no request other than ping before notifications/initialized",
-        actual=[e.envelope.summary() for e in early[:3]], entries=[e.seq for e in early[:3]],
-    )
-    await peer.notify("notifications/initialized")
 
 
 # -- capabilities in use ---------------------------------------------------------------------------

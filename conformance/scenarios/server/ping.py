@@ -1,8 +1,8 @@
 """basic/utilities/ping (2024-11-05 .. 2025-11-25; removed in 2026-07-28).
 
 Pings at the edges of the handshake are judged where those connections are made: before
-initialize in ``lifecycle.before_initialize``, between the initialize response and the initialized
-notification in ``lifecycle.initialized_notification``."""
+initialize and between the initialize response and the initialized notification in
+``lifecycle.before_initialize``."""
 
 from __future__ import annotations
 
