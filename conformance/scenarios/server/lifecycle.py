@@ -515,7 +515,8 @@ async def abandoned_request(ctx: ScenarioContext) -> None:
     until=LATEST_STATEFUL,
     transports=[Transport.STDIO],
     fresh=True,
-    disposable=True,  # closing stdin ends it: a later disposable item starts a new one
+    disposable=True,  # closing stdin ends it: a later disposable item would need a new one,
+    order=1,  # so it comes after every other disposable item of its version, whatever their module
     skip_reason="2026-07-28 words the server's duty on its stdio transport page (transport.stdio requirements)",
 )
 async def stdio_shutdown(ctx: ScenarioContext) -> None:

@@ -142,6 +142,7 @@ def _call_params(tool: dict[str, Any]) -> dict[str, Any]:
     skip_reason=LEGACY,
     capability="tools",
     fresh=True,
+    disposable=True,  # the disposable items before it declare no client capability either
 )
 async def client_capabilities(ctx: ScenarioContext) -> None:
     """On a fresh connection, tools that ask for client input are called with empty

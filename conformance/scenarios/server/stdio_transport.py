@@ -144,7 +144,8 @@ async def stdout_framing(ctx: ScenarioContext) -> None:
     requirements=[EXIT_2026],
     transports=STDIO,
     fresh=True,
-    disposable=True,  # closing stdin ends it: a later disposable item starts a new one
+    disposable=True,  # closing stdin ends it: a later disposable item would need a new one,
+    order=1,  # so it comes after every other disposable item of its version, whatever their module
 )
 async def exit_on_stdin_eof(ctx: ScenarioContext) -> None:
     """After a round trip, close the server's stdin: the server exits within the timeout."""

@@ -119,6 +119,7 @@ class _Subs:
     since=V,
     skip_reason=LEGACY,
     fresh=True,
+    disposable=True,  # on stdio the last of its version's disposable items: its subscriptions end with the connection
     exclusive=True,
 )
 async def listen_streams(ctx: ScenarioContext) -> None:
