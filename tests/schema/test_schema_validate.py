@@ -533,6 +533,9 @@ def test_a_valid_message_is_settled_without_importing_jsonschema() -> None:
         "import sys\n"
         "from conformance.schema.validate import validate\n"
         "assert validate({'jsonrpc': '2.0', 'id': 1, 'method': 'ping'}, '2025-11-25', 'client-to-server') == []\n"
+        # formats (uri) are checked too, with the function jsonschema would call
+        "assert validate({'jsonrpc': '2.0', 'id': 2, 'method': 'resources/read', 'params': {'uri': 'file:///a'}},"
+        " '2025-11-25', 'client-to-server') == []\n"
         "print('jsonschema' in sys.modules)\n"
         "assert validate({'jsonrpc': '2.0', 'id': 1, 'method': 'ping', 'params': 3}, '2025-11-25', 'client-to-server')\n"
         "print('jsonschema' in sys.modules)\n"
@@ -540,6 +543,25 @@ def test_a_valid_message_is_settled_without_importing_jsonschema() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True"]
+
+
+FORMAT_SAMPLES = [
+    "file:///tmp/a.txt", "https://example.com/a?b=c#d", "mcp-conformance://x", "urn:isbn:0451450523", "x",
+    "/relative/path", "//host/path", "http://[::1]:80/", "http://exa mple.com", "ht tp://x", "http://%zz",
+    "a:b", "", "\u00fc://x", "http://example.com/\u00fc", "https://example.com/{id}", "{+path}/x", "{", "/a/{b",
+    "{a,b}", "aGVsbG8=", "aGVsbG8", "aGVs bG8=", "****", 3, None, True, ["file:///x"], {"a": 1},
+]
+
+
+@pytest.mark.parametrize("fmt", ["uri", "uri-template", "byte"])
+def test_the_formats_checked_without_jsonschema_agree_with_its_format_checker(fmt: str) -> None:
+    """The formats the MCP schemas use are checked with the function jsonschema's FormatChecker
+    would call, without importing it: the same answer for every sample."""
+    checker = vmod._format_checker()
+    native = vmod._native_format(fmt)
+    assert native is not None
+    for sample in FORMAT_SAMPLES:
+        assert native(sample) == checker.conforms(sample, fmt), (fmt, sample)
 
 
 
