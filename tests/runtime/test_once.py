@@ -84,7 +84,7 @@ async def test_what_the_probe_raised_is_every_versions_verdict() -> None:
         ctx.check(REQ, True)
 
     _, got = await run(make(fails_once))
-    assert calls == [TWO[0]]
+    assert len(calls) == 1  # by whichever version's item got there first (they run side by side)
     assert [got["items"][v].outcome for v in TWO] == [Outcome.ERROR, Outcome.ERROR]
     assert all("the probe broke" in (got["items"][v].error or "") for v in TWO)
 
