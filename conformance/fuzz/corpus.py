@@ -217,7 +217,6 @@ def hypothesis_examples(version: str, *, per_method: int = 3, include_stateful: 
     """Schema-valid messages drawn by hypothesis-jsonschema, deterministically (derandomized, no
     database).  Slow (8-11 per second): call once and cache the result (the engine does)."""
     import hypothesis  # lazily: only to seed a corpus
-    from hypothesis import strategies as st
     from conformance.schema.validate import import_jsonschema
 
     import_jsonschema()  # before hypothesis_jsonschema imports it (without the IRI grammar)

@@ -40,7 +40,6 @@ The same engine replays a reproducer and drives the shrinker (:func:`replay_fram
 from __future__ import annotations
 
 import collections
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -652,7 +651,6 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         owner.answers.append(env)
 
     async def receiver() -> None:
-        nonlocal stop
         try:
             while True:
                 item = await transport.receive()

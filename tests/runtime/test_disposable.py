@@ -178,11 +178,6 @@ async def test_an_exclusive_item_runs_while_no_other_item_does() -> None:
 
 
 def test_exclusive_items_are_kept_apart_only_where_sessions_share_a_server() -> None:
-    async def noop(ctx: ScenarioContext) -> None:
-        pass
-
-    sc = replace(make(noop, "ping.response", disposable=False), exclusive=True)
-
     async def main() -> tuple[bool, bool, bool]:
         out = []
         for runner in (Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,)),

@@ -8,7 +8,7 @@ under one requirement.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from conformance.spec.requirements import get as get_requirement
 from conformance.spec.versions import Transport
