@@ -1205,6 +1205,19 @@ class Runner:
             self._schedule.setdefault(version, []).append(sc)
             counts = self._unfinished.setdefault(version, {})
             counts[sc.order] = counts.get(sc.order, 0) + 1
+        # a ``once`` probe is planned on the first version it applies to; when that version's item
+        # was deselected, on the first version whose item runs (no process for a version the run
+        # does not otherwise touch)
+        for sid, home in list(self._once_home.items()):
+            if (sid, home) in self._scheduled_keys:
+                continue
+            self._fresh_needed[home] = max(0, self._fresh_needed.get(home, 0) - 1)
+            run = [v for v in self.versions if (sid, v) in self._scheduled_keys]
+            if run:
+                self._once_home[sid] = run[0]
+                self._fresh_needed[run[0]] = self._fresh_needed.get(run[0], 0) + 1
+            else:
+                del self._once_home[sid]
 
     def _start_lanes(self) -> None:
         """With more than one lane, each version's items that are not detached (those on the shared

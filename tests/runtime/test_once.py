@@ -128,3 +128,19 @@ def test_the_unsupported_version_probe_is_once_and_nothing_version_specific_is()
     runner.plan([sc, replace(sc, id="lifecycle.unsupported_version_copy", once=False)])
     # the copy asks once per version that has initialize; the once scenario only on the first
     assert runner._fresh_needed == {"2024-11-05": 2, "2025-03-26": 1, "2025-06-18": 1, "2025-11-25": 1}
+
+
+def test_the_probe_is_planned_on_the_first_version_whose_item_runs() -> None:
+    async def noop(ctx: ScenarioContext) -> None:
+        pass
+
+    sc = make(noop)
+    three = ("2025-03-26", "2025-06-18", "2025-11-25")
+    runner = Runner(Target(command=(PY, str(TINY))), versions=three)
+    runner.plan([sc])
+    assert runner._fresh_needed == {three[0]: 1}
+    runner.schedule([(sc, three[1]), (sc, three[2])])  # the first version's item deselected
+    assert runner._once_home[sc.id] == three[1]
+    assert {v: n for v, n in runner._fresh_needed.items() if n} == {three[1]: 1}
+    runner.schedule([])
+    assert sc.id not in runner._once_home and not any(runner._fresh_needed.values())
