@@ -517,8 +517,17 @@ def entry() -> None:
     without interpreter finalisation, which takes 0.15-0.3 s after a run (every object of the run
     torn down one by one) for nothing: by then the reports are written and closed, the processes
     we started stopped and the sockets closed.  atexit handlers still run, the output is flushed.
-    An exception out of :func:`main` ends the process the usual way (traceback, exit 1)."""
-    rc = main()
+    An exception out of :func:`main` ends the process the usual way (traceback, exit 1) -- but a
+    reader that went away (``mcp-conformance list | head``) ends it quietly with 141, as SIGPIPE
+    would end a command that does not catch it."""
+    try:
+        rc = main()
+    except BrokenPipeError:
+        try:  # nothing more reaches the reader: later writes and the final flush go nowhere
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        rc = 128 + 13
     try:
         import atexit
 

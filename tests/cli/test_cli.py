@@ -142,6 +142,19 @@ def test_list_prints_the_catalogue(cli) -> None:
     assert cli("list", "--version", "1.0").rc == 2
 
 
+def test_a_reader_that_goes_away_ends_the_listing_quietly(tmp_path: Path) -> None:
+    """``mcp-conformance list | head``: no traceback when the pipe closes, exit 141 (SIGPIPE's)."""
+    proc = subprocess.Popen([sys.executable, "-m", "conformance.cli", "list", "--version", "all"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    head = proc.stdout.read(200)  # the listing is far longer than a pipe's buffer
+    proc.stdout.close()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert head and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
 def test_the_console_script_is_installed(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("mcp-conformance")
     proc = subprocess.run([str(script), "--suite-version"], capture_output=True, text=True, timeout=30)
