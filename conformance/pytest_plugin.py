@@ -21,6 +21,7 @@ separate value for a test path.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import sys
@@ -557,6 +558,13 @@ class _Run:
         self.ensure_started()
         fut = self.portal.start_task_soon(self.runner.run_item, sc, version)
         try:
+            while not fut.done():
+                concurrent.futures.wait([fut], timeout=0.25)
+                if SIGNALLED:
+                    # an interrupt whose KeyboardInterrupt never reached us: the signal handler
+                    # raised it inside something that swallows exceptions (a weakref callback of
+                    # an import lock, a __del__) -- the run ends as interrupted all the same
+                    raise KeyboardInterrupt(f"signal {SIGNALLED[-1]}")
             result = fut.result()
         except BaseException:
             fut.cancel()

@@ -43,6 +43,9 @@ def test_an_interrupt_exits_promptly_writes_a_partial_report_and_leaves_no_proce
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        for pipe in (proc.stdout, proc.stderr):  # also when communicate() gave up (no ResourceWarning later)
+            if pipe is not None:
+                pipe.close()
     assert proc.returncode == 130, out + err
     assert "KeyboardInterrupt" in out + err
     report = json.loads((tmp_path / "reports" / "report.json").read_text())
@@ -55,6 +58,48 @@ def test_an_interrupt_exits_promptly_writes_a_partial_report_and_leaves_no_proce
     except (ProcessLookupError, FileNotFoundError):
         alive = False
     assert not alive
+
+
+def test_an_interrupt_whose_keyboardinterrupt_was_swallowed_still_ends_the_run(tmp_path: Path) -> None:
+    # the handler's KeyboardInterrupt can land where nothing propagates it (a weakref callback of
+    # an import lock while the main thread imports: "Exception ignored in ..."); the signal is
+    # remembered, and the wait for the item under way ends on it, not after the silent server's
+    # 60 s timeout
+    import sys
+
+    code = """
+import os, signal, sys
+import conformance.context as context
+import conformance.pytest_plugin as plugin
+from conformance import cli
+
+def swallowed(signum, frame):
+    plugin.SIGNALLED.append(signum)  # what the handler does before its raise, which got lost
+
+install = cli.terminate_like_interrupt
+
+def install_then_lose_the_raise():
+    install()
+    signal.signal(signal.SIGINT, swallowed)
+
+cli.terminate_like_interrupt = install_then_lose_the_raise
+run_item = context.Runner.run_item
+
+async def interrupted(self, sc, version):
+    os.kill(os.getpid(), signal.SIGINT)
+    return await run_item(self, sc, version)
+
+context.Runner.run_item = interrupted
+sys.exit(cli.main(sys.argv[1:]))
+"""
+    # the deadline: the first item alone would wait 60 s for the silent server
+    proc = subprocess.run([sys.executable, "-c", code, "server", "--command", bad_cmd("silent"), "--timeout", "60",
+                           "--version", "2025-11-25", "--report-dir", str(tmp_path / "reports"), "-q"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=45)
+    assert proc.returncode == 130, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads((tmp_path / "reports" / "report.json").read_text())
+    validate_report(report)
+    assert report["status"] == "interrupted"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
