@@ -285,6 +285,16 @@ async def before_initialize(ctx: ScenarioContext) -> None:
     if info.unsupported:
         ctx.skip(info.unsupported)
     peer = await ctx.connect(initialize=False, fresh=True, capabilities=_allow_requests(ctx.version))
+    mark = await _early_requests_then_initialize(ctx, peer)
+    if mark is None:  # initialize did not succeed on this connection
+        await _initialized_apart(ctx)
+    else:
+        await _before_initialized(ctx, peer, mark)
+
+
+async def _early_requests_then_initialize(ctx: ScenarioContext, peer: RawPeer) -> int | None:
+    """:func:`before_initialize` up to its initialize (sent without the initialized
+    notification): the transcript position of that initialize when it got a result, else None."""
     ping_req, early_req = "ping.response", "lifecycle.before-initialize.request"
     if ctx.transport is Transport.STREAMABLE_HTTP:
         ctx.not_reached(ping_req, "over streamable HTTP a request before initialize has no session (servers that require one answer 400)")
@@ -300,8 +310,7 @@ async def before_initialize(ctx: ScenarioContext) -> None:
             ctx.check(ping_req, False, problem="ConnectionLostOnEarlyPing",
                       message=f"the connection ended after a ping sent before initialize: {exc}", expected={}, actual=str(exc.cause))
             ctx.not_reached(early_req, "the connection ended after the early ping")
-            await _initialized_apart(ctx)
-            return
+            return None
         else:
             empty = env.kind is Kind.RESULT and isinstance(env.result, dict) and not (set(env.result) - {"_meta"})
             ctx.check(
@@ -331,8 +340,7 @@ async def before_initialize(ctx: ScenarioContext) -> None:
         ctx.check(early_req, False, problem="ConnectionLostOnEarlyRequest",
                   message=f"the connection ended after a {method} request sent before initialize: {exc}",
                   expected="an error response (any code) or a result", actual=str(exc.cause))
-        await _initialized_apart(ctx)
-        return
+        return None
     else:
         served = "served it" if env.kind is Kind.RESULT else f"answered error {id_repr(env.error_code)}"
         ctx.check(early_req, True, message=f"accepted: a {method} request sent before initialize was answered (the server {served})",
@@ -347,25 +355,22 @@ async def before_initialize(ctx: ScenarioContext) -> None:
         ctx.check(early_req, False, problem="ConnectionLostOnInitialize",
                   message=f"after the early requests, the connection ended on initialize: {exc}",
                   expected="an initialize result", actual=str(exc.cause))
-        await _initialized_apart(ctx)
-        return
+        return None
     except ExpectTimeout as exc:
         ctx.check(early_req, False, problem="InitializeUnansweredAfterEarlyRequests",
                   message=f"after the early requests, initialize was not answered within {exc.waited:.3g} s",
                   expected="an initialize result", actual="no response")
-        await _initialized_apart(ctx)
-        return
+        return None
     if init.kind is Kind.RESULT:
         ctx.check(early_req, True, message="initialize succeeded after the early requests", entries=[init])
-        await _before_initialized(ctx, peer, mark)
-    else:
-        ctx.check(
-            early_req, False, problem="InitializeRefusedAfterEarlyRequests",
-            message=("after a request sent before initialize, initialize should still succeed, got "
-                     + (f"error {id_repr(init.error_code)} {error_field(init, 'message')!r}" if init.kind is Kind.ERROR else init.kind.value)),
-            expected="an initialize result", actual=init.error if init.kind is Kind.ERROR else init.value, entries=[init],
-        )
-        await _initialized_apart(ctx)
+        return mark
+    ctx.check(
+        early_req, False, problem="InitializeRefusedAfterEarlyRequests",
+        message=("after a request sent before initialize, initialize should still succeed, got "
+                 + (f"error {id_repr(init.error_code)} {error_field(init, 'message')!r}" if init.kind is Kind.ERROR else init.kind.value)),
+        expected="an initialize result", actual=init.error if init.kind is Kind.ERROR else init.value, entries=[init],
+    )
+    return None
 
 
 @scenario(requirements=["lifecycle.initialize.repeat"], until=LATEST_STATEFUL, fresh=True, disposable=True, skip_reason=NO_HANDSHAKE)
