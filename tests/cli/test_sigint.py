@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -65,8 +66,6 @@ def test_an_interrupt_whose_keyboardinterrupt_was_swallowed_still_ends_the_run(t
     # an import lock while the main thread imports: "Exception ignored in ..."); the signal is
     # remembered, and the wait for the item under way ends on it, not after the silent server's
     # 60 s timeout
-    import sys
-
     code = """
 import os, signal, sys
 import conformance.context as context
@@ -93,13 +92,7 @@ context.Runner.run_item = interrupted
 sys.exit(cli.main(sys.argv[1:]))
 """
     # the deadline: the first item alone would wait 60 s for the silent server
-    proc = subprocess.run([sys.executable, "-c", code, "server", "--command", bad_cmd("silent"), "--timeout", "60",
-                           "--version", "2025-11-25", "--report-dir", str(tmp_path / "reports"), "-q"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=45)
-    assert proc.returncode == 130, proc.stdout[-3000:] + proc.stderr[-3000:]
-    report = json.loads((tmp_path / "reports" / "report.json").read_text())
-    validate_report(report)
-    assert report["status"] == "interrupted"
+    _ends_interrupted(tmp_path, code, bad_cmd("silent"), "--timeout", "60", deadline=45)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -108,8 +101,6 @@ def test_an_interrupt_that_pytest_sees_as_an_internal_error_still_ends_the_run_a
     # a KeyboardInterrupt raised inside a class body reaches pytest wrapped in a RuntimeError
     # (dataclasses' __set_name__), so pytest reports an internal error; the run is still
     # interrupted: exit 130, report.json with status "interrupted"
-    import sys
-
     code = f"""
 import os, signal, sys, time
 import conformance.pytest_plugin as plugin
@@ -128,9 +119,16 @@ def interrupted(role="server"):
 plugin.scenarios = interrupted
 sys.exit(cli.main(sys.argv[1:]))
 """
-    proc = subprocess.run([sys.executable, "-c", code, "server", "--command", f"{sys.executable} -m reference_server",
+    _ends_interrupted(tmp_path, code, f"{sys.executable} -m reference_server", deadline=120)
+
+
+def _ends_interrupted(tmp_path: Path, code: str, command: str, *args: str, deadline: float) -> None:
+    """``code`` (a script that patches the CLI, then calls ``cli.main`` with its arguments) run
+    against ``command``, 2025-11-25: it ends as interrupted within ``deadline`` s -- exit 130,
+    a valid report.json with status "interrupted"."""
+    proc = subprocess.run([sys.executable, "-c", code, "server", "--command", command, *args,
                            "--version", "2025-11-25", "--report-dir", str(tmp_path / "reports"), "-q"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=deadline)
     assert proc.returncode == 130, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads((tmp_path / "reports" / "report.json").read_text())
     validate_report(report)
