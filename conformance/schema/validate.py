@@ -160,7 +160,7 @@ def _format_checker() -> Any:
         with _import_lock:
             if _FORMAT_CHECKER is None:
                 checker = js.jsonschema.FormatChecker()
-                checker.checks("byte", raises=(binascii.Error, ValueError))(_is_base64)
+                checker.checks("byte", raises=_BYTE_ERRORS)(_is_base64)
                 _FORMAT_CHECKER = checker
     return _FORMAT_CHECKER
 
@@ -196,7 +196,7 @@ def _native_format(fmt: str) -> Any:
         def is_byte(instance: Any) -> bool:
             try:
                 return _is_base64(instance)
-            except (binascii.Error, ValueError):
+            except _BYTE_ERRORS:
                 return False
         return is_byte
     if fmt == "uri":
@@ -214,6 +214,9 @@ def _native_format(fmt: str) -> Any:
             return lambda instance: True
         return lambda instance: not isinstance(instance, str) or bool(uri_template.validate(instance))
     return None
+
+
+_BYTE_ERRORS = (binascii.Error, ValueError)  # what _is_base64 raises for a string that is not base64
 
 
 def _is_base64(instance: object) -> bool:
