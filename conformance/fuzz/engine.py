@@ -60,6 +60,7 @@ from conformance.wire.rules import barrier_method, empty_ping_result, is_respons
 __all__ = ["FuzzConfig", "Campaign", "SignatureRecord", "run_campaign", "replay_frame", "Session"]
 
 RING = 16  # frames kept for a crash reproducer
+OUTBOX = 64  # stdio: at most this many lines wait to be written in one go
 _UNKEYED = frozenset({_oracle.UNREADABLE, _oracle.REJECTED, _oracle.SILENCE, _oracle.ANY})  # answers may carry no usable id
 
 
@@ -462,6 +463,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
     barriers: collections.OrderedDict[Any, tuple[int, float, int]] = collections.OrderedDict()  # key -> (next frame index, time, next send number)
     seq = [0]  # frames registered so far: a frame's send number (a frame sent again gets a new one)
     ring: collections.deque[Frame] = collections.deque(maxlen=RING)
+    outbox: list[bytes] = []  # stdio: lines not written yet (see write())
+    queued: list[Frame] = []  # stdio: their frames, which join the ring when written
     proven = [index]  # every frame with a smaller index was proven read
     serial = [camp.out_of_order]  # one frame at a time that may be answered without a usable id
     last_ambiguous = [-1]
@@ -725,14 +728,38 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         return dumps(session.barrier_message(rid))
 
     async def send_barrier() -> None:
+        if stdio:
+            outbox.append(barrier_bytes())
+            await flush()
+            return
         await transport.send(barrier_bytes())
 
+    async def flush() -> None:
+        """stdio: the lines of the outbox in one write; a closed stdin marks the server dead."""
+        if not outbox:
+            return
+        data = b"\n".join(outbox)
+        outbox.clear()
+        ring.extend(queued)
+        queued.clear()
+        try:
+            await transport.send(data)  # the transport ends the last line
+        except TransportClosed as exc:
+            if not dead:
+                dead.append(_exited(camp, session, exc, list(ring)))
+            room.set()
+
     async def write(*parts: bytes, pends: list[_Pend] | None = None, frame: bytes | None = None) -> None:
-        """``parts`` in order: on stdio one write (the transport ends the last line); over legacy
-        SSE one POST each, and a 4xx/5xx refusal of ``frame``'s POST noted on its ``pends`` (an
+        """``parts`` in order.  On stdio they join the outbox, written at the latest with the next
+        barrier (a write that carries one ends with it), before anything waits
+        (:func:`wait_room`) or when :data:`OUTBOX` lines are waiting: frames of a run go in one
+        write with their barrier, one system call instead of one per frame.  Over legacy SSE one
+        POST each, and a 4xx/5xx refusal of ``frame``'s POST noted on its ``pends`` (an
         HTTP-level answer, accepted as over streamable HTTP)."""
         if stdio:
-            await transport.send(b"\n".join(parts) if len(parts) > 1 else parts[0])
+            outbox.extend(parts)
+            if len(parts) > 1 or len(outbox) >= OUTBOX:
+                await flush()
             return
         for part in parts:
             ex = await transport.send(part)
@@ -815,7 +842,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 unkeyed.append(p)
             unproven.append(p)
         seq[0] += 1
-        ring.append(frame)
+        (queued if stdio else ring).append(frame)
         return pends
 
     def join_run(frame: Frame, pends: list[_Pend]) -> None:
@@ -829,6 +856,8 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
 
     async def wait_room(ready: Callable[[], bool]) -> None:
         nonlocal room
+        if outbox and not ready():
+            await flush()  # nothing waits on frames we have not written
         while not dead and not ready():
             room = anyio.Event()
             with anyio.move_on_after(0.05):

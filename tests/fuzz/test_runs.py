@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -131,3 +132,25 @@ def test_a_window_smaller_than_a_chunk_still_gets_its_barriers(monkeypatch: pyte
     frames(monkeypatch, None)
     camp = campaign(40, window=4, chunk=32)
     assert camp.judged == 40 and not camp.signatures and not camp.restarts
+
+
+def test_the_frames_of_a_run_go_in_one_write_that_ends_with_its_barrier(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On stdio, frames without a barrier of their own wait in the outbox: one write carries a
+    chunk of them and ends with the barrier behind them (not one system call per frame)."""
+    frames(monkeypatch, None)
+    from conformance.transports.stdio import StdioTransport
+
+    writes: list[bytes] = []
+    send = StdioTransport.send
+
+    async def counting(self: StdioTransport, data: bytes, **kw: object) -> None:
+        writes.append(data)
+        await send(self, data, **kw)
+
+    monkeypatch.setattr(StdioTransport, "send", counting)
+    camp = campaign(96, chunk=16)
+    assert camp.judged == 96 and not camp.signatures
+    runs = [w for w in writes if re.search(rb'"method":"(notifications/)?n[0-9]', w)]
+    assert sum(w.count(b"\n") + 1 for w in runs) >= 96 + 96 // 16  # every frame and a barrier per chunk went out
+    assert len(runs) <= 96 // 16 + 2, [w.count(b"\n") + 1 for w in runs]
+    assert all(b'"method":"ping"' in w.rsplit(b"\n", 1)[-1] for w in runs), [w.rsplit(b"\n", 1)[-1] for w in runs]
