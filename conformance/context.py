@@ -724,19 +724,7 @@ class Runner:
         for sc in scenarios:
             if any(self.is_selected(r) for r in sc.requirements):
                 for v in self.versions:
-                    if sc.inapplicable(v, transport) is None:
-                        if self.shares_disposable(sc):
-                            if v not in self._disposable_planned:  # one connection for all of them
-                                self._disposable_planned.add(v)
-                                self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
-                        elif self.own_connection(sc):
-                            if sc.once:  # one probe for every version: planned on the first one's connections
-                                if sc.id in self._once_home:
-                                    continue
-                                self._once_home[sc.id] = v
-                            self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
-                        else:
-                            self._shared_needed.add(v)
+                    self._count_needs(sc, v)
             for rid in sc.requirements:
                 if not self.is_selected(rid):
                     continue
@@ -748,6 +736,29 @@ class Runner:
                     elif res.default_reason is None:
                         why = sc.inapplicable(v, transport)
                         res.default_reason = why or "not run (deselected, or the run ended before it)"
+
+    def _count_needs(self, sc: Scenario, v: str) -> None:
+        """Count what item (``sc``, ``v``) will connect to: the version's shared session, or a
+        fresh connection (for all the version's disposable items together one; for a ``once``
+        scenario one, on the first version it runs on)."""
+        if sc.inapplicable(v, self.target.transport) is not None:
+            return
+        if self.shares_disposable(sc):
+            if v not in self._disposable_planned:  # one connection for all of them
+                self._disposable_planned.add(v)
+                self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
+        elif self.own_connection(sc):
+            if sc.once:  # one probe for every version: planned on the first one's connections
+                if sc.id in self._once_home:
+                    return
+                self._once_home[sc.id] = v
+            self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
+        else:
+            self._shared_needed.add(v)
+
+    def needs_shared(self, version: str) -> bool:
+        """Whether an item planned (after deselection) on ``version`` uses its shared session."""
+        return version in self._shared_needed
 
     # -- target processes -----------------------------------------------------------------------
 
@@ -1205,19 +1216,15 @@ class Runner:
             self._schedule.setdefault(version, []).append(sc)
             counts = self._unfinished.setdefault(version, {})
             counts[sc.order] = counts.get(sc.order, 0) + 1
-        # a ``once`` probe is planned on the first version it applies to; when that version's item
-        # was deselected, on the first version whose item runs (no process for a version the run
-        # does not otherwise touch)
-        for sid, home in list(self._once_home.items()):
-            if (sid, home) in self._scheduled_keys:
-                continue
-            self._fresh_needed[home] = max(0, self._fresh_needed.get(home, 0) - 1)
-            run = [v for v in self.versions if (sid, v) in self._scheduled_keys]
-            if run:
-                self._once_home[sid] = run[0]
-                self._fresh_needed[run[0]] = self._fresh_needed.get(run[0], 0) + 1
-            else:
-                del self._once_home[sid]
+        # what the scheduled items connect to, counted again without the deselected ones: no
+        # spare process, no shared session for a version whose items were left out, and a
+        # ``once`` probe on the first version whose item runs
+        self._fresh_needed, self._shared_needed = {}, set()
+        self._disposable_planned, self._once_home = set(), {}
+        for version in self.versions:
+            for sc in self._schedule.get(version, ()):
+                if any(self.is_selected(r) for r in sc.requirements):
+                    self._count_needs(sc, version)
 
     def _start_lanes(self) -> None:
         """With more than one lane, each version's items that are not detached (those on the shared

@@ -528,17 +528,22 @@ class _Run:
         self.runner = runner
 
     def prewarm(self) -> None:
-        """Start the run now and open every version's shared session in the background, side by
-        side: a target that does not answer a handshake costs one timeout, not one per version."""
+        """Start the run now and open the versions' shared sessions in the background, side by
+        side: a target that does not answer a handshake costs one timeout, not one per version.
+        Called while pytest collects (every version), or once the items are known (planned: only
+        the versions whose items use the shared session)."""
         if self.runner is None and not self.closed:
             self._start_loop()
+            if self.items:
+                self.ensure_started()
             self.portal.call(self._prewarm_all)
 
     def _prewarm_all(self) -> None:  # in the event loop's thread
         if self.settings.role == "client":
             return  # a client run starts with its first item: nothing to open ahead
         for version in self.settings.versions:
-            self.runner.prewarm(version)
+            if not self.planned or self.runner.needs_shared(version):
+                self.runner.prewarm(version)
 
     def ensure_started(self) -> None:
         if self.runner is None:
@@ -664,10 +669,22 @@ def pytest_configure(config: pytest.Config) -> None:
     _refuse_xdist(config)
     _check_schemas(settings)
     run = config.stash[RUN_KEY] = _Run(config, settings)
-    if not config.option.collectonly:
-        run.prewarm()
+    if not config.option.collectonly and not _narrowed(config):
+        run.prewarm()  # else once pytest has chosen the items (pytest_collection_finish)
     if config.pluginmanager.hasplugin("html") and getattr(config.option, "htmlpath", None):
         config.pluginmanager.register(_PytestHtml(), "mcp-conformance-pytest-html")
+
+
+def _narrowed(config: pytest.Config) -> bool:
+    """Whether pytest itself may leave some of our items out (``-k``, ``-m``, ``--deselect``, node
+    ids, ``--lf``): then nothing is started before the items are known, so that a run of one item
+    starts what that item needs, not every version's session."""
+    opt = config.option
+    if getattr(opt, "keyword", "") or getattr(opt, "markexpr", "") or getattr(opt, "deselect", None):
+        return True
+    if getattr(opt, "lf", False):
+        return True
+    return any("::" in str(arg) for arg in config.args)
 
 
 def _check_schemas(settings: _Settings) -> None:
@@ -737,6 +754,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     run = session.config.stash.get(RUN_KEY, None)
     if run is not None:
         run.items = [(i.scenario, i.version) for i in session.items if isinstance(i, McpItem)]
+        if run.runner is None and run.items and not session.config.option.collectonly:
+            run.prewarm()  # narrowed by pytest (see _narrowed): the plan is known, only what it needs
 
 
 class McpSuite(pytest.Collector):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 
 import pytest
@@ -198,6 +199,19 @@ def test_keyword_deselection_runs_only_matching_items(run_plugin) -> None:
     by = results_by(report)
     assert by[("ping.response", "2025-11-25")]["outcome"] == "pass"
     assert by[("jsonrpc.error.method-not-found", "2025-11-25")]["reason"].startswith("not run")
+
+
+def test_a_run_narrowed_by_pytest_starts_only_what_its_items_need(run_plugin, pytester: pytest.Pytester) -> None:
+    """``-k`` leaves one item of one version (on the shared session): one server process is
+    started, not a shared session per version nor spares for the items left out."""
+    log = pytester.path / "starts.log"
+    cmd = shlex.join(["sh", "-c", f'echo started >> {shlex.quote(str(log))}; exec "$@"', "sh", *shlex.split(tiny_cmd())])
+    result, report = run_plugin("--mcp-server-command", cmd, "--mcp-timeout", TIMEOUT, "--mcp-version", "all",
+                                "-k", "ping and empty_result and 2025-11-25")
+    assert result.parseoutcomes()["passed"] == 1, result.stdout.str()[-2000:]
+    assert report is not None
+    assert results_by(report)[("ping.response", "2025-11-25")]["outcome"] == "pass"
+    assert log.read_text().split() == ["started"]
 
 
 def test_collect_only_starts_nothing_and_lists_items(run_plugin, pytester: pytest.Pytester) -> None:
