@@ -1591,13 +1591,19 @@ def default_jobs(transport: Transport) -> int:
     and starting them is most of a run's cost; since a version needs only a few beyond its shared
     session (the pristine handshake probes, one for its disposable items), all versions at once
     keep both cores busy rather than flooding them (2026-11-26, reference server, all five
-    versions: 7.2-8.7 s at 8 against 8.4-10.6 s at 4; the SDK server 26 s against 31 s)."""
+    versions: 7.2-8.7 s at 8 against 8.4-10.6 s at 4; the SDK server 26 s against 31 s).
+
+    Over HTTP 16: an item there costs a session, not a process, and most of a five-version run is
+    waiting (each stateful version has a cancellation watch, a resumption probe, progress, stream
+    probes and an abandoned request to wait on: more than 8 slots hold at once), so with 8 the
+    waits queue behind each other (2026-11-27, server-everything, all five versions: 2.5-2.8 s at
+    8 against 2.06 s at 16 and 2.1 s at 32)."""
     import os
 
     one_core = (os.cpu_count() or 1) <= 1
     if transport is Transport.STDIO:
         return 3 if one_core else 8
-    return 4 if one_core else 8
+    return 4 if one_core else 16
 
 
 def default_lanes(jobs: int) -> int:

@@ -127,7 +127,7 @@ OPTIONS: tuple[Option, ...] = (
            "(error, kind deadline) (default: 60 + timeout x (2 x versions + scenarios run / 4))",
            kind="float", metavar="SECONDS", commands=("server", "client")),
     Option("jobs", "--mcp-jobs", "--jobs",
-           "how much runs at once (default: 8, on one core 3 on stdio and 4 over HTTP; client runs 4, 3 on one core): N-1 versions side by side, each running its "
+           "how much runs at once (default: 8 on stdio, 16 over HTTP; on one core 3 and 4; client runs 4, 3 on one core): N-1 versions side by side, each running its "
            "scenarios in order on its own session, and up to N-1 scenarios on connections of their own -- a "
            "process on stdio, a session over HTTP -- beside them; --jobs 1 runs everything strictly one after "
            "the other, and every concurrent run gives the same verdicts",
