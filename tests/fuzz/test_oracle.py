@@ -124,6 +124,20 @@ def test_one_frame_of_several_lines_and_a_reused_id() -> None:
     assert [e.kind for e in http] == [ANSWER]
 
 
+def test_a_reused_id_may_be_refused_before_the_first_request_is_answered() -> None:
+    """Two pings with one id in flight: the server may refuse the second (any error) before it
+    answers the first, so an error first and the pong after is accepted; a pong that never comes
+    is still judged (both refused: the first ping got no result)."""
+    x = one(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    refusal = env('{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"id 1 is already in use"}}')
+    pong = env('{"jsonrpc":"2.0","id":1,"result":{}}')
+    assert probs(x, [refusal, pong]) == []
+    assert probs(x, [pong, refusal]) == []
+    assert probs(x, [pong, pong]) == []
+    assert probs(x, [refusal, env('{"jsonrpc":"2.0","id":1,"result":{"x":1}}')]) == [("ping.response", "NonEmptyPingResult")]
+    assert probs(x, [refusal, refusal]) == [("ping.response", "PingRejected")]
+
+
 def test_every_finding_cites_the_catalogue_and_is_graded_by_level() -> None:
     x = one(b'{"jsonrpc":"2.0","id":9,"method":"no/such"}')
     [f] = judge(x, [env('{"jsonrpc":"2.0","id":9,"result":{}}')], CTX)
