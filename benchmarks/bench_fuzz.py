@@ -7,8 +7,8 @@ with the PyPI fuzzer ``mcp-fuzzer`` in its protocol mode on the same servers.
         [--transports stdio,streamable-http,sse] [--mcp-fuzzer /tmp/mcpfuzzer-venv/bin/mcp-fuzzer]
         [--long 100000] [--json reports/bench_fuzz.json]
 
-* ours: one campaign per peer and transport (version 2025-11-25, seed 0, a time budget), in this
-  process; "judged/s" = messages sent and judged by the oracle / wall time from the first frame to
+* ours: one campaign per peer and transport (version 2025-11-25, seed 0, a time budget, the
+  CLI's default corpus: schema seeds and the cached hypothesis examples), in this process; "judged/s" = messages sent and judged by the oracle / wall time from the first frame to
   the last judgment (the final deadline for unanswered frames included).  Findings are listed.
 * mcp-fuzzer (install it in a scratch venv, never as a project dependency:
   ``python -m venv /tmp/mcpfuzzer-venv && /tmp/mcpfuzzer-venv/bin/pip install mcp-fuzzer``):
@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 
 from conformance.connect import Target  # noqa: E402
+from conformance.fuzz.command import _corpus_extra  # noqa: E402
 from conformance.fuzz.engine import FuzzConfig, run_campaign  # noqa: E402
 from fixtures.peers.launch import PeerUnavailable, free_port, peer_command  # noqa: E402
 
@@ -58,7 +59,8 @@ def _target(peer: str, transport: str) -> Target:
 def ours(peer: str, transport: str, *, seconds: float | None, messages: int | None) -> dict[str, Any]:
     target = _target(peer, transport)
     cfg = FuzzConfig(target=target, version=VERSION, seed=0, budget=seconds, max_messages=messages,
-                     window=32 if transport == "streamable-http" else 256)
+                     window=32 if transport == "streamable-http" else 256,
+                     extra_corpus=_corpus_extra(VERSION, True))  # the CLI's default corpus (hypothesis examples)
     camp = anyio.run(run_campaign, cfg)
     return {
         "messages": camp.sent, "judged": camp.judged, "seconds": round(camp.elapsed, 3), "judged_per_second": round(camp.rate, 1),

@@ -154,3 +154,21 @@ def test_the_frames_of_a_run_go_in_one_write_that_ends_with_its_barrier(monkeypa
     assert sum(w.count(b"\n") + 1 for w in runs) >= 96 + 96 // 16  # every frame and a barrier per chunk went out
     assert len(runs) <= 96 // 16 + 2, [w.count(b"\n") + 1 for w in runs]
     assert all(b'"method":"ping"' in w.rsplit(b"\n", 1)[-1] for w in runs), [w.rsplit(b"\n", 1)[-1] for w in runs]
+
+
+def test_a_campaign_runs_with_the_collector_s_thresholds_raised_and_restores_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    frames(monkeypatch, None)
+    during: list[tuple[int, int, int]] = []
+    make = engine.frame_at
+
+    def recording(plan, index: int, **kw: object) -> Frame:
+        during.append(gc.get_threshold())
+        return make(plan, index, **kw)
+
+    monkeypatch.setattr(engine, "frame_at", recording)
+    before = gc.get_threshold()
+    camp = campaign(20)
+    assert camp.judged == 20 and gc.get_threshold() == before
+    assert during and all(t[0] >= 50_000 and t[0] > before[0] for t in during)
