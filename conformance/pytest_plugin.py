@@ -25,6 +25,7 @@ import concurrent.futures
 import json
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -499,6 +500,7 @@ class _Run:
         self.runner: Any = None
         self.planned = False
         self.item_results: list[Any] = []
+        self.renderers_prepared = False
         self.closed = False
         self.interrupted = False
         self.setup_error: str | None = None
@@ -564,7 +566,8 @@ class _Run:
         fut = self.portal.start_task_soon(self.runner.run_item, sc, version)
         try:
             while not fut.done():
-                concurrent.futures.wait([fut], timeout=0.25)
+                if not concurrent.futures.wait([fut], timeout=0.25).done:
+                    self._prepare_renderers()
                 if SIGNALLED:
                     # an interrupt whose KeyboardInterrupt never reached us: the signal handler
                     # raised it inside something that swallows exceptions (a weakref callback of
@@ -576,6 +579,17 @@ class _Run:
             raise
         self.item_results.append(result)
         return result
+
+    def _prepare_renderers(self) -> None:
+        """The first time an item is still running after a quarter of a second (the run waits on
+        the target): the renderers' imports and the HTML templates' compilation (~60 ms of CPU)
+        in the background, so that writing the reports at the end does not wait for them.  Not
+        at start-up, where it would compete with pytest's collection and the sessions' start."""
+        if self.renderers_prepared or not any(f != "json" for f in self.settings.formats):
+            return
+        self.renderers_prepared = True
+        threading.Thread(target=_prepare_renderers, args=(self.settings.formats,), daemon=True,
+                         name="mcp-conformance-renderers").start()
 
     def close(self) -> None:
         if self.closed:
@@ -1024,6 +1038,15 @@ def _write_report(directory: Path, report: dict[str, Any]) -> Path:
     tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def _prepare_renderers(formats: Sequence[str]) -> None:
+    try:
+        from conformance.report.render import prepare
+
+        prepare(formats)
+    except Exception:  # noqa: BLE001 - rendering at the end reports its own trouble
+        pass
 
 
 def _write_renderings(directory: Path, report: dict[str, Any], formats: Sequence[str]) -> list[Path]:

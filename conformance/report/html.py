@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html as _html
+import importlib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -628,6 +629,14 @@ def _na_groups(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, list[str]]]
         key = reason.split(": ", 1)[1] if reason.startswith("not applicable to ") and ": " in reason else reason
         groups.setdefault(key, []).append(f"{r.get('requirement')}@{r.get('version')}")
     return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def prepare() -> None:
+    """Compile the templates and read the assets now (cached for :func:`render_html`)."""
+    _assets()
+    for name in ("report.html.j2", "finding.html.j2"):
+        _env().get_template(name)
+    importlib.import_module("conformance.report.fuzz")  # render_html's fragment
 
 
 def render_html(report: Mapping[str, Any]) -> str:

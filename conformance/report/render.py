@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable, Mapping
 
-__all__ = ["FORMATS", "DEFAULT_FORMATS", "FILES", "render", "parse_formats", "report_json"]
+__all__ = ["FORMATS", "DEFAULT_FORMATS", "FILES", "render", "prepare", "parse_formats", "report_json"]
 
 # format name -> the files it writes
 FILES: dict[str, tuple[str, ...]] = {
@@ -41,6 +41,16 @@ def _renderers() -> dict[str, Callable[[Mapping[str, Any]], str]]:
         "badge.json": lambda r: json.dumps(badge_endpoint(r), ensure_ascii=False) + "\n",
         "summary.md": render_markdown,
     }
+
+
+def prepare(formats: Iterable[str] = DEFAULT_FORMATS) -> None:
+    """Import the renderers of ``formats`` and compile the HTML templates ahead of :func:`render`
+    (the plugin does it in the background while a run waits on its target)."""
+    _renderers()
+    if "html" in formats:
+        from conformance.report.html import prepare as prepare_html
+
+        prepare_html()
 
 
 def parse_formats(values: Iterable[str] | None) -> tuple[str, ...]:

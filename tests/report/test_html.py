@@ -162,3 +162,24 @@ def test_every_internal_link_has_a_target(real_report: dict) -> None:
     page = _parse(render_html(real_report))
     links = {a["href"][1:] for tag, a in page.tags if tag == "a" and (a.get("href") or "").startswith("#") and "=" not in a["href"]}
     assert links <= set(page.by_id)
+
+
+def test_prepared_renderers_render_without_loading_a_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    """render.prepare (which the plugin runs in the background while the items wait) leaves
+    nothing for the final rendering to load or compile; the page is the same."""
+    from conformance.report import html as H
+    from conformance.report.render import prepare, render
+
+    report = stored("report-reference-stdio.json.gz")
+    H._env.cache_clear()
+    H._assets.cache_clear()
+    prepare(["json", "html"])
+    loads: list[str] = []
+    env = H._env()
+    get_source = env.loader.get_source
+    monkeypatch.setattr(env.loader, "get_source", lambda e, name: loads.append(name) or get_source(e, name))
+    page = render(report, ["html"])["report.html"]
+    assert loads == []
+    H._env.cache_clear()
+    H._assets.cache_clear()
+    assert render_html(report) == page
