@@ -1373,6 +1373,12 @@ class Runner:
             if det is not None:
                 det.done.set()  # a lane waiting for it goes on
 
+    def finished_ahead(self, sc: Scenario, version: str) -> bool:
+        """Whether the item already ran ahead of :meth:`run_item` (a lane or the detacher ran it,
+        and it is done): :meth:`run_item` then only applies its findings."""
+        det = self._detached.get((sc.id, version))
+        return det is not None and det.state == "done"
+
     async def _execute(self, sc: Scenario, version: str, ops: list[Callable[[], None]]) -> ItemResult:
         """Run one item; what it found for the run's results is appended to ``ops``.  The same
         for both roles: what differs is in the hooks -- the context (:meth:`_new_context`), how

@@ -501,6 +501,8 @@ class _Run:
         self.planned = False
         self.item_results: list[Any] = []
         self.renderers_prepared = False
+        self._ready: dict[tuple[str, str], tuple[str, Any]] = {}  # item -> its result, collected ahead
+        self._position: dict[tuple[str, str], int] = {}  # item -> its index in self.items
         self.closed = False
         self.interrupted = False
         self.setup_error: str | None = None
@@ -555,6 +557,7 @@ class _Run:
             self.portal.call(self._plan)
 
     def _plan(self) -> None:  # in the event loop's thread
+        self._position = {(sc.id, v): i for i, (sc, v) in enumerate(self.items)}
         self.runner.plan(self.scenarios)
         self.runner.schedule(self.items)
         bound = self.settings.run_timeout or self.runner.default_run_timeout(
@@ -563,7 +566,15 @@ class _Run:
 
     def run(self, sc: Scenario, version: str) -> Any:
         self.ensure_started()
-        fut = self.portal.start_task_soon(self.runner.run_item, sc, version)
+        key = (sc.id, version)
+        ready = self._ready.pop(key, None)
+        if ready is not None:  # collected with an earlier item's (see _run_in_order)
+            outcome, value = ready
+            if outcome == "raised":
+                raise value
+            self.item_results.append(value)
+            return value
+        fut = self.portal.start_task_soon(self._run_in_order, sc, version)
         try:
             while not fut.done():
                 if not concurrent.futures.wait([fut], timeout=0.25).done:
@@ -578,6 +589,24 @@ class _Run:
             fut.cancel()
             raise
         self.item_results.append(result)
+        return result
+
+    async def _run_in_order(self, sc: Scenario, version: str) -> Any:  # in the event loop's thread
+        """``sc`` on ``version``, then -- one handoff between pytest's thread and the event loop
+        instead of one per item -- the items that follow it in run order and already finished
+        ahead (lanes and detached items), applied in that order as :meth:`Runner.run_item` would
+        when pytest reaches each of them (:attr:`_ready`)."""
+        result = await self.runner.run_item(sc, version)
+        pos = self._position.get((sc.id, version))
+        if pos is not None:
+            for nsc, nversion in self.items[pos + 1:]:
+                if not self.runner.finished_ahead(nsc, nversion):
+                    break
+                try:
+                    self._ready[(nsc.id, nversion)] = ("result", await self.runner.run_item(nsc, nversion))
+                except Exception as exc:  # raised when pytest reaches that item
+                    self._ready[(nsc.id, nversion)] = ("raised", exc)
+                    break
         return result
 
     def _prepare_renderers(self) -> None:

@@ -240,6 +240,38 @@ def test_a_run_under_pytest_xdist_is_refused_with_what_to_do(run_plugin) -> None
     assert report is None
 
 
+def test_items_that_finished_ahead_reach_pytest_without_a_handoff_each_and_in_run_order(
+        run_plugin, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While an item waits, the others of its version and the later versions finish ahead; when
+    pytest reaches them, one handoff to the event loop brings the results of every finished item
+    that follows (applied in run order), not one handoff per item.  The report is the same as a
+    run with --mcp-jobs 1 (where nothing runs ahead), result for result and in the same order."""
+    from conformance import pytest_plugin
+
+    handoffs: list[str] = []
+    run_in_order = pytest_plugin._Run._run_in_order
+
+    async def counting(self, sc, version):  # type: ignore[no-untyped-def]
+        handoffs.append(sc.id)
+        return await run_in_order(self, sc, version)
+
+    monkeypatch.setattr(pytest_plugin._Run, "_run_in_order", counting)
+    reports = []
+    for jobs in ("1", "8"):
+        handoffs.clear()
+        result, report = run_plugin("--mcp-server-command", tiny_cmd(), "--mcp-timeout", TIMEOUT,
+                                    "--mcp-version", "all", "--mcp-jobs", jobs)
+        assert report is not None and report["exit_code"] == 0
+        items = sum(result.parseoutcomes().get(k, 0) for k in ("passed", "skipped", "failed", "error"))
+        reports.append([(r["requirement"], r["version"], r["outcome"], r["checks"], r["reason"] or "") for r in report["results"]])
+        if jobs == "1":
+            assert len(handoffs) == items  # nothing finished ahead
+        else:
+            assert len(handoffs) < items / 2, (len(handoffs), items)
+        (pytester.path / "reports" / "report.json").unlink()
+    assert reports[0] == reports[1]
+
+
 def test_jobs_1_is_the_sequential_reference_and_gives_the_same_verdicts(run_plugin, pytester: pytest.Pytester) -> None:
     """--mcp-jobs 1 runs every scenario strictly after the previous one; the default overlaps
     fresh-process scenarios on stdio.  Verdict for verdict, both runs agree."""
