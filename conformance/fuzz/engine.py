@@ -894,10 +894,10 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         await wait_room(lambda: not unproven)
         if dead:
             return
-        exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
+        exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers, value=frame.value)
         if _carries_ids(exps):  # the same frame with ids never used (an id is not sent twice)
             frame = frame_at(plan, frame.index, ids_from=frame.index + AGAIN)
-            exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
+            exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers, value=frame.value)
         pends = register(frame, exps, again=True)
         try:
             await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
@@ -925,7 +925,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 if dead:
                     break
                 frame = frame_at(plan, index)
-                exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers)
+                exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers, value=frame.value)
                 # never two pending frames with the same id: wait until the first one is settled
                 conflict = [e.key for e in exps if e.key is not None and e.key in keyed]
                 if conflict:

@@ -39,6 +39,9 @@ class Frame:
     mutations: tuple[Mutation, ...] = ()
     headers: dict[str, str] | None = None
     answer: bool = False  # our answer to a request of the client under test (``method`` is the request's)
+    # the value ``data`` is the strict encoding of, when it is one (see Output.encode): the oracle
+    # then need not parse our own bytes back; never part of a reproducer
+    value: Any = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         from conformance.fuzz.replay import encode_bytes
@@ -102,7 +105,9 @@ def frame_at(plan: Plan, index: int, *, ids_from: int | None = None) -> Frame:
         msg["id"] = frame_id(ids)
     ctx = OpContext(plan.corpus.version, plan.transport, ids, plan.corpus.seeds, lambda k, i=ids: frame_id(i, k))
     out: Output = op.fn(rng, msg, ctx)
-    return Frame(index, out.to_bytes(), seed.method, op.name, tuple(out.mutations), out.headers)
+    data, strict = out.encode()
+    return Frame(index, data, seed.method, op.name, tuple(out.mutations), out.headers,
+                 value=out.value if strict else None)
 
 
 def answer_at(seed: int, operators: list[Operator], index: int, response: dict[str, Any], method: str, *,

@@ -82,12 +82,18 @@ class Output:
     headers: dict[str, str] | None = None  # HTTP-level mutations (streamable HTTP only)
 
     def to_bytes(self) -> bytes:
+        return self.encode()[0]
+
+    def encode(self) -> tuple[bytes, bool]:
+        """The bytes, and whether they are our strict encoding of :attr:`value` (no exact bytes
+        given, and no NaN, infinity, lone surrogate or nesting the strict encoder refuses):
+        parsing them gives :attr:`value` back, duplicate names impossible."""
         if self.data is not None:
-            return self.data
+            return self.data, False
         try:
-            return dumps(self.value)
+            return dumps(self.value), True
         except (ValueError, RecursionError):  # NaN/inf/lone surrogates/very deep: the lenient encoder
-            return json.dumps(self.value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+            return json.dumps(self.value, separators=(",", ":"), ensure_ascii=True).encode("ascii"), False
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from conformance.spec import errors as _errors
 from conformance.spec import methods as _methods
 from conformance.spec.requirements import catalogue, get as get_requirement
 from conformance.spec.versions import VERSIONS, spec
-from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, lenient_value, parse_envelope
+from conformance.wire.envelope import MISSING, Envelope, Kind, envelope_of, id_repr, lenient_value, parse_envelope
 from conformance.wire.rules import JSONRPC_MEMBERS, empty_ping_result, is_response, loose_id, missing_required_param, not_a_message, response_shape_problems, unreadable_answer
 
 __all__ = [
@@ -219,14 +219,18 @@ def _readable_id(value: Any) -> Any:
     return MISSING
 
 
-def expect(raw: bytes, ctx: OracleContext, *, headers: dict[str, str] | None = None) -> list[Expect]:
+def expect(raw: bytes, ctx: OracleContext, *, headers: dict[str, str] | None = None, value: Any = None) -> list[Expect]:
     """What may answer the frame ``raw`` (exact bytes we sent).  On stdio a frame with newlines is
     several messages; over HTTP it is one body.  A POST with mutated HTTP headers (a wrong
     Content-Type, a session id never issued) is no valid MCP exchange: any answer, or a refusal,
-    is accepted and only the server's survival is judged."""
+    is accepted and only the server's survival is judged.  ``value``: what ``raw`` is the strict
+    encoding of (``Frame.value``), so that it need not be parsed back -- the same expectations."""
     if headers:
         return [Expect(ANY, silence_requirement=None, what=f"a POST with mutated headers {sorted(headers)}",
                        accepted=("any answer or an HTTP refusal",))]
+    if value is not None and raw.count(b"[") + raw.count(b"{") <= DEEP:
+        # one line (the strict encoding escapes newlines), no duplicate name, nesting no parser refuses
+        return _expect_env(envelope_of(raw, value), raw, ctx, in_batch=False)
     return per_line(raw, ctx, expect_message)
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "Envelope",
     "MISSING",
     "parse_envelope",
+    "envelope_of",
     "parse_value",
     "dumps",
     "same_id",
@@ -275,6 +276,12 @@ def parse_envelope(raw: bytes | str) -> Envelope:
             env.lenient_id = _lenient_response_id(raw_bytes)
         return env
     return _classify(raw_bytes, value, problems)
+
+
+def envelope_of(raw: bytes, value: Any) -> Envelope:
+    """What :func:`parse_envelope` gives for ``raw`` when ``raw`` is known to be :func:`dumps`
+    of ``value`` (bytes we encoded ourselves, which parse back to ``value``): without parsing."""
+    return _classify(raw, value, [])
 
 
 def lenient_value(raw: bytes) -> Any:

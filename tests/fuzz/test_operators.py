@@ -120,3 +120,26 @@ def test_tools_are_opted_in_by_name_and_destructive_ones_only_by_exact_name() ->
     c = build_corpus(V, tools=[read_only, destructive], fuzz_tools=["*"])
     called = {s.message["params"]["name"] for s in c.seeds if s.source == "tools/list"}
     assert called == {"get_weather"}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_frame_of_our_strict_encoding_is_expected_alike_without_parsing_it_back(version) -> None:
+    """Frames whose bytes are our strict encoding of a value carry it (Frame.value) and the oracle
+    skips parsing them back: for every such frame the expectations are exactly those of the
+    parse.  Frames of exact bytes (truncated, invalid UTF-8, duplicate names...) carry none."""
+    from conformance.fuzz.oracle import OracleContext, expect
+
+    plan = Plan(3, build_corpus(version), select_operators("stdio"), "stdio")
+    ctx = OracleContext(version, "stdio", {"tools": {}, "prompts": {}, "resources": {}})
+    carried = 0
+    for i in range(3000):
+        frame = frame_at(plan, i)
+        if frame.value is None:
+            continue
+        carried += 1
+        assert json.loads(frame.data) == frame.value
+        assert expect(frame.data, ctx, value=frame.value) == expect(frame.data, ctx), (frame.operator, frame.data[:200])
+    assert carried > 1500
+    for op in ("truncate", "invalid-utf8", "duplicate-field"):
+        frame = next(f for f in (frame_at(Plan(3, build_corpus(version), [OPERATORS[op]], "stdio"), i) for i in range(5)))
+        assert frame.value is None, op
