@@ -722,9 +722,8 @@ class Runner:
         for those that do not apply, so the report lists them even if nothing runs."""
         transport = self.target.transport
         for sc in scenarios:
-            if any(self.is_selected(r) for r in sc.requirements):
-                for v in self.versions:
-                    self._count_needs(sc, v)
+            for v in self.versions:
+                self._count_needs(sc, v)
             for rid in sc.requirements:
                 if not self.is_selected(rid):
                     continue
@@ -740,8 +739,9 @@ class Runner:
     def _count_needs(self, sc: Scenario, v: str) -> None:
         """Count what item (``sc``, ``v``) will connect to: the version's shared session, or a
         fresh connection (for all the version's disposable items together one; for a ``once``
-        scenario one, on the first version it runs on)."""
-        if sc.inapplicable(v, self.target.transport) is not None:
+        scenario one, on the first version it runs on).  An item citing nothing selected counts
+        for nothing."""
+        if sc.inapplicable(v, self.target.transport) is not None or not any(self.is_selected(r) for r in sc.requirements):
             return
         if self.shares_disposable(sc):
             if v not in self._disposable_planned:  # one connection for all of them
@@ -1223,8 +1223,7 @@ class Runner:
         self._disposable_planned, self._once_home = set(), {}
         for version in self.versions:
             for sc in self._schedule.get(version, ()):
-                if any(self.is_selected(r) for r in sc.requirements):
-                    self._count_needs(sc, version)
+                self._count_needs(sc, version)
 
     def _start_lanes(self) -> None:
         """With more than one lane, each version's items that are not detached (those on the shared

@@ -617,7 +617,7 @@ class _Run:
         if self.renderers_prepared or not any(f != "json" for f in self.settings.formats):
             return
         self.renderers_prepared = True
-        threading.Thread(target=_prepare_renderers, args=(self.settings.formats,), daemon=True,
+        threading.Thread(target=_prepare_renderers_quietly, args=(self.settings.formats,), daemon=True,
                          name="mcp-conformance-renderers").start()
 
     def close(self) -> None:
@@ -1069,7 +1069,7 @@ def _write_report(directory: Path, report: dict[str, Any]) -> Path:
     return path
 
 
-def _prepare_renderers(formats: Sequence[str]) -> None:
+def _prepare_renderers_quietly(formats: Sequence[str]) -> None:
     try:
         from conformance.report.render import prepare
 
