@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 
 from conformance.connect import Target  # noqa: E402
-from conformance.fuzz.command import _corpus_extra  # noqa: E402
+from conformance.fuzz.command import corpus_extra  # noqa: E402
 from conformance.fuzz.engine import FuzzConfig, run_campaign  # noqa: E402
 from fixtures.peers.launch import PeerUnavailable, free_port, peer_command  # noqa: E402
 
@@ -60,7 +60,7 @@ def ours(peer: str, transport: str, *, seconds: float | None, messages: int | No
     target = _target(peer, transport)
     cfg = FuzzConfig(target=target, version=VERSION, seed=0, budget=seconds, max_messages=messages,
                      window=32 if transport == "streamable-http" else 256,
-                     extra_corpus=_corpus_extra(VERSION, True))  # the CLI's default corpus (hypothesis examples)
+                     extra_corpus=corpus_extra(VERSION, True))  # the CLI's default corpus (hypothesis examples)
     camp = anyio.run(run_campaign, cfg)
     return {
         "messages": camp.sent, "judged": camp.judged, "seconds": round(camp.elapsed, 3), "judged_per_second": round(camp.rate, 1),

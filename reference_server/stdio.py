@@ -31,6 +31,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# json.loads with a keyword argument builds a new JSONDecoder on every call; one serves every line
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def parse_line(line: bytes) -> tuple[Any, str | None]:
     """(value, None) or (None, problem) for one line."""
     try:
@@ -38,7 +42,7 @@ def parse_line(line: bytes) -> tuple[Any, str | None]:
     except UnicodeDecodeError as exc:
         return None, f"invalid UTF-8 at byte {exc.start}"
     try:
-        return json.loads(text, parse_constant=_reject_constant), None
+        return _DECODER.decode(text), None
     except (ValueError, RecursionError) as exc:
         return None, f"invalid JSON: {exc}"
 

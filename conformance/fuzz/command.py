@@ -226,7 +226,10 @@ def _interrupted(exc: BaseException) -> bool:
     return isinstance(exc, BaseExceptionGroup) and any(_interrupted(e) for e in exc.exceptions)
 
 
-def _corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:
+def corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:
+    """The fuzz command's default corpus beyond the built-in seeds: hypothesis examples of every
+    message of ``version``'s schema, generated once and cached beside the schema cache (keyed by the
+    schema's sha256).  ``()`` when disabled (``--no-hypothesis``)."""
     if not enabled:
         return ()
     from conformance.fuzz.corpus import hypothesis_examples
@@ -273,7 +276,7 @@ def _fuzz_command(ns: argparse.Namespace) -> int:
             target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
             window=ns.window or (32 if target.transport is Transport.STREAMABLE_HTTP else 256), chunk=ns.chunk, grace=ns.grace,
             timeout=ns.timeout, deadline=ns.timeout, fuzz_tools=tuple(ns.fuzz_tools), ops=ops, exclude_ops=exclude,
-            extra_corpus=_corpus_extra(version, not ns.no_hypothesis), progress=progress,
+            extra_corpus=corpus_extra(version, not ns.no_hypothesis), progress=progress,
             shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget")))
 
 
