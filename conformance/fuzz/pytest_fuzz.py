@@ -3,6 +3,7 @@ marked ``mcp_fuzz``; a finding graded fail fails the item with its sentence and 
 
     pytest --mcp-server-command "python my_server.py" --mcp-fuzz -m mcp_fuzz \\
         [--mcp-fuzz-budget 30s | --mcp-fuzz-max-messages N] [--mcp-fuzz-seed N] [--mcp-fuzz-tools GLOB]
+        [--mcp-fuzz-shrink-budget 10s | --mcp-fuzz-no-shrink]
 
 The target options (``--mcp-server-command``, ``--mcp-server-url``, ``--mcp-transport``,
 ``--mcp-version``, ``--mcp-report-dir``, ``--mcp-strict``) are the conformance plugin's.  The
@@ -31,6 +32,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--mcp-fuzz-seed", dest="mcp_fuzz_seed", type=int, default=0, metavar="N", help="campaign seed (default 0)")
     g.addoption("--mcp-fuzz-tools", dest="mcp_fuzz_tools", action="append", default=[], metavar="GLOB",
                 help="tools the campaign may call (default none; destructive ones only by exact name)")
+    g.addoption("--mcp-fuzz-shrink-budget", dest="mcp_fuzz_shrink_budget", default="10s", metavar="DURATION",
+                help="time spent minimising each finding (default 10s)")
+    g.addoption("--mcp-fuzz-no-shrink", action="store_true", default=False, dest="mcp_fuzz_no_shrink",
+                help="save findings as found, without minimising them")
+
+
+def _durations(config: pytest.Config) -> tuple[float | None, float]:
+    """(campaign budget or None for --mcp-fuzz-max-messages, shrink budget), a malformed duration
+    a usage error naming its option."""
+    from conformance.fuzz.command import UsageError, parse_duration
+
+    budget_text = config.getoption("mcp_fuzz_budget")
+    max_messages = config.getoption("mcp_fuzz_max_messages")
+    try:
+        budget = parse_duration(budget_text, "--mcp-fuzz-budget") if budget_text else (None if max_messages else 30.0)
+        shrink = parse_duration(config.getoption("mcp_fuzz_shrink_budget"), "--mcp-fuzz-shrink-budget")
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return budget, shrink
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -48,6 +68,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     url = get_option(config, "server_url")
     if not command and not url:
         raise pytest.UsageError("--mcp-fuzz needs a target: --mcp-server-command or --mcp-server-url")
+    _durations(config)  # a malformed duration stops the run here, before anything starts
     target = build_target(command=command, url=url, transport=get_option(config, "transport"))
     versions: list[str] = []
     given = get_option(config, "version") or ["2025-11-25"]
@@ -89,21 +110,20 @@ class FuzzItem(pytest.Item):
 
         import anyio
 
-        from conformance.fuzz.command import _campaign_and_shrink, _write_report, parse_duration
+        from conformance.fuzz.command import _campaign_and_shrink, _write_report
         from conformance.fuzz.engine import FuzzConfig
         from conformance.pytest_plugin import get_option
 
         cfg = self.config
-        budget_text = cfg.getoption("mcp_fuzz_budget")
-        max_messages = cfg.getoption("mcp_fuzz_max_messages")
-        budget = parse_duration(budget_text) if budget_text else (None if max_messages else 30.0)
+        budget, shrink_budget = _durations(cfg)
         strict = bool(get_option(cfg, "strict"))
         report_dir = Path(get_option(cfg, "report_dir") or "reports") / "fuzz" / self.version
         target = self.target.resolve()
         fc = FuzzConfig(target=target, version=self.version, seed=cfg.getoption("mcp_fuzz_seed"), budget=budget,
-                        max_messages=max_messages, fuzz_tools=tuple(cfg.getoption("mcp_fuzz_tools") or ()))
+                        max_messages=cfg.getoption("mcp_fuzz_max_messages"), shrink_budget=shrink_budget,
+                        fuzz_tools=tuple(cfg.getoption("mcp_fuzz_tools") or ()))
         started = time.time()
-        section, rows = anyio.run(_campaign_and_shrink, fc, report_dir, True, strict)
+        section, rows = anyio.run(_campaign_and_shrink, fc, report_dir, not cfg.getoption("mcp_fuzz_no_shrink"), strict)
         ns = argparse.Namespace(seed=fc.seed, strict=strict)
         _write_report(report_dir, target, [self.version], ns, started, "complete", [section], rows, [])
         self.user_properties.append(("mcp_fuzz", {k: section[k] for k in ("messages", "judged", "judged_per_second")}))
