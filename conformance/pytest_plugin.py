@@ -432,10 +432,12 @@ def report_dir(config: pytest.Config) -> Path:
 def _refuse_xdist(config: pytest.Config) -> None:
     """A run against one target is one event loop with shared sessions and one report: spread
     over pytest-xdist workers it would be split, each worker holding part of the plan (it used to
-    stop at 83 % and never finish).  Refused, with what to do instead."""
+    stop at 83 % and never finish).  Refused, with what to do instead.  Judged by this session's
+    own configuration only: a run started from inside an xdist worker (a test that runs
+    ``mcp-conformance``, or pytester) inherits PYTEST_XDIST_WORKER but is a session of its own."""
     workers = getattr(config.option, "numprocesses", None)
     dist = getattr(config.option, "dist", "no")
-    if os.environ.get("PYTEST_XDIST_WORKER") or (workers not in (None, 0, "0")) or dist not in (None, "no"):
+    if hasattr(config, "workerinput") or (workers not in (None, 0, "0")) or dist not in (None, "no"):
         raise pytest.UsageError(
             "mcp-conformance runs one target's scenarios in one process (shared sessions, one report) and "
             "does not run under pytest-xdist: drop -n/--numprocesses (or pass -n 0). The suite already "

@@ -20,7 +20,6 @@ own ``versions`` and ``transport`` take precedence.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -162,7 +161,7 @@ class TargetItem(VerdictItem):
 
 
 def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput") or bool(os.environ.get("PYTEST_XDIST_WORKER"))
+    return hasattr(config, "workerinput")  # not the inherited PYTEST_XDIST_WORKER: see _refuse_xdist
 
 
 @pytest.hookimpl(trylast=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import sys
@@ -246,7 +247,7 @@ def corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:
     examples = hypothesis_examples(version)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # concurrent runs write their own, then replace
         tmp.write_text(json.dumps(examples), encoding="utf-8")
         tmp.replace(path)
     except OSError:

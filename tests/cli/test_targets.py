@@ -126,3 +126,21 @@ def test_pytest_targets_usage_errors(tmp_path: Path) -> None:
     # one target without --mcp-targets is still refused under xdist, with the way to do it
     run = _pytest("-n", "2", "--mcp-server-command", REFERENCE, cwd=tmp_path)
     assert run.returncode == 4 and "--mcp-targets FILE" in run.stderr
+
+
+def test_a_run_started_from_inside_an_xdist_worker_is_a_session_of_its_own(tmp_path: Path) -> None:
+    """A test suite under ``pytest -n`` that runs ``mcp-conformance`` (the CLI or the plugin in a
+    pytest of its own) passes PYTEST_XDIST_WORKER on: that run is not an xdist worker and is not
+    refused."""
+    import os
+
+    env = {**os.environ, "PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": "2"}
+    cli = subprocess.run([PY, "-m", "conformance.cli", "server", "--command", REFERENCE, "--version", "2025-11-25",
+                          "--report-dir", str(tmp_path / "cli"), "-q"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert cli.returncode == 0, cli.stdout[-2000:] + cli.stderr[-2000:]
+    plugin = subprocess.run([PY, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--mcp-server-command", REFERENCE,
+                             "--mcp-version", "2025-11-25", f"--mcp-report-dir={tmp_path / 'plugin'}"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert plugin.returncode == 0, plugin.stdout[-2000:] + plugin.stderr[-2000:]
+    assert (tmp_path / "plugin" / "report.json").is_file()
