@@ -13,6 +13,7 @@ update script): it may or may not appear in a run.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -153,19 +154,29 @@ def _interrupt(proc: subprocess.Popen[str], grace: float = 15.0) -> None:
 
 class Runs:
     """Runs of several peer x transport pairs, each at most once, up to ``jobs`` at a time
-    (``$MCP_CONFORMANCE_PEER_JOBS``, default: the number of cores, at most 4).  More runs than cores
+    (``$MCP_CONFORMANCE_PEER_JOBS``, default: the number of cores, at most 4, shared between
+    pytest-xdist workers).  More runs than cores
     starve the start-up of the Python SDK server (about 1 s of CPU per process; each run starts the
     handshakes of all five versions side by side): measured on 2 cores, 4 at a time made its
     first answers miss the start-up deadline and the sdk-stdio run came out all skipped.
 
     ``start(pairs)`` queues runs in the background; ``get(peer, transport)`` starts that run if it
     was not queued and waits for it; ``close()`` stops what still runs.
+
+    ``shared``: a directory every pytest-xdist worker of the session sees.  The first worker to
+    lock a pair there runs it and leaves the outcome beside its report; the others wait on the lock
+    and read it, so a pair is run once per session, not once per worker.
     """
 
-    def __init__(self, root: Path | str, *, jobs: int | None = None, timeout: float = TIMEOUT) -> None:
+    def __init__(self, root: Path | str, *, jobs: int | None = None, timeout: float = TIMEOUT,
+                 shared: Path | str | None = None) -> None:
         self.root = Path(root)
+        self.shared = Path(shared) if shared is not None else None
         self.timeout = timeout
-        self.jobs = jobs or int(os.environ.get("MCP_CONFORMANCE_PEER_JOBS", "0")) or max(1, min(4, os.cpu_count() or 2))
+        # under pytest-xdist every worker has a Runs of its own: the cores are shared between them
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+        self.jobs = (jobs or int(os.environ.get("MCP_CONFORMANCE_PEER_JOBS", "0"))
+                     or max(1, min(4, (os.cpu_count() or 2) // max(1, workers))))
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="peer-run")
         self._futures: dict[tuple[str, str], Future[PeerRun]] = {}
         self._procs: list[subprocess.Popen[str]] = []
@@ -176,14 +187,26 @@ class Runs:
         with self._lock:
             for pair in pairs:
                 if pair not in self._futures:
-                    directory = self.root / f"{pair[0]}-{pair[1]}"
+                    directory = (self.shared or self.root) / f"{pair[0]}-{pair[1]}"
                     directory.mkdir(parents=True, exist_ok=True)
                     self._futures[pair] = self._pool.submit(self._run, pair, directory)
 
     def _run(self, pair: tuple[str, str], directory: Path) -> PeerRun:
         if self._closed:
             return PeerRun(*pair, problem="not run: the session is closing")
-        return run_peer(*pair, directory, timeout=self.timeout, started=self._started)
+        if self.shared is None:
+            return run_peer(*pair, directory, timeout=self.timeout, started=self._started)
+        outcome = directory / "peer-run.json"
+        with open(directory / "claim.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # blocks while another worker runs this pair (released if it dies)
+            if outcome.exists():
+                return PeerRun(**json.loads(outcome.read_text()))
+            run = PeerRun(*pair, problem="the run was interrupted")
+            try:
+                run = run_peer(*pair, directory, timeout=self.timeout, started=self._started)
+            finally:
+                outcome.write_text(json.dumps(run.__dict__))
+            return run
 
     def _started(self, proc: subprocess.Popen[str]) -> None:
         with self._lock:
