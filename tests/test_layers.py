@@ -86,3 +86,18 @@ def test_pure_modules_do_not_load_io_transitively() -> None:
 def test_reference_peers_stay_off_the_suite_and_the_sdk(path: Path) -> None:
     hits = _hits(_imports(path), FORBIDDEN_IN_REFERENCE)
     assert not hits, f"{path.relative_to(ROOT)} imports {sorted(hits)} (ARCHITECTURE.md: reference peers use spec/schema/wire only)"
+
+
+def test_the_scenario_modules_import_no_http_stack() -> None:
+    """Every run imports every scenario module (to register them); a stdio run must not pay for
+    httpx (about 70 ms of start-up) or the HTTP server stack: those are imported where an HTTP
+    connection is made."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom conformance.registry import scenarios\nscenarios('server'); scenarios('client')\n"
+            "print(sorted(m for m in ('httpx', 'httpcore', 'starlette', 'uvicorn', 'conformance.transports.http') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout

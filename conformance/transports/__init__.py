@@ -28,7 +28,8 @@ from conformance.transports.base import (
 )
 
 if TYPE_CHECKING:
-    from conformance.transports.http import HttpExchange, StreamableHttpTransport
+    from conformance.transports.exchange import HttpExchange
+    from conformance.transports.http import StreamableHttpTransport
     from conformance.transports.memory import MemoryTransport, memory_pair
     from conformance.transports.sse import LegacySseTransport
     from conformance.transports.stdio import StdioTransport
@@ -55,7 +56,7 @@ __all__ = [
 _LAZY = {
     "StdioTransport": "conformance.transports.stdio",
     "StreamableHttpTransport": "conformance.transports.http",
-    "HttpExchange": "conformance.transports.http",
+    "HttpExchange": "conformance.transports.exchange",
     "LegacySseTransport": "conformance.transports.sse",
     "MemoryTransport": "conformance.transports.memory",
     "memory_pair": "conformance.transports.memory",

@@ -29,7 +29,6 @@ from __future__ import annotations
 import itertools
 import os
 import ssl
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Union
 
 import anyio
@@ -37,6 +36,7 @@ import anyio.abc
 import httpx
 
 from conformance.transports.base import ConnectError, Inbound, Transport, TransportClosed, TransportError, TransportTimeout
+from conformance.transports.exchange import JSON_TYPE, SSE_TYPE, HttpExchange  # noqa: F401 - re-exported
 from conformance.wire.envelope import Kind, parse_envelope
 from conformance.wire.headers import request_metadata_headers
 from conformance.wire.sse import SSEDecoder, SSEEvent
@@ -46,8 +46,6 @@ __all__ = ["StreamableHttpTransport", "HttpExchange", "HeaderArg"]
 HeaderArg = Union[Mapping[str, Union[str, bytes, None]], None]
 """Caller headers: a value replaces the default of that name; ``None`` removes it (also httpx's own)."""
 
-JSON_TYPE = "application/json"
-SSE_TYPE = "text/event-stream"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 
 _RESPONSE_HEADERS_REPORTED = (
@@ -73,43 +71,6 @@ _REQUEST_HEADERS_REPORTED = (
     "last-event-id",
     "origin",
 )
-
-
-@dataclass(eq=False)
-class HttpExchange:
-    """One HTTP request and its response, as seen on the wire."""
-
-    stream: str  # "post:3", "get:4", "delete:5", ... (unique per transport)
-    method: str
-    url: str
-    status: int
-    headers: dict[str, str]  # response headers, lower-cased names (repeated headers joined by ", ")
-    content_type: str | None = None  # media type of the response, lower-cased, without parameters
-    body: bytes | None = None  # the body of a non-SSE response (None while unread or not read)
-    sse_events: list[SSEEvent] = field(default_factory=list)  # filled as events arrive (bounded)
-    done: anyio.Event = field(default_factory=anyio.Event)  # set when the body / stream has ended
-    reason: str = ""
-    http_version: str = ""
-    request_headers: dict[str, str] = field(default_factory=dict)  # what we sent, lower-cased names
-    request_body: bytes | None = None
-    problems: list[str] = field(default_factory=list)  # stalled/oversized body, broken stream...
-    last_event_id: str | None = None  # the latest SSE ``id`` seen on this stream
-    closed_by: str | None = None  # "server", "client" or "error" once ``done`` is set
-    dropped_events: int = 0  # SSE events not kept in ``sse_events`` (over the limit)
-
-    @property
-    def ok(self) -> bool:
-        return 200 <= self.status < 300
-
-    @property
-    def is_sse(self) -> bool:
-        return self.content_type == SSE_TYPE
-
-    async def wait_done(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for the body / stream to end; True if it has."""
-        with anyio.move_on_after(timeout):
-            await self.done.wait()
-        return self.done.is_set()
 
 
 def _media_type(value: str | None) -> str | None:

@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import anyio
-import httpx
 
 from conformance.peer import PeerError, RawPeer
 from conformance.spec.versions import spec
 from conformance.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import Inbound, TransportClosed, TransportError
-from conformance.transports.http import HttpExchange, StreamableHttpTransport
+from conformance.transports.exchange import HttpExchange
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps
 
 __all__ = [
@@ -52,6 +51,8 @@ def id_key(value: Any) -> str:
 
 
 def is_loopback(url: str) -> bool:
+    import httpx  # here, not at import: a stdio run imports every scenario module, and needs no httpx
+
     host = (httpx.URL(url).host or "").lower()
     return host in ("localhost", "::1") or host.startswith("127.")
 
@@ -102,6 +103,8 @@ class Probe:
     legacy SSE endpoint).  Use ``async with``; answers are collected in :attr:`inbound`."""
 
     def __init__(self, peer: RawPeer, *, timeout: float, session: bool = True, url: str | None = None, version: str | None = None) -> None:
+        from conformance.transports.http import StreamableHttpTransport  # httpx: only where a probe is made (HTTP)
+
         base = peer.transport
         self.peer = peer
         self.transcript: Transcript = peer.transcript

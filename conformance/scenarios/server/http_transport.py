@@ -19,7 +19,7 @@ from conformance.peer import PeerError, RawPeer
 from conformance.registry import scenario
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
 from conformance.transports.base import TransportError, TransportTimeout
-from conformance.transports.http import JSON_TYPE, SSE_TYPE, HttpExchange
+from conformance.transports.exchange import JSON_TYPE, SSE_TYPE, HttpExchange
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, parse_envelope
 
 from ._helpers import is_response

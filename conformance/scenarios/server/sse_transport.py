@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 
 from conformance.context import ScenarioContext
 from conformance.peer import PeerError
@@ -13,7 +12,7 @@ from conformance.registry import scenario
 from conformance.spec.versions import Transport
 from conformance.transcript import Direction
 from conformance.transports.base import TransportError, TransportTimeout
-from conformance.transports.http import SSE_TYPE, HttpExchange
+from conformance.transports.exchange import SSE_TYPE, HttpExchange
 from conformance.wire.envelope import Kind, dumps
 
 from ._http import FOREIGN_ORIGIN, Probe, describe, is_loopback, notification_message, request_message, streams_of, wait_until
@@ -93,6 +92,8 @@ async def endpoint_event(ctx: ScenarioContext) -> None:
         )
         return
     data = first.data.strip()
+    import httpx  # here, not at import: a stdio run imports every scenario module, and needs no httpx
+
     try:
         resolved = httpx.URL(url).join(data) if data else None
     except (httpx.InvalidURL, ValueError, TypeError):
