@@ -3,7 +3,7 @@
 The client-role half of the runtime, beside :mod:`conformance.context` (the server role).  What
 both share -- results per requirement x version x transport, grading, checks with violations and
 transcript excerpts, the run deadline, the host tasks that keep connections open -- is the
-server runtime's :class:`~conformance.context.Runner` and
+server runtime's :class:`~conformance.runner.Runner` and
 :class:`~conformance.context.ScenarioContext`, which :class:`ClientRunner` and
 :class:`ClientContext` extend; what differs is who starts whom:
 
@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterable, Mapping
 import anyio
 
 from conformance.connect import STARTUP_CAP_FACTOR, TargetError, register_child, unregister_child
-from conformance.context import Connection, ItemResult, Runner, ScenarioContext
+from conformance.context import Connection, ItemResult, ScenarioContext
+from conformance.runner import Runner
 from conformance.peer import RawPeer
 from conformance.registry import Scenario
 from conformance.spec.versions import Transport, spec

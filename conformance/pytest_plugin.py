@@ -316,7 +316,7 @@ class _Settings:
     versions: tuple[str, ...]
     timeout: float
     run_timeout: float | None  # None: derived from the timeout and the plan
-    jobs: int | None  # None: conformance.context.default_jobs(transport)
+    jobs: int | None  # None: conformance.runner.default_jobs(transport)
     strict: bool
     report_dir: Path
     select: list[str]
@@ -514,7 +514,7 @@ class _Run:
     def _start_loop(self) -> None:
         from anyio.from_thread import start_blocking_portal
 
-        from conformance.context import Runner
+        from conformance.runner import Runner
 
         self.started_monotonic = time.monotonic()
         self._portal_cm = start_blocking_portal("asyncio")
@@ -678,7 +678,7 @@ class _Run:
         return rep
 
     def _planned(self) -> list[Any]:
-        from conformance.context import Runner
+        from conformance.runner import Runner
 
         runner = Runner(self.target, versions=self.settings.versions, selected=self.settings.selected)
         runner.plan(self.scenarios)

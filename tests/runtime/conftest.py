@@ -17,6 +17,7 @@ import pytest
 # stack here, outside any run.
 import conformance.cli  # noqa: F401,E402
 import conformance.context  # noqa: F401,E402
+import conformance.runner  # noqa: F401,E402
 import conformance.schema.validate  # noqa: F401,E402
 import conformance.transports.http  # noqa: F401,E402
 import conformance.transports.sse  # noqa: F401,E402

@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from conformance.connect import Target
-from conformance.context import Runner, ScenarioContext
+from conformance.context import ScenarioContext
+from conformance.runner import Runner
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario
 from conformance.spec.versions import VERSIONS, Transport

@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from conformance.connect import Target
-from conformance.context import Runner, ScenarioContext
+from conformance.context import ScenarioContext
+from conformance.runner import Runner
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario
 from conformance.spec.versions import VERSIONS, Transport
@@ -143,7 +144,7 @@ def test_an_apart_scenario_has_a_session_of_its_own_over_http_and_the_shared_one
 
 
 async def test_an_exclusive_item_runs_while_no_other_item_does() -> None:
-    from conformance.context import _ServerWide
+    from conformance.runner import _ServerWide
 
     wide = _ServerWide()
     log: list[str] = []
@@ -200,7 +201,7 @@ def test_exclusive_items_are_kept_apart_only_where_sessions_share_a_server() -> 
 
 
 async def test_an_item_running_together_goes_alone_for_a_part_of_it() -> None:
-    from conformance.context import _ServerWide
+    from conformance.runner import _ServerWide
 
     wide = _ServerWide()
     log: list[str] = []

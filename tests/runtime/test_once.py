@@ -10,7 +10,8 @@ import anyio
 import pytest
 
 from conformance.connect import Target
-from conformance.context import Runner, ScenarioContext
+from conformance.context import ScenarioContext
+from conformance.runner import Runner
 from conformance.outcomes import Outcome
 from conformance.peer import RawPeer
 from conformance.registry import Scenario, scenarios
