@@ -175,9 +175,7 @@ def _conforms(instance: Any, fmt: str) -> bool:
     """``FormatChecker.conforms``: the formats the MCP schemas use are checked here with the
     very function jsonschema would call, without importing jsonschema (~0.1 s a process: the
     compiled pre-check asks this of every ``uri`` in a valid message); any other, by jsonschema."""
-    native = _NATIVE_FORMATS.get(fmt, _UNSET)
-    if native is _UNSET:
-        native = _NATIVE_FORMATS[fmt] = _native_format(fmt)
+    native = _native(fmt)
     if native is None:
         return bool(_format_checker().conforms(instance, fmt))
     return native(instance)
@@ -186,34 +184,16 @@ def _conforms(instance: Any, fmt: str) -> bool:
 _NATIVE_FORMATS: dict[str, Any] = {}
 
 
-def _native_format(fmt: str) -> Any:
-    """The check jsonschema's ``FormatChecker`` (as :func:`_format_checker` builds it) makes of
-    ``fmt``, as a plain function, or None to ask jsonschema.  jsonschema 4's ``_format``: "uri" is
-    ``rfc3987.parse(rule="URI")`` when rfc3987 is installed (then: ask it), else
-    ``validate_rfc3986(rule="URI")``; "uri-template" is ``uri_template.validate``; either is left
-    unchecked without its package; non-strings conform.  ``tests/schema`` compares the two."""
-    if fmt == "byte":
-        def is_byte(instance: Any) -> bool:
-            try:
-                return _is_base64(instance)
-            except _BYTE_ERRORS:
-                return False
-        return is_byte
-    if fmt == "uri":
-        if importlib.util.find_spec("rfc3987") is not None:
-            return None
-        try:
-            from rfc3986_validator import validate_rfc3986
-        except ImportError:
-            return lambda instance: True
-        return lambda instance: not isinstance(instance, str) or bool(validate_rfc3986(instance, rule="URI"))
-    if fmt == "uri-template":
-        try:
-            import uri_template
-        except ImportError:
-            return lambda instance: True
-        return lambda instance: not isinstance(instance, str) or bool(uri_template.validate(instance))
-    return None
+def _native(fmt: str) -> Any:
+    native = _NATIVE_FORMATS.get(fmt, _UNSET)
+    if native is _UNSET:
+        native = _NATIVE_FORMATS[fmt] = _native_format(fmt)
+    return native
+
+
+def _accept_all(instance: Any) -> bool:
+    """What jsonschema makes of a format whose package is not installed: no check at all."""
+    return True
 
 
 _BYTE_ERRORS = (binascii.Error, ValueError)  # what _is_base64 raises for a string that is not base64
@@ -227,18 +207,52 @@ def _is_base64(instance: object) -> bool:
     return True
 
 
-# what jsonschema registers a checker for, for the formats the MCP schemas use, told without
-# importing it: "byte" is ours; "uri" needs rfc3987 or rfc3986-validator, "uri-template"
-# uri-template (jsonschema/_format.py)
-_CHECKABLE_IF = {"byte": (), "uri": ("rfc3987", "rfc3986_validator"), "uri-template": ("uri_template",)}
+def _native_byte() -> Any:
+    def is_byte(instance: Any) -> bool:
+        try:
+            return _is_base64(instance)
+        except _BYTE_ERRORS:
+            return False
+    return is_byte
+
+
+def _native_uri() -> Any:
+    if importlib.util.find_spec("rfc3987") is not None:
+        return None  # jsonschema prefers rfc3987.parse(rule="URI"): ask it
+    try:
+        from rfc3986_validator import validate_rfc3986
+    except ImportError:
+        return _accept_all
+    return lambda instance: not isinstance(instance, str) or bool(validate_rfc3986(instance, rule="URI"))
+
+
+def _native_uri_template() -> Any:
+    try:
+        import uri_template
+    except ImportError:
+        return _accept_all
+    return lambda instance: not isinstance(instance, str) or bool(uri_template.validate(instance))
+
+
+# The formats the MCP schemas use, and the check jsonschema's FormatChecker (as _format_checker
+# builds it) makes of each (jsonschema 4's _format.py), as a plain function: None where only
+# jsonschema can tell (ask it), _accept_all where the package is missing (it leaves the format
+# unchecked); non-strings conform.  The one place that knows which package checks which format:
+# both the check (_conforms) and the announcement of what goes unchecked (_checkable) read it.
+# tests/schema compares each with jsonschema's own answer.
+_NATIVE_BUILDERS = {"byte": _native_byte, "uri": _native_uri, "uri-template": _native_uri_template}
+
+
+def _native_format(fmt: str) -> Any:
+    builder = _NATIVE_BUILDERS.get(fmt)
+    return builder() if builder is not None else None
 
 
 def _checkable(fmt: str) -> bool | None:
     """Whether jsonschema would check ``fmt`` (None: not one of the formats above -- ask it)."""
-    if fmt not in _CHECKABLE_IF:
+    if fmt not in _NATIVE_BUILDERS:
         return None
-    needs = _CHECKABLE_IF[fmt]
-    return not needs or any(importlib.util.find_spec(name) is not None for name in needs)
+    return _native(fmt) is not _accept_all
 
 
 def _formats_used(node: Any, out: set[str]) -> set[str]:

@@ -565,6 +565,25 @@ def test_the_formats_checked_without_jsonschema_agree_with_its_format_checker(fm
 
 
 
+
+@pytest.mark.parametrize("fmt", ["uri", "uri-template", "byte", "date-time"])
+def test_what_is_announced_as_checkable_is_what_jsonschema_checks(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One table says which package checks which format: the formats told checkable without
+    importing jsonschema are those its FormatChecker has a checker for; without the package, the
+    format is accepted unchecked and announced as unchecked."""
+    monkeypatch.setattr(vmod, "_NATIVE_FORMATS", {})
+    checkable = vmod._checkable(fmt)
+    if fmt not in vmod._NATIVE_BUILDERS:
+        assert checkable is None  # not one the MCP schemas use natively: jsonschema is asked
+        return
+    assert checkable == (fmt in vmod._format_checker().checkers)
+    if fmt == "uri-template":
+        monkeypatch.setitem(sys.modules, "uri_template", None)  # the package missing: its import fails
+        monkeypatch.setattr(vmod, "_NATIVE_FORMATS", {})
+        assert vmod._checkable(fmt) is False
+        assert vmod._conforms("{", fmt)  # accepted unchecked, as jsonschema does without it
+
+
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", V26])
 def test_elicit_result_numbers_follow_schema_ts(version: str) -> None:
     """schema.json says integer, schema.ts (the source of truth) number: 95.5 is allowed; what
