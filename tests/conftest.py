@@ -51,15 +51,17 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def real_peer_runs(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def real_peer_runs(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config):  # type: ignore[no-untyped-def]
     """One CLI run of the whole catalogue per real peer x transport for the whole session
     (tests/integration/peer_verdicts.py): ``real_peer_runs.get(peer, transport) -> PeerRun``.
     tests/integration/test_real_peer_verdicts.py asserts their verdicts; other tests read them.
     Each pair runs once per session, also under pytest-xdist (``Runs(shared=...)``)."""
     from integration.peer_verdicts import Runs
 
-    # under pytest-xdist each worker's base directory sits in the session's: the runs are shared there
-    shared = tmp_path_factory.getbasetemp().parent / "real-peers" if os.environ.get("PYTEST_XDIST_WORKER") else None
+    # an xdist worker's base directory sits in the session's: the runs are shared there (a worker
+    # is told by its configuration, not by PYTEST_XDIST_WORKER, which child processes inherit)
+    worker = hasattr(pytestconfig, "workerinput")
+    shared = tmp_path_factory.getbasetemp().parent / "real-peers" if worker else None
     runs = Runs(tmp_path_factory.mktemp("real-peers"), shared=shared)
     try:
         yield runs
