@@ -60,9 +60,10 @@ def real_peer_runs(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytes
 
     # an xdist worker's base directory sits in the session's: the runs are shared there (a worker
     # is told by its configuration, not by PYTEST_XDIST_WORKER, which child processes inherit)
-    worker = hasattr(pytestconfig, "workerinput")
-    shared = tmp_path_factory.getbasetemp().parent / "real-peers" if worker else None
-    runs = Runs(tmp_path_factory.mktemp("real-peers"), shared=shared)
+    workerinput = getattr(pytestconfig, "workerinput", None)
+    shared = tmp_path_factory.getbasetemp().parent / "real-peers" if workerinput is not None else None
+    workers = int(workerinput.get("workercount", 1)) if workerinput is not None else 1
+    runs = Runs(tmp_path_factory.mktemp("real-peers"), shared=shared, workers=workers)
     try:
         yield runs
     finally:

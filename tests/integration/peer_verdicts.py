@@ -163,18 +163,17 @@ class Runs:
     ``start(pairs)`` queues runs in the background; ``get(peer, transport)`` starts that run if it
     was not queued and waits for it; ``close()`` stops what still runs.
 
-    ``shared``: a directory every pytest-xdist worker of the session sees.  The first worker to
+    ``shared``: a directory every one of the session's ``workers`` (pytest-xdist) sees.  The first worker to
     lock a pair there runs it and leaves the outcome beside its report; the others wait on the lock
     and read it, so a pair is run once per session, not once per worker.
     """
 
     def __init__(self, root: Path | str, *, jobs: int | None = None, timeout: float = TIMEOUT,
-                 shared: Path | str | None = None) -> None:
+                 shared: Path | str | None = None, workers: int = 1) -> None:
         self.root = Path(root)
         self.shared = Path(shared) if shared is not None else None
         self.timeout = timeout
-        # under pytest-xdist every worker has a Runs of its own: the cores are shared between them
-        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+        # under pytest-xdist each of the ``workers`` has a Runs of its own: they share the cores
         self.jobs = (jobs or int(os.environ.get("MCP_CONFORMANCE_PEER_JOBS", "0"))
                      or max(1, min(4, (os.cpu_count() or 2) // max(1, workers))))
         self._pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="peer-run")
