@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -144,10 +145,19 @@ def test_list_prints_the_catalogue(cli) -> None:
 
 def test_a_reader_that_goes_away_ends_the_listing_quietly(tmp_path: Path) -> None:
     """``mcp-conformance list | head``: no traceback when the pipe closes, exit 141 (SIGPIPE's)."""
+    import fcntl
+
+    # the listing (~47 KB) fits in a default pipe (64 KB): it could be written whole before the
+    # reader goes away, and the run end well (exit 0).  A pipe of one page cannot hold it: the
+    # writer is still writing when the reader closes.
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
     proc = subprocess.Popen([sys.executable, "-m", "conformance.cli", "list", "--version", "all"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    head = proc.stdout.read(200)  # the listing is far longer than a pipe's buffer
+                            stdout=write_end, stderr=subprocess.PIPE)
+    os.close(write_end)
+    proc.stdout = os.fdopen(read_end, "rb")
+    assert proc.stderr is not None
+    head = proc.stdout.read(200)
     proc.stdout.close()
     with proc.stderr:
         err = proc.stderr.read().decode()
