@@ -403,9 +403,19 @@ class ScenarioContext:
         The rest of the scenario (discovering whether it applies at all) runs beside the others.
         Elsewhere (stdio: a server per session; ``--jobs 1``) it changes nothing."""
         wide = self._runner._server_wide
-        if wide is None or self.scenario.exclusive:
+        if wide is None:
             return contextlib.nullcontext()
         return wide.alone_within()
+
+    def aside(self) -> Any:
+        """``async with ctx.aside():`` a wait whose outcome no other item's change can alter (the
+        answer to this scenario's own request on its own session): where items share the server,
+        a part of another item that runs alone (:meth:`alone`) need not wait for it to end.
+        Elsewhere it changes nothing."""
+        wide = self._runner._server_wide
+        if wide is None:
+            return contextlib.nullcontext()
+        return wide.aside()
 
     def note(self, message: str, *, requirement: str | None = None) -> None:
         """A remark for the report (e.g. which reading of an ambiguous rule was accepted), on

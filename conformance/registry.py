@@ -47,7 +47,6 @@ class Scenario:
     skip_reason: str | None = None  # why the scenario does not apply where it does not
     order: int = 0  # run order within a version (lower first); the transcript-wide checks run last
     waits: bool = False  # mostly waits on the peer's own clock (its timeout): runs beside the busy items
-    exclusive: bool = False  # changes what every session of the server sees: runs alone where sessions share a server
     apart: bool = False  # over HTTP on a session of its own (it mostly waits), on stdio the shared session
     disposable: bool = False  # fresh, but a connection earlier disposable items left healthy (and initialized) will do (stdio)
     once: bool = False  # fresh, and what it sends does not depend on the version under test: one probe serves every version
@@ -118,7 +117,6 @@ def scenario(
     waits: bool = False,
     disposable: bool = False,
     apart: bool = False,
-    exclusive: bool = False,
     once: bool = False,
 ) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
     """Register an async scenario function that checks ``requirements``.
@@ -139,10 +137,6 @@ def scenario(
     ``apart``: the scenario mostly waits and would hold up the shared session's items behind it;
     where a connection is cheap (a session of its own on the one HTTP server) it gets its own and
     runs beside them; on stdio, where a connection is a process, it stays on the shared session.
-    ``exclusive``: the scenario changes what every session of the server sees (its tool, prompt or
-    resource list; a resource other sessions may subscribe to), and restores it.  Where sessions
-    share one server (HTTP) and items overlap, nothing else runs while it does, so no other item
-    sees the change or its notifications.
     ``once`` (with ``fresh``): what the scenario sends on its connection is the same whatever the
     version under test (initialize asking for a version that does not exist, say), so one probe
     serves every version: the scenario runs it through :meth:`ScenarioContext.once`, the first
@@ -194,7 +188,6 @@ def scenario(
             disposable=disposable and fresh,
             once=once and fresh,
             apart=apart and not fresh,
-            exclusive=exclusive,
             module=module,
             line=code.co_firstlineno if code is not None else 0,
         )

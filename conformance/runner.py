@@ -757,12 +757,13 @@ class Runner:
                     await det.done.wait()
 
     def _sharing(self, sc: Scenario) -> Any:
-        """Where overlapping items share one server (HTTP): an ``exclusive`` item (it changes what
-        every session sees) runs while no other item does; the others run together."""
+        """Where overlapping items share one server (HTTP), items run together; the part of one that
+        changes what every session sees runs alone (``ctx.alone()``), and a part that only watches
+        its own request steps aside (``ctx.aside()``)."""
         wide = self._server_wide
         if wide is None:
             return contextlib.nullcontext()
-        return wide.alone() if sc.exclusive else wide.together()
+        return wide.together()
 
     def _detachable(self, sc: Scenario, version: str) -> bool:
         return (
@@ -1260,6 +1261,23 @@ class _ServerWide:
         finally:
             self.running -= 1
             self._notify()
+
+    @contextlib.asynccontextmanager
+    async def aside(self) -> Any:
+        """For an item that holds ``together`` and now only watches what no change on another
+        session can alter (the answer to its own request): it gives its place up while it
+        watches, so a part that runs alone need not wait for the watch to end, and takes it back
+        after, once no part runs alone.  Taken back also when cancelled (the count stays right)."""
+        self.running -= 1
+        self._notify()
+        try:
+            yield
+        finally:
+            try:
+                while self.alone_running:
+                    await self._wait()
+            finally:
+                self.running += 1
 
     @contextlib.asynccontextmanager
     async def alone_within(self) -> Any:

@@ -143,7 +143,7 @@ def test_an_apart_scenario_has_a_session_of_its_own_over_http_and_the_shared_one
     assert "cancellation.cancelled_call_unanswered" in {s.id for s in scenarios("server") if s.apart}
 
 
-async def test_an_exclusive_item_runs_while_no_other_item_does() -> None:
+async def test_a_part_run_alone_waits_for_the_items_running_and_keeps_later_ones_out() -> None:
     from conformance.runner import _ServerWide
 
     wide = _ServerWide()
@@ -171,14 +171,14 @@ async def test_an_exclusive_item_runs_while_no_other_item_does() -> None:
             await first_in.wait()
             tg.start_soon(alone)
             await anyio.wait_all_tasks_blocked()
-            tg.start_soon(together, "b", False)  # comes after the exclusive one: waits for it
+            tg.start_soon(together, "b", False)  # comes after the one waiting to run alone: waits for it
             await anyio.wait_all_tasks_blocked()
             assert log == ["a in"]
             release.set()
     assert log == ["a in", "a out", "alone in", "alone out", "b in", "b out"]
 
 
-def test_exclusive_items_are_kept_apart_only_where_sessions_share_a_server() -> None:
+def test_the_server_wide_lock_exists_only_where_sessions_share_a_server() -> None:
     async def main() -> tuple[bool, bool, bool]:
         out = []
         for runner in (Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,)),
@@ -191,13 +191,6 @@ def test_exclusive_items_are_kept_apart_only_where_sessions_share_a_server() -> 
         return tuple(out)
 
     assert anyio.run(main) == (True, False, False)
-    from conformance.registry import scenarios
-
-    exclusive = {s.id for s in scenarios("server") if s.exclusive}
-    assert "subscriptions.listen_streams" in exclusive
-    # the list_changed triggers and the subscription take the lock only around the change
-    # (ctx.alone()): finding that a server has nothing to trigger keeps no other item out
-    assert not {"tools.list_changed", "prompts.list_changed", "resources.list_changed", "resources.subscribe"} & exclusive
 
 
 async def test_an_item_running_together_goes_alone_for_a_part_of_it() -> None:
@@ -240,6 +233,51 @@ async def test_an_item_running_together_goes_alone_for_a_part_of_it() -> None:
             release.set()
     assert log == ["other in", "item in", "other out", "alone in", "alone out", "item out", "late in"]
     assert wide.running == 0 and not wide.alone_running and not wide.alone_waiting
+
+
+async def test_a_part_run_alone_does_not_wait_for_an_item_that_stepped_aside() -> None:
+    """An item watching its own request steps aside: a part that runs alone starts at once; the
+    watcher takes its place back only once that part has ended (also when it is cancelled)."""
+    from conformance.runner import _ServerWide
+
+    wide = _ServerWide()
+    log: list[str] = []
+    watching = anyio.Event()
+    watched = anyio.Event()
+
+    async def watcher() -> None:
+        async with wide.together():
+            async with wide.aside():
+                log.append("watch")
+                watching.set()
+                await watched.wait()
+            log.append("watcher back")
+
+    async def partly_alone() -> None:
+        async with wide.together():
+            async with wide.alone_within():
+                log.append("alone in")
+                watched.set()  # the watch ends while the part runs alone
+                await anyio.wait_all_tasks_blocked()
+                log.append("alone out")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watcher)
+            await watching.wait()
+            tg.start_soon(partly_alone)
+    assert log == ["watch", "alone in", "alone out", "watcher back"]
+    assert wide.running == 0 and not wide.alone_running and not wide.alone_waiting
+
+    async def cancelled_while_aside() -> None:
+        with anyio.move_on_after(0.01):
+            async with wide.together():
+                async with wide.aside():
+                    await anyio.sleep_forever()
+
+    with anyio.fail_after(5):
+        await cancelled_while_aside()
+    assert wide.running == 0
 
 
 async def test_a_pristine_disposable_item_hands_its_connection_on_once_it_initialized_it() -> None:

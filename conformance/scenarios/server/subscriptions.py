@@ -4,6 +4,7 @@ cancelled subscription."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,13 +121,21 @@ class _Subs:
     skip_reason=LEGACY,
     fresh=True,
     disposable=True,  # on stdio the last of its version's disposable items: its subscriptions end with the connection
-    exclusive=True,
 )
 async def listen_streams(ctx: ScenarioContext) -> None:
     """Two subscriptions (tools and prompts list changes): each acknowledged first and tagged with
     its id; a tool-list change reaches only the tools subscription; on stdio a cancelled
-    subscription gets nothing more."""
+    subscription gets nothing more.  Where items share the server (HTTP) and it has the tool that
+    changes the tool list, the whole probe runs alone: no other session sees the changes, and no
+    other item's change reaches these subscriptions."""
     peer = await ctx.connect(fresh=True)
+    tools, _ = await list_tools(peer) if _declared(ctx.server_capabilities, "tools") else ([], None)
+    trigger = any(t["name"] == TRIGGER for t in tools)
+    async with ctx.alone() if trigger else contextlib.nullcontext():
+        await _listen(ctx, peer, trigger)
+
+
+async def _listen(ctx: ScenarioContext, peer: RawPeer, trigger: bool) -> None:
     caps = ctx.server_capabilities
     relevant = [p for p in LISTEN_CAPABILITIES if _declared(caps, p)]
     subs = _Subs(ctx, peer)
@@ -153,8 +162,6 @@ async def listen_streams(ctx: ScenarioContext) -> None:
     for lst in (tools_sub, prompts_sub):
         _check_first(ctx, lst)
 
-    tools, _ = await list_tools(peer) if _declared(caps, "tools") else ([], None)
-    trigger = any(t["name"] == TRIGGER for t in tools)
     triggered = 0
     mark = len(peer.transcript)
     if trigger:
