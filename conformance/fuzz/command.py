@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shlex
 import sys
@@ -234,7 +233,7 @@ def corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:
     if not enabled:
         return ()
     from conformance.fuzz.corpus import hypothesis_examples
-    from conformance.schema.loader import cache_dir, load_schema
+    from conformance.schema.loader import cache_dir, load_schema, store_cached
 
     import hashlib
 
@@ -245,13 +244,7 @@ def corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:
     except (OSError, ValueError):
         pass
     examples = hypothesis_examples(version)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # concurrent runs write their own, then replace
-        tmp.write_text(json.dumps(examples), encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        pass
+    store_cached(path, json.dumps(examples).encode("utf-8"))
     return tuple(examples)
 
 

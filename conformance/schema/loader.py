@@ -36,6 +36,7 @@ __all__ = [
     "configure",
     "schema_dir_from_env",
     "cache_dir",
+    "store_cached",
     "load_schema",
     "ENV_DIR",
     "ENV_DOWNLOAD",
@@ -217,7 +218,7 @@ def _find(pin: Pin) -> tuple[bytes, str]:
             + _fix(pin)
         )
     data = _download(pin)
-    _store(cached, data)
+    store_cached(cached, data)
     return data, _download_url(pin)
 
 
@@ -285,8 +286,9 @@ def _download(pin: Pin) -> bytes:
     return data
 
 
-def _store(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically; a cache that cannot be written is not an error."""
+def store_cached(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file of this process and thread, then a
+    rename: concurrent runs never see a partial file); a cache that cannot be written is not an error."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
