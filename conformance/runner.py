@@ -756,7 +756,7 @@ class Runner:
                 else:  # run_item reached it before the lane did: keep the order
                     await det.done.wait()
 
-    def _sharing(self, sc: Scenario) -> Any:
+    def _sharing(self) -> Any:
         """Where overlapping items share one server (HTTP), items run together; the part of one that
         changes what every session sees runs alone (``ctx.alone()``), and a part that only watches
         its own request steps aside (``ctx.aside()``)."""
@@ -914,7 +914,7 @@ class Runner:
             if left < limit:
                 limit, overrun = max(0.0, left), True
         try:
-            async with self._sharing(sc):
+            async with self._sharing():
                 with anyio.fail_after(limit):
                     if overrun and limit <= 0:
                         raise TimeoutError
