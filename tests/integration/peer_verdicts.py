@@ -155,17 +155,17 @@ def _interrupt(proc: subprocess.Popen[str], grace: float = 15.0) -> None:
 class Runs:
     """Runs of several peer x transport pairs, each at most once, up to ``jobs`` at a time
     (``$MCP_CONFORMANCE_PEER_JOBS``, default: the number of cores, at most 4, shared between
-    pytest-xdist workers).  More runs than cores
-    starve the start-up of the Python SDK server (about 1 s of CPU per process; each run starts the
-    handshakes of all five versions side by side): measured on 2 cores, 4 at a time made its
-    first answers miss the start-up deadline and the sdk-stdio run came out all skipped.
+    pytest-xdist workers).  More runs than cores starve the start-up of the Python SDK server
+    (about 1 s of CPU per process; each run starts the handshakes of all five versions side by
+    side): measured on 2 cores, 4 at a time made its first answers miss the start-up deadline and
+    the sdk-stdio run came out all skipped.
 
     ``start(pairs)`` queues runs in the background; ``get(peer, transport)`` starts that run if it
     was not queued and waits for it; ``close()`` stops what still runs.
 
-    ``shared``: a directory every one of the session's ``workers`` (pytest-xdist) sees.  The first worker to
-    lock a pair there runs it and leaves the outcome beside its report; the others wait on the lock
-    and read it, so a pair is run once per session, not once per worker.
+    ``shared``: a directory every one of the session's ``workers`` (pytest-xdist) sees.  The first
+    worker to lock a pair there runs it and leaves the outcome beside its report; the others wait
+    on the lock and read it, so a pair is run once per session, not once per worker.
     """
 
     def __init__(self, root: Path | str, *, jobs: int | None = None, timeout: float = TIMEOUT,
