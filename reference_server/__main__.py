@@ -50,8 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from conformance.spec.versions import parse_versions, VERSIONS
 
-    from reference_server.core import Server, ServerConfig
+    from reference_server.core import ServerConfig
     from reference_server.faults import FaultError, FaultPlan
+    from reference_server.features import build_server
 
     try:
         faults = FaultPlan.parse(args.fault)
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verbose:
         config.log = lambda text: print(f"mcp-reference-server: {text}", file=sys.stderr, flush=True)
     _default_schema_dir()
-    server = Server(config)
+    server = build_server(config)
     if args.transport == "stdio":
         from reference_server.stdio import run
 

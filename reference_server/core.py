@@ -39,6 +39,20 @@ from conformance.wire.envelope import MISSING, dumps
 
 from reference_server.errors import RPCError
 from reference_server.faults import FaultPlan
+from reference_server.messages import (
+    CAPS_KEY,
+    INFO_KEY,
+    LOG_LEVELS,
+    LOGLEVEL_KEY,
+    PV_KEY,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+    Outgoing,
+    RequestContext,
+    Sink,
+    id_key,
+    valid_id,
+)
 
 __all__ = [
     "Outgoing",
@@ -61,42 +75,8 @@ __all__ = [
 LEGACY_VERSIONS: tuple[str, ...] = tuple(v for v in VERSIONS if spec(v).handshake)
 MODERN_VERSIONS: tuple[str, ...] = tuple(v for v in VERSIONS if spec(v).stateless)
 
-PV_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
-INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOGLEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
-
-# RFC 5424 severities, as the logging page lists them (lowest first).
-LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_LOG_RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
-
 # Results that carry ttlMs/cacheScope in 2026-07-28 (CacheableResult, server/utilities/caching).
 CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
-
-
-@dataclass
-class Outgoing:
-    """One message for the wire, already serialised.
-
-    ``kind``: ``"response"``, ``"notification"``, ``"request"``, ``"raw"`` (bytes that are not a
-    JSON-RPC message: fault injection), ``"close"`` (the front-end must drop the stream after
-    writing ``data``, a partial message), ``"end"`` (no bytes: the request ``answers`` ends without
-    a response, e.g. it was cancelled; a POST stream may close).
-    ``answers`` is the id of the inbound request this message is the response to (even when a
-    fault put a different id on the wire).
-    """
-
-    data: bytes
-    kind: str
-    answers: Any = MISSING
-    message: Any = None
-    http_status: int | None = None
-    related: Any = MISSING  # id of the inbound request a notification/request belongs to
-
-
-Sink = Callable[[Outgoing], Awaitable[None]]
 
 
 async def _discard(out: Outgoing) -> None:
@@ -133,124 +113,8 @@ class ServerConfig:
         return tuple(v for v in self.versions if v in MODERN_VERSIONS)
 
 
-def valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def id_key(value: Any) -> tuple[type, Any]:
-    """Ids are equal only with the same JSON type (``"7"`` is not ``7``)."""
-    return (type(value), value)
-
-
 def _error_message(rid: Any, err: RPCError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "error": err.to_json()}
-
-
-class RequestContext:
-    """What a handler knows about the request it serves, and how it talks back."""
-
-    __slots__ = (
-        "conn",
-        "id",
-        "method",
-        "params",
-        "version",
-        "modern",
-        "meta",
-        "sink",
-        "client_capabilities",
-        "client_info",
-        "log_level",
-        "cancel_scope",
-        "cancelled",
-        "finished",
-        "in_batch",
-        "related_task",
-    )
-
-    def __init__(self, conn: "Connection", rid: Any, method: str, params: dict[str, Any], version: str, *, modern: bool, sink: Sink) -> None:
-        self.conn = conn
-        self.id = rid
-        self.method = method
-        self.params = params
-        self.version = version
-        self.modern = modern
-        meta = params.get("_meta")
-        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
-        self.sink = sink
-        if modern:
-            caps = self.meta.get(CAPS_KEY)
-            self.client_capabilities: dict[str, Any] = caps if isinstance(caps, dict) else {}
-            self.client_info: dict[str, Any] = self.meta.get(INFO_KEY) or {}
-            self.log_level: str | None = self.meta.get(LOGLEVEL_KEY)  # absent: no log messages
-        else:
-            self.client_capabilities = conn.client_capabilities
-            self.client_info = conn.client_info
-            self.log_level = conn.log_level
-        self.cancel_scope: anyio.CancelScope | None = None
-        self.cancelled = False
-        self.finished = False
-        self.in_batch = False
-        self.related_task: str | None = None  # set while the request runs as a task (2025-11-25)
-
-    @property
-    def vspec(self):
-        return spec(self.version)
-
-    @property
-    def progress_token(self) -> Any:
-        return self.meta.get("progressToken", MISSING)
-
-    @property
-    def server(self) -> "Server":
-        return self.conn.server
-
-    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """``notifications/progress`` for this request, if the client asked for it (progressToken)."""
-        token = self.progress_token
-        if token is MISSING or self.finished or self.cancelled:
-            return
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None and self.version != "2024-11-05":
-            params["message"] = message
-        await self.notify("notifications/progress", params)
-
-    def wants_log(self, level: str) -> bool:
-        if self.log_level is None or self.log_level not in _LOG_RANK:
-            return False
-        return _LOG_RANK[level] >= _LOG_RANK[self.log_level]
-
-    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """``notifications/message`` related to this request, at or above the requested level."""
-        if not self.wants_log(level) or self.finished or self.cancelled:
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        await self.notify("notifications/message", params)
-
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if self.related_task is not None:
-            # "All requests, notifications, and responses related to a task MUST include the
-            # io.modelcontextprotocol/related-task key in their _meta field"
-            params = dict(params or {})
-            params["_meta"] = {**(params.get("_meta") or {}), "io.modelcontextprotocol/related-task": {"taskId": self.related_task}}
-        if params is not None:
-            msg["params"] = params
-        await self.sink(Outgoing(dumps(msg), "notification", message=msg, related=self.id))
-
-    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> dict[str, Any]:
-        """Send a server-to-client request on this request's stream and wait for the result.
-
-        Raises :class:`RPCError` with the client's error, or ``-32603`` on timeout.  Only for
-        legacy versions: 2026-07-28 servers MUST NOT send requests (they use InputRequiredResult).
-        """
-        if self.modern:
-            raise RuntimeError("server-to-client requests do not exist in stateless versions")
-        return await self.conn.request(method, params, sink=self.sink, related=self.id, timeout=timeout)
 
 
 Handler = Callable[[RequestContext, dict[str, Any]], Any]
@@ -259,15 +123,17 @@ Handler = Callable[[RequestContext, dict[str, Any]], Any]
 class Server:
     """Shared state of one server process: configuration, features, faults, live connections."""
 
-    def __init__(self, config: ServerConfig | None = None) -> None:
-        from reference_server.features import Features  # features import the core's types
-
+    def __init__(self, config: ServerConfig | None = None, *, features: Callable[["Server"], Any] | None = None) -> None:
+        """``features`` builds the feature set for this server (``reference_server.features.Features``:
+        :func:`reference_server.features.build_server` composes the two); without it the server
+        knows no method."""
         self.config = config or ServerConfig()
-        self.features = Features(self)
         self.handlers: dict[str, Handler] = {}
         self.notification_handlers: dict[str, Callable[["Connection", dict[str, Any]], Any]] = {}
         self.connections: set[Connection] = set()
-        self.features.install(self)
+        self.features: Any = features(self) if features is not None else None
+        if self.features is not None:
+            self.features.install(self)
 
     # -- the method table ------------------------------------------------------------------
     def missing_handlers(self) -> list[str]:
@@ -288,7 +154,7 @@ class Server:
         return info
 
     def capabilities(self, version: str) -> dict[str, Any]:
-        return self.features.capabilities(version)
+        return self.features.capabilities(version) if self.features is not None else {}
 
     # -- broadcasts (unrelated to any request) ---------------------------------------------
     async def broadcast(self, method: str, params: dict[str, Any] | None = None, *, only: Callable[["Connection"], bool] | None = None) -> None:

@@ -35,8 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.wire.envelope import MISSING, dumps
 
+from reference_server.messages import Outgoing, RequestContext
+
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import Connection, RequestContext
+    from reference_server.core import Connection
 
 __all__ = ["Fault", "FaultPlan", "FAULTS", "parse_fault", "FaultError"]
 
@@ -187,15 +189,11 @@ class _RequestFault:
             code = int(names["error"].arg)
             result, error = MISSING, RPCError(code, f"fault: error {code} injected", {"fault": "error"})
         if "stdout-log" in names:
-            from reference_server.core import Outgoing
-
             await ctx.sink(Outgoing(str(names["stdout-log"].arg).encode(), "raw"))
         response_fault = next((f for f in self.faults if f.name in _RESPONSE_FAULTS), None)
         if response_fault is None:
             await conn._finish(ctx, result=result, error=error)
             return
-        from reference_server.core import Outgoing
-
         if error is not None:
             body: dict[str, Any] = {"jsonrpc": "2.0", "id": ctx.id, "error": error.to_json()}
         else:

@@ -98,3 +98,182 @@ def test_the_scenario_modules_import_no_http_stack() -> None:
     assert out.returncode == 0, out.stderr
     hits = _hits(set(json.loads(out.stdout)), {"httpx", "httpcore", "starlette", "uvicorn", "conformance.transports.http"})
     assert not hits, f"importing the scenario modules loaded {sorted(hits)}"
+
+
+# -- import circles and private names across modules -------------------------------------------------
+# What the runtime rebuild (issue "One runtime, two roles") still has to cut.  Each list must
+# shrink, never grow: the tests fail on a circle or a private import that is not listed, and on a
+# listed one that is gone (take it off the list).
+KNOWN_CIRCLES: list[list[str]] = [
+    # cli -> fuzz.command (main), fuzz.command -> cli (terminate_like_interrupt), command <-> client_command
+    ["conformance.cli", "conformance.fuzz.client_command", "conformance.fuzz.command"],
+]
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
+    ("conformance.fuzz.client_command", "conformance.fuzz.command", "_finding_entry"),
+    ("conformance.fuzz.client_command", "conformance.fuzz.command", "_section"),
+    ("conformance.fuzz.client_command", "conformance.fuzz.command", "_versions"),
+    ("conformance.fuzz.client_engine", "conformance.fuzz.client_oracle", "_usable_key"),
+    ("conformance.fuzz.client_engine", "conformance.fuzz.engine", "_redact"),
+    ("conformance.fuzz.client_engine", "conformance.fuzz.engine", "_rss_kib"),
+    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_beyond_interoperable"),
+    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_known_anywhere"),
+    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_lenient_id"),
+    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_readable_id"),
+    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_too_deep"),
+    ("conformance.fuzz.engine", "conformance.connect", "_build_transport"),
+    ("conformance.fuzz.pytest_fuzz", "conformance.fuzz.command", "_campaign_and_shrink"),
+    ("conformance.fuzz.pytest_fuzz", "conformance.fuzz.command", "_write_report"),
+    ("conformance.pytest_plugin", "conformance.schema.loader", "_allow_download"),
+    ("conformance.pytest_plugin", "conformance.schema.loader", "_configured_dir"),
+    ("conformance.runner", "conformance.context", "_NeedSession"),
+    ("conformance.runner", "conformance.context", "_Once"),
+    ("conformance.runner", "conformance.context", "_ScenarioError"),
+    ("conformance.runner", "conformance.context", "_VersionUnusable"),
+    ("conformance.runner", "conformance.context", "_peer_error_violation"),
+    ("conformance.schema.validate", "conformance.schema.loader", "_pin_for"),
+    ("conformance.transports.sse", "conformance.transports.http", "_End"),
+}
+GRAPHED = ("conformance", "reference_server", "reference_client")
+
+
+def _project_modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for pkg in GRAPHED:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+def _type_checking_block(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _module_imports(name: str, path: Path, modules: dict[str, Path]) -> dict[str, set[str]]:
+    """The project modules ``name`` imports when it runs (module level or inside functions; not
+    ``if TYPE_CHECKING:`` blocks, which never run), each with the names it takes from it,
+    attributes read off an imported module included (``oracle._too_deep``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: dict[str, set[str]] = {}
+    aliases: dict[str, str] = {}
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking_block(child):
+                for other in child.orelse:  # type: ignore[attr-defined]
+                    walk_one(other)
+                continue
+            walk_one(child)
+
+    def walk_one(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules:
+                    found.setdefault(alias.name, set())
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                package = package[: len(package) - (node.level - 1)]
+                base = ".".join(package + ([base] if base else []))
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                if sub in modules:
+                    found.setdefault(sub, set())
+                    aliases[alias.asname or alias.name] = sub
+                elif base in modules:
+                    found.setdefault(base, set()).add(alias.name)
+        walk(node)
+
+    walk(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            found.setdefault(aliases[node.value.id], set()).add(node.attr)
+    found.pop(name, None)
+    return found
+
+
+def _import_graph() -> dict[str, dict[str, set[str]]]:
+    modules = _project_modules()
+    return {name: _module_imports(name, path, modules) for name, path in modules.items()}
+
+
+def _circles(graph: dict[str, dict[str, set[str]]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return sorted(out)
+
+
+def test_the_circle_finder_finds_a_circle_and_only_circles() -> None:
+    graph = {"a": {"b": set()}, "b": {"c": set()}, "c": {"a": set()}, "d": {"a": set()}, "e": {}}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b": set()}, "b": {}}) == []
+
+
+def test_no_import_circle_beyond_the_known_ones() -> None:
+    circles = _circles(_import_graph())
+    new = [c for c in circles if c not in KNOWN_CIRCLES]
+    gone = [c for c in KNOWN_CIRCLES if c not in circles]
+    assert not new, f"import circles (cut them; ARCHITECTURE.md): {new}"
+    assert not gone, f"these circles are cut: take them off KNOWN_CIRCLES: {gone}"
+
+
+def test_no_private_name_imported_across_modules_beyond_the_known_ones() -> None:
+    found = {(name, target, taken) for name, targets in _import_graph().items() for target, names in targets.items()
+             for taken in names if taken.startswith("_") and not taken.startswith("__")}
+    new = sorted(found - KNOWN_PRIVATE_IMPORTS)
+    gone = sorted(KNOWN_PRIVATE_IMPORTS - found)
+    assert not new, f"private names used across modules (make them public, or move them): {new}"
+    assert not gone, f"no longer used across modules: take them off KNOWN_PRIVATE_IMPORTS: {gone}"
+
+
+def test_the_reference_server_core_knows_no_feature() -> None:
+    """The core is composed with its features (``features.build_server``), never the reverse."""
+    graph = _import_graph()
+    core_side = {"reference_server.core", "reference_server.messages", "reference_server.faults", "reference_server.errors"}
+    for name in core_side:
+        reached = {t for t in graph[name] if t.startswith("reference_server.features")}
+        assert not reached, f"{name} imports {sorted(reached)}"

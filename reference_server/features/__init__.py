@@ -1,24 +1,37 @@
 """The reference server's features: lifecycle, tools, resources, prompts, logging, completion,
-subscriptions.
+subscriptions, tasks.
 
 Each module contributes request handlers (``server.handlers[method]``) and the capabilities it
-declares; :class:`Features` holds the registries and wires the modules into a :class:`Server`.
+declares; :class:`Features` holds the registries and wires the modules into a
+:class:`~reference_server.core.Server`, and :func:`build_server` composes the two.  The core never
+imports the features: they sit above it and type against :mod:`reference_server.messages`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import Server
+from reference_server.core import Server
+from reference_server.features import (
+    lifecycle,
+    official_fixtures,
+    prompts,
+    resources,
+    subscriptions,
+    tasks,
+    tool_fixtures,
+    tools,
+    utilities,
+)
 
-__all__ = ["Features"]
+if TYPE_CHECKING:  # pragma: no cover
+    from reference_server.core import ServerConfig
+
+__all__ = ["Features", "build_server"]
 
 
 class Features:
-    def __init__(self, server: "Server") -> None:
-        from reference_server.features import lifecycle, prompts, resources, subscriptions, tasks, tools, utilities
-
+    def __init__(self, server: Server) -> None:
         self.server = server
         self.tools = tools.ToolRegistry(server)
         self.resources = resources.ResourceRegistry()
@@ -26,9 +39,12 @@ class Features:
         self.subscriptions = subscriptions.Subscriptions(server)
         self._modules = [lifecycle, utilities, prompts, resources, tools, subscriptions, tasks]
 
-    def install(self, server: "Server") -> None:
+    def install(self, server: Server) -> None:
         for mod in self._modules:
             mod.install(server, self)
+            if mod is tools:  # the fixture tools of the suite and of the official runner
+                tool_fixtures.register(self.tools)
+                official_fixtures.register(self.tools)
 
     def capabilities(self, version: str) -> dict[str, Any]:
         caps: dict[str, Any] = {}
@@ -37,3 +53,8 @@ class Features:
             if fn is not None:
                 caps.update(fn(self, version))
         return dict(sorted(caps.items()))
+
+
+def build_server(config: "ServerConfig | None" = None) -> Server:
+    """The reference server: the protocol core with every feature installed."""
+    return Server(config, features=Features)

@@ -36,7 +36,7 @@ from conformance.spec import errors as codes
 from reference_server.errors import RPCError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext
+    from reference_server.messages import RequestContext
 
 __all__ = ["InputRequired", "run_with_inputs", "required_capability", "MissingCapability", "InputState", "elicit", "sample", "list_roots", "accepted"]
 

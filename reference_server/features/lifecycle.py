@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext, Server
+    from reference_server.core import Server
+    from reference_server.messages import RequestContext
     from reference_server.features import Features
 
 __all__ = ["install"]

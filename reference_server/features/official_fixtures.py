@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from reference_server.core import Outgoing
+from reference_server.messages import Outgoing
 from reference_server.features.inputs import InputRequired, InputState, accepted, elicit, list_roots, sample
 from reference_server.features.resources import PNG_1X1, WAV_SILENCE, Resource, resource_updated
 from reference_server.features.tools import Tool, result, text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext
+    from reference_server.messages import RequestContext
     from reference_server.features.tools import ToolRegistry
 
 __all__ = ["register"]

@@ -20,7 +20,8 @@ from reference_server.features.pagination import paginate
 from reference_server.features.resources import PNG_1X1
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext, Server
+    from reference_server.core import Server
+    from reference_server.messages import RequestContext
     from reference_server.features import Features
 
 __all__ = ["install", "capabilities", "Prompt", "PromptRegistry"]

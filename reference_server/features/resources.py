@@ -23,7 +23,8 @@ from reference_server.errors import RPCError
 from reference_server.features.pagination import paginate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext, Server
+    from reference_server.core import Server
+    from reference_server.messages import RequestContext
     from reference_server.features import Features
 
 __all__ = ["install", "capabilities", "ResourceRegistry", "PNG_1X1", "WAV_SILENCE"]

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from reference_server.core import SUBSCRIPTION_ID_KEY, Outgoing
+from reference_server.messages import SUBSCRIPTION_ID_KEY, Outgoing
 from conformance.wire.envelope import dumps
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext, Server
+    from reference_server.core import Server
+    from reference_server.messages import RequestContext
     from reference_server.features import Features
 
 __all__ = ["Subscriptions", "install"]

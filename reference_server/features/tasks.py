@@ -39,7 +39,8 @@ from reference_server.errors import RPCError
 from reference_server.features.pagination import paginate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import Connection, RequestContext, Server
+    from reference_server.core import Connection, Server
+    from reference_server.messages import RequestContext
     from reference_server.features import Features
 
 __all__ = ["install", "capabilities", "start_task", "RELATED_TASK"]
@@ -120,7 +121,7 @@ async def _set_status(ctx_conn: "Connection", task: Task, status: str, message: 
 
 def start_task(ctx: "RequestContext", run: Callable[["RequestContext"], Any], *, failed: Callable[[Any], bool]) -> dict[str, Any]:
     """Create a task for the current request and run ``run(background_ctx)`` in the background."""
-    from reference_server.core import RequestContext
+    from reference_server.messages import RequestContext
 
     conn = ctx.conn
     tasks = _tasks(conn)

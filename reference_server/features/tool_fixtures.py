@@ -16,7 +16,7 @@ import anyio
 from reference_server.features.tools import Tool, result, text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext
+    from reference_server.messages import RequestContext
     from reference_server.features.tools import ToolRegistry
 
 __all__ = ["register"]

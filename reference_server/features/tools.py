@@ -22,7 +22,8 @@ from reference_server.errors import RPCError
 from reference_server.features.pagination import paginate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext, Server
+    from reference_server.core import Server
+    from reference_server.messages import RequestContext
     from reference_server.features import Features
 
 __all__ = ["Tool", "ToolRegistry", "install", "capabilities", "text"]
@@ -179,8 +180,3 @@ def install(server: "Server", features: "Features") -> None:
 
     server.handlers["tools/list"] = tools_list
     server.handlers["tools/call"] = tools_call
-
-    from reference_server.features import official_fixtures, tool_fixtures
-
-    tool_fixtures.register(registry)
-    official_fixtures.register(registry)

@@ -19,7 +19,8 @@ from conformance.spec.versions import VERSIONS, spec
 from reference_server.errors import RPCError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from reference_server.core import RequestContext, Server
+    from reference_server.core import Server
+    from reference_server.messages import RequestContext
     from reference_server.features import Features
 
 __all__ = ["install", "capabilities"]

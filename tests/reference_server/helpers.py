@@ -9,7 +9,8 @@ from typing import Any, AsyncIterator
 import anyio
 
 from conformance.spec.versions import VERSIONS, spec
-from reference_server.core import Connection, Outgoing, Server, ServerConfig
+from reference_server.core import Connection, Outgoing, ServerConfig
+from reference_server.features import build_server
 
 PV = "io.modelcontextprotocol/protocolVersion"
 CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -104,7 +105,7 @@ class Harness:
 
 @asynccontextmanager
 async def harness(config: ServerConfig | None = None, *, stateless: bool = False) -> AsyncIterator[Harness]:
-    server = Server(config or ServerConfig())
+    server = build_server(config or ServerConfig())
     async with anyio.create_task_group() as tg:
         h: Harness | None = None
 
