@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                "reached; 130 interrupted. report.json (and its renderings) is written on 0, 1, 3 and 130.",
     )
     parser.add_argument("-V", "--suite-version", action="version", version=f"mcp-conformance {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{server,client,list,report,fuzz}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{server,client,list,report,fuzz,coverage}", parser_class=_Parser)
     server = sub.add_parser(
         "server",
         help="test an MCP server (default: the bundled reference server)",
@@ -112,9 +112,50 @@ def build_parser() -> argparse.ArgumentParser:
         verbosity.add_argument("-q", "--quiet", action="store_true", help="less output")
     listing.add_argument("--json", action="store_true", help="print JSON instead of text")
     _add_report_command(sub)
+    _add_coverage_command(sub)
     sub.add_parser("fuzz", help="property-based message fuzzing with the spec as oracle (mcp-conformance fuzz --help)",
                    add_help=False)
     return parser
+
+
+def _add_coverage_command(sub: Any) -> None:
+    cov = sub.add_parser(
+        "coverage",
+        help="the coverage map: every normative sentence of the spec, per version and page, and where it stands",
+        description="Show the coverage map (package data, no spec pages needed): for every version, its pages' "
+                    "normative sentences (MUST, SHOULD, REQUIRED, SHALL and their NOTs) and where each stands: "
+                    "checked by which requirements, not testable from outside (and why), a restatement of "
+                    "another sentence, authorization (not yet in the suite), or not yet checked.",
+    )
+    cov.add_argument("--version", action="append", dest="versions", metavar="V",
+                     help="a protocol version (repeatable; default: every version)")
+    cov.add_argument("--role", metavar="R", help="server or client: only the sentences that constrain that party "
+                                                 "(a sentence naming both, or neither, is shown for both)")
+    cov.add_argument("--format", dest="fmt", metavar="F", default="text", help="text (default), markdown, html or json")
+    cov.add_argument("--sentences", action="store_true",
+                     help="text and markdown: list every sentence under its page (html and json always do)")
+
+
+def _coverage_command(ns: argparse.Namespace) -> int:
+    from conformance.report.coverage import FORMATS, render
+    from conformance.spec import coverage
+
+    known = coverage.versions()
+    for v in ns.versions or ():
+        if v not in known:
+            sys.stderr.write(f"mcp-conformance coverage: error: --version {v!r} is not a version of the map "
+                             f"(one of {', '.join(known)})\n")
+            return EXIT_USAGE
+    if ns.role is not None and ns.role not in ("server", "client"):
+        sys.stderr.write(f"mcp-conformance coverage: error: --role {ns.role!r}: server or client\n")
+        return EXIT_USAGE
+    if ns.fmt not in FORMATS:
+        sys.stderr.write(f"mcp-conformance coverage: error: --format {ns.fmt!r}: one of {', '.join(FORMATS)}\n")
+        return EXIT_USAGE
+    rows = coverage.select(ns.versions or None, ns.role)
+    heading = "MCP spec coverage" + (f" ({ns.role} sentences)" if ns.role else "")
+    sys.stdout.write(render(rows, ns.fmt, listing=ns.sentences, heading=heading))
+    return 0
 
 
 def _add_report_command(sub: Any) -> None:
@@ -310,6 +351,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if ns.command == "report":
         return _report_command(ns)
+    if ns.command == "coverage":
+        return _coverage_command(ns)
     if ns.command == "server" and getattr(ns, "targets", None):
         return _targets_command(ns, args)
     if ns.command == "client" and not (ns.client_command or "").strip():

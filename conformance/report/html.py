@@ -307,7 +307,20 @@ class _View:
             "columns": mx.columns,
             "rows": self._rows(results, mx.columns),
             "strict": bool(rep.get("strict")),
+            "spec_coverage": self._spec_coverage(results, versions),
         }
+
+    @staticmethod
+    def _spec_coverage(results: list[Mapping[str, Any]], versions: list[str]) -> dict[str, Any] | None:
+        """How many of the normative sentences of the versions run the run checked (coverage map;
+        a requirement counts where it has a verdict: pass, fail, warning, not a skip)."""
+        from conformance.spec import coverage
+
+        ran = {(r.get("requirement"), r.get("version")) for r in results if r.get("outcome") in S.CHECKED}
+        known = [v for v in versions if v in coverage.versions()]
+        if not known:
+            return None
+        return coverage.run_coverage(ran, known)
 
     def _title(self) -> str:
         info = self.report.get("implementation") or {}

@@ -183,3 +183,17 @@ def test_prepared_renderers_render_without_loading_a_template(monkeypatch: pytes
     H._env.cache_clear()
     H._assets.cache_clear()
     assert render_html(report) == page
+
+
+def test_the_spec_coverage_line_counts_the_sentences_whose_requirements_ran(real_report: dict) -> None:
+    from conformance.spec import coverage
+
+    ran = {(r["requirement"], r["version"]) for r in real_report["results"] if r["outcome"] in S.CHECKED}
+    rows = coverage.select(real_report["versions"])
+    expected = sum(1 for s in rows if any((rid, s.version) in ran for rid in s.checked_by))
+    page = _parse(render_html(real_report))
+    el = page.by_id["spec-coverage"]
+    assert (el["data-checked"], el["data-sentences"]) == (str(expected), str(len(rows)))
+    assert expected > 0
+    skipped = {**real_report, "results": [{**r, "outcome": "skip"} for r in real_report["results"]]}
+    assert _parse(render_html(skipped)).by_id["spec-coverage"]["data-checked"] == "0"
