@@ -34,12 +34,8 @@ __all__ = [
     "ItemResult",
     "Connection",
     "SessionInfo",
-    "META_PROTOCOL_VERSION",
-    "META_SERVER_INFO",
 ]
 
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 UNSUPPORTED_VERSION_PROBE = "1900-01-01"
 
 _EXCERPT_CONTEXT = 2

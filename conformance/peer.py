@@ -38,6 +38,7 @@ from conformance.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import Inbound, Transport, TransportClosed, TransportError
 from conformance.transports.procstat import busy
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, parse_envelope, same_id
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 
 __all__ = [
     "AUTO",
@@ -69,9 +70,6 @@ AUTO: Any = _Sentinel("AUTO")
 HOLD: Any = None
 """``on_request(method, HOLD)``: never answer ``method`` automatically; keep it for ``expect_request``."""
 
-_PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-_CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-_CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 
 _DEFAULT_CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
 _SEEN_LIMIT = 8
@@ -654,9 +652,9 @@ class RawPeer:
 
     def _auto_meta(self) -> dict[str, Any]:
         return {
-            _PROTOCOL_VERSION_KEY: self.version,
-            _CLIENT_CAPABILITIES_KEY: self.capabilities,
-            _CLIENT_INFO_KEY: self.client_info,
+            PROTOCOL_VERSION_KEY: self.version,
+            CLIENT_CAPABILITIES_KEY: self.capabilities,
+            CLIENT_INFO_KEY: self.client_info,
         }
 
     def _track(self, env: Envelope) -> None:

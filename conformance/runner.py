@@ -32,7 +32,6 @@ from conformance.connect import (
     unregister_child,
 )
 from conformance.context import (
-    META_SERVER_INFO,
     Connection,
     ItemResult,
     ScenarioContext,
@@ -49,6 +48,7 @@ from conformance.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
 from conformance.registry import Scenario
 from conformance.report.model import RequirementResult
 from conformance.spec import errors as _errors
+from conformance.spec.meta import SERVER_INFO_KEY
 from conformance.spec.requirements import Requirement, catalogue
 from conformance.spec.versions import VERSIONS, Transport, spec
 from conformance.transcript import Direction
@@ -614,7 +614,7 @@ class Runner:
         caps = result.get("capabilities")
         info.capabilities = caps if isinstance(caps, dict) else {}
         meta = result.get("_meta")
-        sinfo = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        sinfo = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
         info.server_info = sinfo if isinstance(sinfo, dict) else {}
         instr = result.get("instructions")
         info.instructions = instr if isinstance(instr, str) else None

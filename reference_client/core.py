@@ -28,12 +28,10 @@ from typing import Any
 from conformance.spec import errors as codes
 from conformance.spec.methods import C2S, S2C, lookup
 from conformance.spec.versions import VERSIONS, spec
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 
 __all__ = ["ClientCore", "Incoming", "CLIENT_INFO", "ROOTS", "default_capabilities", "other_id"]
 
-PV_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
-INFO_KEY = "io.modelcontextprotocol/clientInfo"
 
 CLIENT_INFO = {"name": "mcp-reference-client", "version": "0.1.0"}
 ROOTS = [{"uri": "file:///tmp/mcp-reference-client", "name": "scratch"}]
@@ -236,10 +234,10 @@ class ClientCore:
         if self.stateless or progress:
             meta = dict(params.get("_meta") or {})
             if self.stateless:
-                meta.setdefault(PV_KEY, self.version)
-                meta.setdefault(CAPS_KEY, self.capabilities)
+                meta.setdefault(PROTOCOL_VERSION_KEY, self.version)
+                meta.setdefault(CLIENT_CAPABILITIES_KEY, self.capabilities)
                 if not self.faulty("meta-without-client-info"):
-                    meta.setdefault(INFO_KEY, CLIENT_INFO)
+                    meta.setdefault(CLIENT_INFO_KEY, CLIENT_INFO)
             if progress:
                 meta.setdefault("progressToken", f"mcp-reference-client-{rid}")
             params["_meta"] = meta

@@ -344,10 +344,10 @@ class Session:
             endpoint = getattr(self.link, "endpoint", None) or ""
             return [(self._harmless(), Tweak(url=endpoint.split("?", 1)[0]))]
         if f("meta-without-capabilities"):
-            from reference_client.core import CAPS_KEY
+            from reference_client.core import CLIENT_CAPABILITIES_KEY
 
             msg = self._harmless()
-            del msg["params"]["_meta"][CAPS_KEY]
+            del msg["params"]["_meta"][CLIENT_CAPABILITIES_KEY]
             return [(msg, None)]
         if f("undeclared-server-capability"):
             v = self.core.judged_version

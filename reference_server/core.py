@@ -40,11 +40,11 @@ from conformance.wire.envelope import MISSING, dumps
 from reference_server.errors import RPCError
 from reference_server.faults import FaultPlan
 from reference_server.messages import (
-    CAPS_KEY,
-    INFO_KEY,
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
     LOG_LEVELS,
-    LOGLEVEL_KEY,
-    PV_KEY,
+    LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
     Outgoing,
@@ -65,10 +65,10 @@ __all__ = [
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "LOG_LEVELS",
-    "PV_KEY",
-    "CAPS_KEY",
-    "INFO_KEY",
-    "LOGLEVEL_KEY",
+    "PROTOCOL_VERSION_KEY",
+    "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "LOG_LEVEL_KEY",
     "SERVER_INFO_KEY",
 ]
 
@@ -416,7 +416,7 @@ class Connection:
             return
 
         meta = params.get("_meta")
-        pv = meta.get(PV_KEY, MISSING) if isinstance(meta, dict) else MISSING
+        pv = meta.get(PROTOCOL_VERSION_KEY, MISSING) if isinstance(meta, dict) else MISSING
         if not self.config.modern_versions:
             pv = MISSING  # a legacy-only server: per-request _meta means nothing special
         elif not self.config.legacy_versions and pv is MISSING:
@@ -461,7 +461,7 @@ class Connection:
         modern = self.config.modern_versions
         hint = f"send initialize first (versions {', '.join(self.config.legacy_versions)})"
         if modern:
-            hint += f", or carry _meta[{PV_KEY!r}] with {', '.join(modern)} and {CAPS_KEY!r} on every request"
+            hint += f", or carry _meta[{PROTOCOL_VERSION_KEY!r}] with {', '.join(modern)} and {CLIENT_CAPABILITIES_KEY!r} on every request"
         return RPCError(
             codes.INVALID_REQUEST,
             f"Server not initialized: {method} received before initialize",
@@ -490,9 +490,9 @@ class Connection:
     async def _serve_modern(self, msg: dict[str, Any], rid: Any, method: str, params: dict[str, Any], pv: Any, sink: Sink, *, in_batch: bool) -> None:
         meta = params.get("_meta")
         if not isinstance(meta, dict):
-            await self._send_error(sink, rid, RPCError(codes.INVALID_PARAMS, f"Invalid params: missing params._meta with {PV_KEY!r} and {CAPS_KEY!r} (required on every request)", {"missing": [PV_KEY, CAPS_KEY], "supported": list(self.config.modern_versions)}, http_status=400))
+            await self._send_error(sink, rid, RPCError(codes.INVALID_PARAMS, f"Invalid params: missing params._meta with {PROTOCOL_VERSION_KEY!r} and {CLIENT_CAPABILITIES_KEY!r} (required on every request)", {"missing": [PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY], "supported": list(self.config.modern_versions)}, http_status=400))
             return
-        missing = [k for k in (PV_KEY, CAPS_KEY) if k not in meta]
+        missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if k not in meta]
         if missing:
             await self._send_error(sink, rid, RPCError(codes.INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(repr(k) for k in missing)}", {"missing": missing, "supported": list(self.config.modern_versions)}, http_status=400))
             return

@@ -50,7 +50,7 @@ from conformance.wire.envelope import MISSING, dumps
 from conformance.wire.headers import mirrored_params
 from conformance.wire.sse import encode_event
 
-from reference_server.core import CAPS_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, PV_KEY, Connection, Outgoing, Server, id_key, valid_id
+from reference_server.core import CLIENT_CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSION_KEY, Connection, Outgoing, Server, id_key, valid_id
 
 __all__ = ["HttpFront", "run_http", "serve_http"]
 
@@ -514,7 +514,7 @@ class HttpFront:
             modern = True
         elif pv_header is None and sid is None and isinstance(value, dict) and isinstance(value.get("params"), dict):
             meta = value["params"].get("_meta")
-            if isinstance(meta, dict) and PV_KEY in meta and meta[PV_KEY] not in LEGACY_VERSIONS:
+            if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta and meta[PROTOCOL_VERSION_KEY] not in LEGACY_VERSIONS:
                 modern = True
         if not self.config.legacy_versions:
             modern = True
@@ -665,7 +665,7 @@ class HttpFront:
         params = value.get("params")
         if "method" in value and valid_id(value.get("id")) and isinstance(params, dict):
             meta = params.get("_meta")
-            missing = [k for k in (PV_KEY, CAPS_KEY) if not (isinstance(meta, dict) and k in meta)]
+            missing = [k for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if not (isinstance(meta, dict) and k in meta)]
             if missing:
                 await _respond(send, 400, _json_error(codes.INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}", rid, {"missing": missing, "supported": list(self.config.modern_versions)}))
                 return
@@ -674,7 +674,7 @@ class HttpFront:
                 await _respond(send, 400, _json_error(codes.HEADER_MISMATCH, f"Header mismatch: {mismatch}", rid))
                 return
         elif "method" in value and valid_id(value.get("id")) and params is None:
-            await _respond(send, 400, _json_error(codes.INVALID_PARAMS, f"Invalid params: params._meta with {PV_KEY} and {CAPS_KEY} is required", rid, {"missing": [PV_KEY, CAPS_KEY], "supported": list(self.config.modern_versions)}))
+            await _respond(send, 400, _json_error(codes.INVALID_PARAMS, f"Invalid params: params._meta with {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY} is required", rid, {"missing": [PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY], "supported": list(self.config.modern_versions)}))
             return
         async with anyio.create_task_group() as tg:
             conn = Connection(self.server, task_group=tg, transport="streamable-http", stateless=True)
@@ -686,11 +686,11 @@ class HttpFront:
 
     def _header_mismatch(self, headers: dict[str, str], msg: dict[str, Any], pv_header: str | None) -> str | None:
         params = msg["params"]
-        pv = params["_meta"][PV_KEY]
+        pv = params["_meta"][PROTOCOL_VERSION_KEY]
         if pv_header is None:
             return "the MCP-Protocol-Version header is required"
         if pv_header != pv:
-            return f"MCP-Protocol-Version header {pv_header!r} does not match _meta {PV_KEY} {pv!r}"
+            return f"MCP-Protocol-Version header {pv_header!r} does not match _meta {PROTOCOL_VERSION_KEY} {pv!r}"
         method = headers.get("mcp-method")
         if method is None:
             return "the Mcp-Method header is required"

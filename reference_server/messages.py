@@ -13,7 +13,15 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from conformance.spec import meta as meta_keys
+from conformance.spec.meta import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY,
+    RELATED_TASK_KEY,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+)
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, dumps
 
@@ -24,20 +32,14 @@ __all__ = [
     "valid_id",
     "id_key",
     "LOG_LEVELS",
-    "PV_KEY",
-    "CAPS_KEY",
-    "INFO_KEY",
-    "LOGLEVEL_KEY",
+    "PROTOCOL_VERSION_KEY",
+    "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "LOG_LEVEL_KEY",
     "SERVER_INFO_KEY",
     "SUBSCRIPTION_ID_KEY",
 ]
 
-PV_KEY = meta_keys.PROTOCOL_VERSION
-CAPS_KEY = meta_keys.CLIENT_CAPABILITIES
-INFO_KEY = meta_keys.CLIENT_INFO
-LOGLEVEL_KEY = meta_keys.LOG_LEVEL
-SERVER_INFO_KEY = meta_keys.SERVER_INFO
-SUBSCRIPTION_ID_KEY = meta_keys.SUBSCRIPTION_ID
 
 # RFC 5424 severities, as the logging page lists them (lowest first).
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -108,10 +110,10 @@ class RequestContext:
         self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
         self.sink = sink
         if modern:
-            caps = self.meta.get(CAPS_KEY)
+            caps = self.meta.get(CLIENT_CAPABILITIES_KEY)
             self.client_capabilities: dict[str, Any] = caps if isinstance(caps, dict) else {}
-            self.client_info: dict[str, Any] = self.meta.get(INFO_KEY) or {}
-            self.log_level: str | None = self.meta.get(LOGLEVEL_KEY)  # absent: no log messages
+            self.client_info: dict[str, Any] = self.meta.get(CLIENT_INFO_KEY) or {}
+            self.log_level: str | None = self.meta.get(LOG_LEVEL_KEY)  # absent: no log messages
         else:
             self.client_capabilities = conn.client_capabilities
             self.client_info = conn.client_info
@@ -166,7 +168,7 @@ class RequestContext:
             # "All requests, notifications, and responses related to a task MUST include the
             # io.modelcontextprotocol/related-task key in their _meta field"
             params = dict(params or {})
-            params["_meta"] = {**(params.get("_meta") or {}), meta_keys.RELATED_TASK: {"taskId": self.related_task}}
+            params["_meta"] = {**(params.get("_meta") or {}), RELATED_TASK_KEY: {"taskId": self.related_task}}
         if params is not None:
             msg["params"] = params
         await self.sink(Outgoing(dumps(msg), "notification", message=msg, related=self.id))

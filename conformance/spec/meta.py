@@ -11,22 +11,22 @@ from __future__ import annotations
 
 __all__ = [
     "PREFIX",
-    "PROTOCOL_VERSION",
-    "CLIENT_CAPABILITIES",
-    "CLIENT_INFO",
-    "LOG_LEVEL",
-    "SERVER_INFO",
-    "SUBSCRIPTION_ID",
-    "RELATED_TASK",
-    "MODEL_IMMEDIATE_RESPONSE",
+    "PROTOCOL_VERSION_KEY",
+    "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "LOG_LEVEL_KEY",
+    "SERVER_INFO_KEY",
+    "SUBSCRIPTION_ID_KEY",
+    "RELATED_TASK_KEY",
+    "MODEL_IMMEDIATE_RESPONSE_KEY",
 ]
 
 PREFIX = "io.modelcontextprotocol/"
-PROTOCOL_VERSION = PREFIX + "protocolVersion"
-CLIENT_CAPABILITIES = PREFIX + "clientCapabilities"
-CLIENT_INFO = PREFIX + "clientInfo"
-LOG_LEVEL = PREFIX + "logLevel"
-SERVER_INFO = PREFIX + "serverInfo"
-SUBSCRIPTION_ID = PREFIX + "subscriptionId"
-RELATED_TASK = PREFIX + "related-task"
-MODEL_IMMEDIATE_RESPONSE = PREFIX + "model-immediate-response"
+PROTOCOL_VERSION_KEY = PREFIX + "protocolVersion"
+CLIENT_CAPABILITIES_KEY = PREFIX + "clientCapabilities"
+CLIENT_INFO_KEY = PREFIX + "clientInfo"
+LOG_LEVEL_KEY = PREFIX + "logLevel"
+SERVER_INFO_KEY = PREFIX + "serverInfo"
+SUBSCRIPTION_ID_KEY = PREFIX + "subscriptionId"
+RELATED_TASK_KEY = PREFIX + "related-task"
+MODEL_IMMEDIATE_RESPONSE_KEY = PREFIX + "model-immediate-response"

@@ -7,6 +7,7 @@ The version is chosen by the core before validation (the request is validated ag
 """
 
 from __future__ import annotations
+from conformance.spec.meta import SERVER_INFO_KEY
 
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,7 @@ def install(server: "Server", features: "Features") -> None:
             # versions a client may name in per-request _meta (legacy ones need initialize)
             "supportedVersions": list(server.config.modern_versions),
             "capabilities": server.capabilities(version),
-            "_meta": {"io.modelcontextprotocol/serverInfo": server.server_info(version)},
+            "_meta": {SERVER_INFO_KEY: server.server_info(version)},
         }
         if server.config.instructions:
             result["instructions"] = server.config.instructions

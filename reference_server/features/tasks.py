@@ -34,6 +34,7 @@ import anyio
 
 from conformance.spec import errors as codes
 from conformance.spec.versions import spec
+from conformance.spec.meta import MODEL_IMMEDIATE_RESPONSE_KEY, RELATED_TASK_KEY
 
 from reference_server.errors import RPCError
 from reference_server.features.pagination import paginate
@@ -43,9 +44,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from reference_server.messages import RequestContext
     from reference_server.features import Features
 
-__all__ = ["install", "capabilities", "start_task", "RELATED_TASK"]
+__all__ = ["install", "capabilities", "start_task", "RELATED_TASK_KEY"]
 
-RELATED_TASK = "io.modelcontextprotocol/related-task"
 _DEFAULT_TTL = 300_000
 _MAX_TTL = 3_600_000
 _POLL_MS = 500
@@ -159,7 +159,7 @@ def start_task(ctx: "RequestContext", run: Callable[["RequestContext"], Any], *,
             task.done.set()
 
     conn.task_group.start_soon(execute)
-    out = {"task": task.to_json(), "_meta": {"io.modelcontextprotocol/model-immediate-response": f"The work runs as task {task.id}; poll tasks/get or wait with tasks/result."}}
+    out = {"task": task.to_json(), "_meta": {MODEL_IMMEDIATE_RESPONSE_KEY: f"The work runs as task {task.id}; poll tasks/get or wait with tasks/result."}}
     return out
 
 
@@ -176,7 +176,7 @@ def install(server: "Server", features: "Features") -> None:
             raise RPCError(task.error.code, task.error.message, task.error.data)
         result = dict(task.result)
         meta = dict(result.get("_meta") or {})
-        meta[RELATED_TASK] = {"taskId": task.id}
+        meta[RELATED_TASK_KEY] = {"taskId": task.id}
         result["_meta"] = meta
         return result
 

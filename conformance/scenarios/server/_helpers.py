@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.peer import PeerError, RawPeer, UnexpectedMessage
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 from conformance.spec.versions import spec
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
@@ -94,9 +95,9 @@ def probe_message(peer: RawPeer, version: str, **fields: Any) -> dict[str, Any]:
     if spec(version).stateless:
         msg["params"] = {
             "_meta": {
-                "io.modelcontextprotocol/protocolVersion": version,
-                "io.modelcontextprotocol/clientCapabilities": peer.capabilities,
-                "io.modelcontextprotocol/clientInfo": peer.client_info,
+                PROTOCOL_VERSION_KEY: version,
+                CLIENT_CAPABILITIES_KEY: peer.capabilities,
+                CLIENT_INFO_KEY: peer.client_info,
             }
         }
     for key, value in fields.items():

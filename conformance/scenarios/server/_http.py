@@ -22,6 +22,7 @@ from conformance.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import Inbound, TransportClosed, TransportError
 from conformance.transports.exchange import HttpExchange
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 
 __all__ = [
     "FOREIGN_ORIGIN",
@@ -65,9 +66,9 @@ def request_message(version: str, rid: Any, method: str | None = None, params: A
     if vs.stateless:
         base = params if isinstance(params, dict) else {}
         meta = dict(base.get("_meta") or {})
-        meta.setdefault("io.modelcontextprotocol/protocolVersion", version)
-        meta.setdefault("io.modelcontextprotocol/clientCapabilities", {})
-        meta.setdefault("io.modelcontextprotocol/clientInfo", _CLIENT_INFO)
+        meta.setdefault(PROTOCOL_VERSION_KEY, version)
+        meta.setdefault(CLIENT_CAPABILITIES_KEY, {})
+        meta.setdefault(CLIENT_INFO_KEY, _CLIENT_INFO)
         params = {**base, "_meta": meta}
     if params is not MISSING:
         msg["params"] = params

@@ -20,12 +20,13 @@ from typing import Any, Iterable
 from conformance.peer import AUTO, ExpectTimeout, RawPeer
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, same_id
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
 
 __all__ = [
-    "PV_KEY",
-    "CAPS_KEY",
-    "INFO_KEY",
-    "SUB_KEY",
+    "PROTOCOL_VERSION_KEY",
+    "CLIENT_CAPABILITIES_KEY",
+    "CLIENT_INFO_KEY",
+    "SUBSCRIPTION_ID_KEY",
     "SERVER_INFO_KEY",
     "FULL_CAPS",
     "INPUT_CAPABILITY",
@@ -42,11 +43,6 @@ __all__ = [
     "verdict",
 ]
 
-PV_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
-INFO_KEY = "io.modelcontextprotocol/clientInfo"
-SUB_KEY = "io.modelcontextprotocol/subscriptionId"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
 #: every client capability an input request can need (elicitation in both modes)
 FULL_CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
@@ -322,6 +318,6 @@ def modern_requests(peer: RawPeer, version: str) -> dict[str, str]:
             continue
         params = env.params if isinstance(env.params, dict) else {}
         meta = params.get("_meta")
-        if isinstance(meta, dict) and meta.get(PV_KEY) == version:
+        if isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) == version:
             out[key(env.id)] = env.method or ""
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.context import META_PROTOCOL_VERSION, META_SERVER_INFO, UNSUPPORTED_VERSION_PROBE, ScenarioContext
+from conformance.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
+from conformance.spec.meta import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
 from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import Transport
@@ -63,17 +64,17 @@ async def discover_result(ctx: ScenarioContext) -> None:
         entries=[env],
     )
     meta = result.get("_meta")
-    info = meta.get(META_SERVER_INFO, MISSING) if isinstance(meta, dict) else MISSING
+    info = meta.get(SERVER_INFO_KEY, MISSING) if isinstance(meta, dict) else MISSING
     verdict(
         ctx,
         "discover.server-info",
         isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str),
         problem="MissingServerInfo",
         passed=f"server/discover: serverInfo {info}",
-        failed=f"the DiscoverResult should carry _meta[{META_SERVER_INFO!r}] with a name and a version",
+        failed=f"the DiscoverResult should carry _meta[{SERVER_INFO_KEY!r}] with a name and a version",
         expected={"name": "<string>", "version": "<string>"},
         actual=info,
-        json_path=f"$.result._meta['{META_SERVER_INFO}']",
+        json_path=f"$.result._meta['{SERVER_INFO_KEY}']",
         entries=[env],
     )
 
@@ -85,7 +86,7 @@ async def unsupported_version(ctx: ScenarioContext) -> None:
     peer = await ctx.connect()
     rid = await peer.request(
         "server/discover",
-        meta={META_PROTOCOL_VERSION: UNSUPPORTED_VERSION_PROBE},
+        meta={PROTOCOL_VERSION_KEY: UNSUPPORTED_VERSION_PROBE},
         headers={"MCP-Protocol-Version": UNSUPPORTED_VERSION_PROBE},
     )
     exchange = peer.last_exchange

@@ -13,7 +13,7 @@ from conformance.spec import errors
 from conformance.spec.versions import Transport
 from conformance.wire.headers import mirrored_params
 
-from ._stateless import PV_KEY, Answer, ask, describe, list_tools, verdict
+from ._stateless import PROTOCOL_VERSION_KEY, Answer, ask, describe, list_tools, verdict
 
 V = "2026-07-28"
 HTTP = [Transport.STREAMABLE_HTTP]
@@ -78,9 +78,9 @@ async def protocol_version_mismatch(ctx: ScenarioContext) -> None:
     peer = await ctx.connect()
     probes = [
         (f"server/discover with MCP-Protocol-Version {ctx.version} and _meta protocolVersion {PROBE_VERSION}",
-         {PV_KEY: PROBE_VERSION}, {"MCP-Protocol-Version": ctx.version}),
+         {PROTOCOL_VERSION_KEY: PROBE_VERSION}, {"MCP-Protocol-Version": ctx.version}),
         (f"server/discover with MCP-Protocol-Version {PROBE_VERSION} and _meta protocolVersion {ctx.version}",
-         {PV_KEY: ctx.version}, {"MCP-Protocol-Version": PROBE_VERSION}),
+         {PROTOCOL_VERSION_KEY: ctx.version}, {"MCP-Protocol-Version": PROBE_VERSION}),
     ]
     for what, meta, headers in probes:
         ans = await ask(peer, "server/discover", meta=meta, headers=headers)

@@ -12,13 +12,13 @@ from conformance.spec import errors
 from conformance.spec.versions import LATEST_STATEFUL
 from conformance.transcript import Direction
 from conformance.wire.envelope import Kind, same_id
+from conformance.spec.meta import LOG_LEVEL_KEY
 
 from . import _features as F
 from ._helpers import barrier
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 RANK = {name: i for i, name in enumerate(LEVELS)}
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 BAD_LEVEL = "mcp-conformance-no-such-level"
 LEGACY_FIXTURE = "test_tool_with_logging"
 MODERN_FIXTURE = "test_logging_tool"

@@ -9,7 +9,7 @@ from typing import Any
 from conformance.context import ScenarioContext
 from conformance.registry import scenario
 
-from ._stateless import CAPS_KEY, FULL_CAPS, Answer, ask, describe, input_candidates, input_requests_of, input_responses, is_input_required, list_tools, verdict
+from ._stateless import CLIENT_CAPABILITIES_KEY, FULL_CAPS, Answer, ask, describe, input_candidates, input_requests_of, input_responses, is_input_required, list_tools, verdict
 
 V = "2026-07-28"
 LEGACY = "multi round-trip requests are new in 2026-07-28 (earlier revisions send server-to-client requests)"
@@ -28,7 +28,7 @@ def _params(name: str, result: Any, responses: Any, *, extra: dict[str, Any] | N
 
 
 async def _call(peer: Any, name: str, params: dict[str, Any] | None = None) -> Answer:
-    return await ask(peer, "tools/call", params or {"name": name, "arguments": {}}, meta={CAPS_KEY: FULL_CAPS})
+    return await ask(peer, "tools/call", params or {"name": name, "arguments": {}}, meta={CLIENT_CAPABILITIES_KEY: FULL_CAPS})
 
 
 async def _complete(peer: Any, retry_peer: Any, name: str, first: Answer) -> tuple[Answer, int]:

@@ -15,11 +15,11 @@ from conformance.wire.envelope import MISSING, Kind, id_repr
 
 from ._helpers import barrier
 from ._stateless import (
-    CAPS_KEY,
+    CLIENT_CAPABILITIES_KEY,
     FULL_CAPS,
-    INFO_KEY,
+    CLIENT_INFO_KEY,
     INPUT_CAPABILITY,
-    PV_KEY,
+    PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
     Answer,
     ask,
@@ -57,11 +57,11 @@ async def meta_required_fields(ctx: ScenarioContext) -> None:
     rejected with -32602 (HTTP 400); without clientInfo (not a required field): served."""
     peer = await ctx.connect()
     http = ctx.transport is Transport.STREAMABLE_HTTP
-    full = {PV_KEY: ctx.version, CAPS_KEY: {}, INFO_KEY: _CLIENT_INFO}
+    full = {PROTOCOL_VERSION_KEY: ctx.version, CLIENT_CAPABILITIES_KEY: {}, CLIENT_INFO_KEY: _CLIENT_INFO}
     probes = [
         ("no _meta", {}, False),
-        (f"_meta without {PV_KEY}", {"_meta": {k: v for k, v in full.items() if k != PV_KEY}}, False),
-        (f"_meta without {CAPS_KEY}", {"_meta": {k: v for k, v in full.items() if k != CAPS_KEY}}, True),
+        (f"_meta without {PROTOCOL_VERSION_KEY}", {"_meta": {k: v for k, v in full.items() if k != PROTOCOL_VERSION_KEY}}, False),
+        (f"_meta without {CLIENT_CAPABILITIES_KEY}", {"_meta": {k: v for k, v in full.items() if k != CLIENT_CAPABILITIES_KEY}}, True),
     ]
     req, req400 = "stateless.meta.required-fields", "stateless.meta.required-fields.http-400"
     for what, params, has_version in probes:
@@ -78,7 +78,7 @@ async def meta_required_fields(ctx: ScenarioContext) -> None:
             # it as a legacy client's request (before initialize, or without a session on HTTP)
             ctx.check(req, True, message=(
                 f"server/discover with {what} was answered with {describe(ans)}: accepted, a request without "
-                f"{PV_KEY} does not carry modern _meta, and a dual-era server may treat it as a legacy client's "
+                f"{PROTOCOL_VERSION_KEY} does not carry modern _meta, and a dual-era server may treat it as a legacy client's "
                 "request ('A request carrying modern per-request _meta is served statelessly')"), entries=ans.entries())
         else:
             verdict(
@@ -100,14 +100,14 @@ async def meta_required_fields(ctx: ScenarioContext) -> None:
                       expected=400, actual=ans.status, entries=ans.entries())
     caps = ctx.server_capabilities
     method = next((m for m, c in (("tools/list", "tools"), ("prompts/list", "prompts"), ("resources/list", "resources")) if isinstance(caps.get(c), dict)), "server/discover")
-    ans = await ask(peer, method, {"_meta": {PV_KEY: ctx.version, CAPS_KEY: {}}}, meta=None)
+    ans = await ask(peer, method, {"_meta": {PROTOCOL_VERSION_KEY: ctx.version, CLIENT_CAPABILITIES_KEY: {}}}, meta=None)
     verdict(
         ctx,
         "stateless.meta.client-info-optional",
         ans.is_result,
         problem="ClientInfoRequired",
-        passed=f"{method} whose _meta omits {INFO_KEY}: served ({describe(ans)})",
-        failed=f"{method} whose _meta omits {INFO_KEY} (not a required field) should be served; got {describe(ans)}",
+        passed=f"{method} whose _meta omits {CLIENT_INFO_KEY}: served ({describe(ans)})",
+        failed=f"{method} whose _meta omits {CLIENT_INFO_KEY} (not a required field) should be served; got {describe(ans)}",
         expected="a DiscoverResult",
         actual=ans.error if ans.is_error else (ans.env.value if ans.env else "no answer"),
         entries=ans.entries(),
@@ -161,7 +161,7 @@ async def client_capabilities(ctx: ScenarioContext) -> None:
     # 2. everything declared: which tools need which capability
     full: dict[str, Answer] = {}
     for tool in candidates:
-        full[tool["name"]] = await ask(peer, "tools/call", _call_params(tool), meta={CAPS_KEY: FULL_CAPS})
+        full[tool["name"]] = await ask(peer, "tools/call", _call_params(tool), meta={CLIENT_CAPABILITIES_KEY: FULL_CAPS})
     # 3. empty again, after a request that declared them: nothing may be carried over
     again: dict[str, Answer] = {}
     for tool in candidates:

@@ -16,7 +16,7 @@ from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 
 from ._helpers import barrier
-from ._stateless import SUB_KEY, ask, describe, list_tools, verdict
+from ._stateless import SUBSCRIPTION_ID_KEY, ask, describe, list_tools, verdict
 
 V = "2026-07-28"
 LEGACY = "subscriptions/listen is new in 2026-07-28 (earlier revisions use resources/subscribe and the GET stream)"
@@ -44,7 +44,7 @@ def _declared(caps: Any, path: str) -> bool:
 def _tag(env: Envelope) -> Any:
     params = env.params if isinstance(env.params, dict) else {}
     meta = params.get("_meta")
-    return meta.get(SUB_KEY, MISSING) if isinstance(meta, dict) else MISSING
+    return meta.get(SUBSCRIPTION_ID_KEY, MISSING) if isinstance(meta, dict) else MISSING
 
 
 @dataclass
@@ -301,12 +301,12 @@ def _check_tags(ctx: ScenarioContext, subs: _Subs) -> None:
                     problem="MissingSubscriptionId" if tag is MISSING else "WrongSubscriptionId",
                     message=(
                         f"{env.method} delivered on a subscriptions/listen stream carries "
-                        + ("no " if tag is MISSING else f"{id_repr(tag)} as ") + f"_meta[{SUB_KEY!r}]"
+                        + ("no " if tag is MISSING else f"{id_repr(tag)} as ") + f"_meta[{SUBSCRIPTION_ID_KEY!r}]"
                         + (f"; the listen request's id is {id_repr(expected)}" if expected is not None else f"; the open subscriptions are {', '.join(map(id_repr, ids))}")
                     ),
                     expected=expected if expected is not None else ids,
                     actual=tag,
-                    json_path=f"$.params._meta['{SUB_KEY}']",
+                    json_path=f"$.params._meta['{SUBSCRIPTION_ID_KEY}']",
                     entries=[entry.seq],
                 )
     if not bad:

@@ -11,10 +11,10 @@ import pytest
 
 from conformance.schema.validate import validate_definition
 from conformance.scenarios.server._stateless import (
-    CAPS_KEY,
+    CLIENT_CAPABILITIES_KEY,
     INPUT_FIXTURES,
     MAX_CANDIDATES,
-    PV_KEY,
+    PROTOCOL_VERSION_KEY,
     Answer,
     describe,
     input_candidates,
@@ -119,8 +119,8 @@ async def test_modern_requests_are_those_whose_meta_names_the_version() -> None:
     async with RawPeer(ours, version=V) as peer:
         auto = await peer.request("tools/list")
         legacy = await peer.request("initialize", {"protocolVersion": "2025-11-25"}, meta=None)
-        other = await peer.request("tools/list", meta={PV_KEY: "1900-01-01"})
-        explicit = await peer.request("tools/call", {"name": "x", "_meta": {PV_KEY: V, CAPS_KEY: {}}}, meta=None, id="s")
+        other = await peer.request("tools/list", meta={PROTOCOL_VERSION_KEY: "1900-01-01"})
+        explicit = await peer.request("tools/call", {"name": "x", "_meta": {PROTOCOL_VERSION_KEY: V, CLIENT_CAPABILITIES_KEY: {}}}, meta=None, id="s")
         sent = modern_requests(peer, V)
     await theirs.aclose()
     assert sent == {key(auto): "tools/list", key(explicit): "tools/call"}
