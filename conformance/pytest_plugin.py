@@ -706,7 +706,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.schema_dir:
         from conformance.schema import loader
 
-        previous = (loader._configured_dir, loader._allow_download)
+        previous = loader.configuration()
         config.add_cleanup(lambda: loader.configure(previous[0], allow_download=previous[1]))
         loader.configure(settings.schema_dir)
     if settings.target is None:

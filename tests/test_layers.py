@@ -123,15 +123,11 @@ KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
     ("conformance.fuzz.engine", "conformance.connect", "_build_transport"),
     ("conformance.fuzz.pytest_fuzz", "conformance.fuzz.command", "_campaign_and_shrink"),
     ("conformance.fuzz.pytest_fuzz", "conformance.fuzz.command", "_write_report"),
-    ("conformance.pytest_plugin", "conformance.schema.loader", "_allow_download"),
-    ("conformance.pytest_plugin", "conformance.schema.loader", "_configured_dir"),
     ("conformance.runner", "conformance.context", "_NeedSession"),
     ("conformance.runner", "conformance.context", "_Once"),
     ("conformance.runner", "conformance.context", "_ScenarioError"),
     ("conformance.runner", "conformance.context", "_VersionUnusable"),
     ("conformance.runner", "conformance.context", "_peer_error_violation"),
-    ("conformance.schema.validate", "conformance.schema.loader", "_pin_for"),
-    ("conformance.transports.sse", "conformance.transports.http", "_End"),
 }
 GRAPHED = ("conformance", "reference_server", "reference_client")
 

@@ -34,6 +34,8 @@ __all__ = [
     "Pin",
     "PINS",
     "configure",
+    "configuration",
+    "pin_for",
     "schema_dir_from_env",
     "cache_dir",
     "store_cached",
@@ -130,6 +132,12 @@ def configure(schema_dir: str | Path | None, *, allow_download: bool | None = No
         _allow_download = allow_download
 
 
+def configuration() -> tuple[Path | None, bool | None]:
+    """What :func:`configure` was last told: ``(schema_dir, allow_download)`` (to restore it later)."""
+    with _lock:
+        return _configured_dir, _allow_download
+
+
 def schema_dir_from_env() -> Path | None:
     """The directory named by ``$MCP_CONFORMANCE_SCHEMA_DIR``, or ``None`` if unset or empty."""
     value = os.environ.get(ENV_DIR, "").strip()
@@ -151,7 +159,7 @@ def load_schema(version: str) -> dict[str, Any]:
     schema = _loaded.get(version)
     if schema is not None:
         return schema
-    pin = _pin_for(version)
+    pin = pin_for(version)
     with _lock:
         schema = _loaded.get(version)
         if schema is None:
@@ -163,7 +171,8 @@ def load_schema(version: str) -> dict[str, Any]:
 # -- internals ---------------------------------------------------------------------------------
 
 
-def _pin_for(version: str) -> Pin:
+def pin_for(version: str) -> Pin:
+    """The pinned official schema of ``version``; :class:`SchemaError` naming the valid versions otherwise."""
     pin = PINS.get(version) if isinstance(version, str) else None
     if pin is None:
         raise SchemaError(

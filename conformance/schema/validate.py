@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.schema._fast import FastChecks
 from conformance.schema.findings import Finding
-from conformance.schema.loader import SchemaError, _pin_for, load_schema
+from conformance.schema.loader import SchemaError, load_schema, pin_for
 from conformance.spec.methods import C2S, NOTIFICATION, REQUEST, S2C, lookup
 from conformance.spec.versions import spec as _version_spec
 
@@ -359,7 +359,7 @@ def _version(version: str) -> _Version:
     info = _VERSIONS.get(version)
     if info is not None:
         return info
-    pin = _pin_for(version)  # SchemaError for an unknown version
+    pin = pin_for(version)  # SchemaError for an unknown version
     schema = _as_in_source(load_schema(version), pin.definitions_key)
     with _lock:
         info = _VERSIONS.get(version)

@@ -41,7 +41,7 @@ from conformance.wire.envelope import Kind, parse_envelope
 from conformance.wire.headers import request_metadata_headers
 from conformance.wire.sse import SSEDecoder, SSEEvent
 
-__all__ = ["StreamableHttpTransport", "HttpExchange", "HeaderArg"]
+__all__ = ["StreamableHttpTransport", "HttpExchange", "HeaderArg", "Ended"]
 
 HeaderArg = Union[Mapping[str, Union[str, bytes, None]], None]
 """Caller headers: a value replaces the default of that name; ``None`` removes it (also httpx's own)."""
@@ -106,7 +106,7 @@ def _reason(exc: BaseException) -> str:
     return best
 
 
-class _End:
+class Ended:
     """Queue sentinel: the connection ended (legacy SSE); receive() raises ``error``."""
 
     __slots__ = ("error",)
@@ -219,12 +219,12 @@ class HttpTransportBase(Transport):
             item = await self._recv_q.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise TransportClosed("the transport is closed") from None
-        if isinstance(item, _End):
+        if isinstance(item, Ended):
             self._ended = item.error
             raise TransportClosed(str(item.error), **item.error.detail)
         return item
 
-    async def _deliver(self, item: Inbound | _End) -> None:
+    async def _deliver(self, item: Inbound | Ended) -> None:
         try:
             await self._send_q.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):

@@ -29,7 +29,7 @@ from conformance.transports.http import (
     HeaderArg,
     HttpExchange,
     HttpTransportBase,
-    _End,
+    Ended,
 )
 from conformance.wire.sse import SSEEvent
 
@@ -134,4 +134,4 @@ class LegacySseTransport(HttpTransportBase):
             self._endpoint_seen.set()
         how = {"server": "the server ended the SSE stream", "client": "the SSE stream was closed by us"}.get(ex.closed_by or "", "the SSE stream broke")
         detail = "; ".join(ex.problems[-1:])
-        await self._deliver(_End(TransportClosed(how + (f" ({detail})" if detail and ex.closed_by == "error" else ""), url=ex.url)))
+        await self._deliver(Ended(TransportClosed(how + (f" ({detail})" if detail and ex.closed_by == "error" else ""), url=ex.url)))
