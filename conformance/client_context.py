@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterable, Mapping
 import anyio
 
 from conformance.connect import STARTUP_CAP_FACTOR, TargetError, register_child, unregister_child
-from conformance.context import Connection, ItemResult, ScenarioContext
+from conformance.context import ScenarioContext
+from conformance.runtime.records import Connection, ItemResult
 from conformance.runner import Runner
 from conformance.peer import RawPeer
 from conformance.registry import Scenario

@@ -31,17 +31,17 @@ from conformance.connect import (
     target_error,
     unregister_child,
 )
-from conformance.context import (
+from conformance.context import ScenarioContext
+from conformance.runtime.records import (
     Connection,
     ItemResult,
-    ScenarioContext,
+    NeedSession,
+    Once,
+    ScenarioError,
     ScenarioSkipped,
     SessionInfo,
-    _NeedSession,
-    _Once,
-    _peer_error_violation,
-    _ScenarioError,
-    _VersionUnusable,
+    VersionUnusable,
+    peer_error_violation,
 )
 from conformance.outcomes import Outcome, worst
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
@@ -98,8 +98,8 @@ class Runner:
         self._stopped: Any = None
         self._shared: dict[str, Connection] = {}
         self._shared_lock: dict[str, Any] = {}
-        self._shared_error: dict[str, _ScenarioError] = {}
-        self._unusable: dict[str, _VersionUnusable] = {}  # version -> why nothing more is tried
+        self._shared_error: dict[str, ScenarioError] = {}
+        self._unusable: dict[str, VersionUnusable] = {}  # version -> why nothing more is tried
         self._settled: dict[str, Any] = {}  # version -> anyio.Event: its shared handshake is done
         self._target_error: TargetError | None = None
         self._server_host: _Hosted | None = None  # the HTTP server process we started, if any
@@ -109,7 +109,7 @@ class Runner:
         self._shared_needed: set[str] = set()
         self._disposables: dict[str, Connection] = {}  # version -> the disposable connection between its items
         self._disposable_planned: set[str] = set()
-        self._once: dict[str, _Once] = {}  # ScenarioContext.once: key -> the probe every version's item judges
+        self._once: dict[str, Once] = {}  # ScenarioContext.once: key -> the probe every version's item judges
         self._once_home: dict[str, str] = {}  # a ``once`` scenario -> the version its probe's connection is planned on
         self._warmed: set[str] = set()
         self._current: str | None = None
@@ -343,9 +343,9 @@ class Runner:
                 if conn.info is not None and not conn.info.unsupported:
                     await self._probe_session(conn)
             except TargetError as exc:
-                self._shared_error[version] = _ScenarioError(exc.message, kind="target", hint=exc.hint)
+                self._shared_error[version] = ScenarioError(exc.message, kind="target", hint=exc.hint)
                 raise
-            except _ScenarioError as exc:
+            except ScenarioError as exc:
                 self._shared_error[version] = exc
                 raise
             self._shared[version] = conn
@@ -373,7 +373,7 @@ class Runner:
         body = env.summary() if env is not None else "no JSON-RPC body"
         sid = getattr(peer.transport, "session_id", None)
         issued = f"session id {sid!r}" if sid else "no session id (none was issued)"
-        raise self._mark_unusable(_VersionUnusable(
+        raise self._mark_unusable(VersionUnusable(
             "ping.response",
             problem="SessionUnusable",
             message=(f"a ping on the {version} session initialize opened ({issued}) was refused with HTTP {status} "
@@ -386,7 +386,7 @@ class Runner:
             hint="the server must accept requests on the session its initialize response opened",
         ))
 
-    def _mark_unusable(self, exc: _VersionUnusable) -> _VersionUnusable:
+    def _mark_unusable(self, exc: VersionUnusable) -> VersionUnusable:
         version = exc.conn.version if exc.conn is not None else None
         if version is not None:
             self._unusable.setdefault(version, exc)
@@ -484,10 +484,10 @@ class Runner:
         except PeerError as exc:
             http = _http_failure(peer, self.target)
             if http is not None:
-                raise _ScenarioError(http.message, kind="target", hint=http.hint) from exc
+                raise ScenarioError(http.message, kind="target", hint=http.hint) from exc
             if isinstance(exc, ExpectTimeout) and not spec(version).stateless:
                 waited = f"{exc.waited:.3g}"
-                raise self._mark_unusable(_VersionUnusable(
+                raise self._mark_unusable(VersionUnusable(
                     "lifecycle.initialize.result",
                     problem="InitializeUnanswered",
                     message=(f"initialize ({version}) was not answered within {waited} s (the suite's timeout: a client "
@@ -499,7 +499,7 @@ class Runner:
                     conn=conn,
                     hint="raise --timeout if the server is merely slow to start",
                 )) from exc
-            raise _ScenarioError(self._handshake_failure(version, exc), kind="target",
+            raise ScenarioError(self._handshake_failure(version, exc), kind="target",
                                  hint="check that the target is an MCP server speaking this transport") from exc
         return info
 
@@ -527,13 +527,13 @@ class Runner:
                 extra = f" (it supports {', '.join(map(str, supported))})" if isinstance(supported, list) else ""
                 info.unsupported = f"target does not support {version}: initialize answered error {code} {msg!r}{extra}"
                 return
-            raise _ScenarioError(
+            raise ScenarioError(
                 f"initialize for {version} failed: error {id_repr(code)} {msg!r}",
                 kind="target",
                 hint="see the lifecycle.* requirements of this version in the report",
             )
         if env.kind is not Kind.RESULT or not isinstance(env.result, dict):
-            raise _ScenarioError(f"initialize for {version} got no usable result: {env.summary()}", kind="target")
+            raise ScenarioError(f"initialize for {version} got no usable result: {env.summary()}", kind="target")
         result = env.result
         info.result = result
         info.response = env
@@ -608,7 +608,7 @@ class Runner:
                 )
             return
         if env.kind is not Kind.RESULT or not isinstance(env.result, dict):
-            raise _ScenarioError(f"server/discover for {version} got no usable result: {env.summary()}", kind="target")
+            raise ScenarioError(f"server/discover for {version} got no usable result: {env.summary()}", kind="target")
         result = env.result
         info.result = result
         caps = result.get("capabilities")
@@ -923,7 +923,7 @@ class Runner:
             exc = _unwrap(raised)
             if isinstance(exc, ScenarioSkipped):
                 skipped = exc.reason
-            elif isinstance(exc, _VersionUnusable):
+            elif isinstance(exc, VersionUnusable):
                 unusable = exc
                 if unusable.requirement in ctx._active:
                     ctx.check(unusable.requirement, False, problem=unusable.problem, message=unusable.verdict,
@@ -935,7 +935,7 @@ class Runner:
                     error = ("target", unusable.verdict, unusable.hint)
             elif isinstance(exc, TargetError):
                 error = ("target", exc.message, exc.hint)
-            elif isinstance(exc, _ScenarioError):
+            elif isinstance(exc, ScenarioError):
                 error = (exc.kind, exc.message, exc.hint)
             elif isinstance(exc, PeerError) and self.peer_errors_are_verdicts:
                 peer_exc = exc
@@ -958,7 +958,7 @@ class Runner:
             error = await self._silent_target(ctx, version, peer_exc)
         item.duration = time.monotonic() - started
         if peer_exc is not None and error is None:
-            problem, message, expected, actual = _peer_error_violation(peer_exc)
+            problem, message, expected, actual = peer_error_violation(peer_exc)
             for rid in active:
                 if rid not in ctx._checks:
                     ctx.check(rid, False, problem=problem, message=message, expected=expected, actual=actual)
@@ -1013,7 +1013,7 @@ class Runner:
                     ctx.require_capability(sc.capability)
                 await sc.func(ctx)
                 return
-            except _NeedSession:
+            except NeedSession:
                 if attempt == 2:
                     raise RuntimeError("require_capability(): the shared session gave no capabilities") from None
                 await ctx.session_info()
@@ -1043,7 +1043,7 @@ class Runner:
         try:
             with anyio.fail_after(self.item_deadline):
                 await self.shared(version)
-        except (TargetError, _ScenarioError) as exc:
+        except (TargetError, ScenarioError) as exc:
             return ("target", exc.message, exc.hint)
         except Exception:
             pass

@@ -123,11 +123,6 @@ KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
     ("conformance.fuzz.engine", "conformance.connect", "_build_transport"),
     ("conformance.fuzz.pytest_fuzz", "conformance.fuzz.command", "_campaign_and_shrink"),
     ("conformance.fuzz.pytest_fuzz", "conformance.fuzz.command", "_write_report"),
-    ("conformance.runner", "conformance.context", "_NeedSession"),
-    ("conformance.runner", "conformance.context", "_Once"),
-    ("conformance.runner", "conformance.context", "_ScenarioError"),
-    ("conformance.runner", "conformance.context", "_VersionUnusable"),
-    ("conformance.runner", "conformance.context", "_peer_error_violation"),
 }
 GRAPHED = ("conformance", "reference_server", "reference_client")
 

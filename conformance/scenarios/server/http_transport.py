@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 
-from conformance.context import Connection, ScenarioContext
+from conformance.context import ScenarioContext
+from conformance.runtime.records import Connection
 from conformance.peer import PeerError, RawPeer
 from conformance.registry import scenario
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec

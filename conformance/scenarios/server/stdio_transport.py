@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from conformance.context import Connection, ScenarioContext
+from conformance.context import ScenarioContext
+from conformance.runtime.records import Connection
 from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec.versions import Transport, spec
