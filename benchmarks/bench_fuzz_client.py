@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 
-from conformance.client_context import ClientTarget  # noqa: E402
+from conformance.client.target import ClientTarget  # noqa: E402
 from conformance.fuzz.client_engine import ClientFuzzConfig, run_client_campaign  # noqa: E402
 from conformance.spec.versions import Transport  # noqa: E402
 

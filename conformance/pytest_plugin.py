@@ -286,8 +286,8 @@ def build_target(
 def build_client_target(*, command: str, transport: str | None, timeout: float = DEFAULT_TIMEOUT,
                         call_command: str | None = None, run_budget: float | None = None,
                         stall_budget: float | None = None) -> Any:
-    """Validate the client options (a :class:`conformance.client_context.ClientTarget`)."""
-    from conformance.client_context import DEFAULT_STALL_TIMEOUT, ClientTarget
+    """Validate the client options (a :class:`conformance.client.target.ClientTarget`)."""
+    from conformance.client.target import DEFAULT_STALL_TIMEOUT, ClientTarget
 
     try:
         kind = Transport(transport) if transport else Transport.STDIO
@@ -316,7 +316,7 @@ class _Settings:
     versions: tuple[str, ...]
     timeout: float
     run_timeout: float | None  # None: derived from the timeout and the plan
-    jobs: int | None  # None: conformance.runner.default_jobs(transport)
+    jobs: int | None  # None: the role's default (conformance.server.role.default_jobs(transport))
     strict: bool
     report_dir: Path
     select: list[str]
@@ -514,14 +514,11 @@ class _Run:
     def _start_loop(self) -> None:
         from anyio.from_thread import start_blocking_portal
 
-        from conformance.runner import Runner
-
         self.started_monotonic = time.monotonic()
         self._portal_cm = start_blocking_portal("asyncio")
         self.portal = self._portal_cm.__enter__()
-        if self.settings.role == "client":
-            from conformance.client_context import ClientRunner as Runner  # type: ignore[assignment]
-        runner = Runner(
+        runner = _new_run(
+            self.settings.role,
             self.target,
             versions=self.settings.versions,
             timeout=self.settings.timeout,
@@ -548,8 +545,8 @@ class _Run:
         if self.settings.role == "client":
             return  # a client run starts with its first item: nothing to open ahead
         for version in self.settings.versions:
-            if not self.planned or self.runner.needs_shared(version):
-                self.runner.prewarm(version)
+            if not self.planned or self.runner.role.needs_shared(version):
+                self.runner.role.prewarm(version)
 
     def ensure_started(self) -> None:
         if self.runner is None:
@@ -596,7 +593,7 @@ class _Run:
     async def _run_in_order(self, sc: Scenario, version: str) -> Any:  # in the event loop's thread
         """``sc`` on ``version``, then -- one handoff between pytest's thread and the event loop
         instead of one per item -- the items that follow it in run order and already finished
-        ahead (lanes and detached items), applied in that order as :meth:`Runner.run_item` would
+        ahead (lanes and detached items), applied in that order as :meth:`Run.run_item` would
         when pytest reaches each of them (:attr:`_ready`)."""
         result = await self.runner.run_item(sc, version)
         pos = self._position.get((sc.id, version))
@@ -678,11 +675,20 @@ class _Run:
         return rep
 
     def _planned(self) -> list[Any]:
-        from conformance.runner import Runner
-
-        runner = Runner(self.target, versions=self.settings.versions, selected=self.settings.selected)
+        runner = _new_run(self.settings.role, self.target, versions=self.settings.versions, selected=self.settings.selected)
         runner.plan(self.scenarios)
         return list(runner.results.values())
+
+
+def _new_run(role: str, target: Any, **options: Any) -> Any:
+    """The run of ``role`` ("server" or "client") against ``target``."""
+    if role == "client":
+        from conformance.client.role import client_run
+
+        return client_run(target, **options)
+    from conformance.server.role import server_run
+
+    return server_run(target, **options)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1048,7 +1054,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     except BaseException as exc:  # never lose the report
         run.setup_error = f"closing the run failed: {exc!r}"
     status = "interrupted" if interrupted else "complete"
-    if run.runner is not None and run.runner._target_error is not None:
+    if run.runner is not None and run.runner.role.target_error() is not None:
         status = "target-error" if not interrupted else status
     report = run.report(status=status)
     if run.settings.baseline is not None:

@@ -1,7 +1,7 @@
 """The scenario registry: plain async functions registered with :func:`scenario`.
 
 A scenario is choreography (``conformance/scenarios/<role>/<page>.py``): it asks its
-:class:`~conformance.context.ScenarioContext` for a connection, sends, waits with deadlines and
+:class:`~conformance.server.context.ScenarioContext` for a connection, sends, waits with deadlines and
 calls ``ctx.check(requirement_id, ok, ...)``.  It declares the requirement ids it checks; every
 id is validated against the catalogue when the module is imported, so a typo fails at once.
 

@@ -25,7 +25,7 @@ PURE_MODULES = ["outcomes", "transcript",
                 "fuzz/__init__", "fuzz/corpus", "fuzz/operators", "fuzz/generate", "fuzz/oracle", "fuzz/client_oracle",
                 "fuzz/shrink", "fuzz/replay"]
 FORBIDDEN_IN_PURE = {"anyio", "httpx", "httpx_sse", "subprocess", "asyncio", "socket", "conformance.transports", "conformance.peer", "starlette", "uvicorn", "pytest"}
-FORBIDDEN_IN_REFERENCE = {"conformance.peer", "conformance.scenarios", "conformance.context", "conformance.runner", "conformance.pytest_plugin", "mcp"}
+FORBIDDEN_IN_REFERENCE = {"conformance.peer", "conformance.scenarios", "conformance.runtime", "conformance.server", "conformance.client", "conformance.pytest_plugin", "mcp"}
 # Imports allowed lazily inside a function (not at module level): the schema downloader.
 LAZY_ALLOWED = {("schema/loader.py", "urllib.request")}
 

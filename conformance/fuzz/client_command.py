@@ -107,7 +107,7 @@ def client_fuzz_command(ns: argparse.Namespace) -> int:
 async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
     import anyio
 
-    from conformance.client_context import ClientRunner
+    from conformance.client.role import client_run
     from conformance.fuzz.client_engine import run_client_campaign
 
     camp = await run_client_campaign(cfg)
@@ -117,13 +117,13 @@ async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stri
     rows: list[Any] = []
     if not camp.signatures:
         return section, rows
-    runner = ClientRunner(cfg.target, versions=[cfg.version], timeout=cfg.deadline, jobs=1)
+    run = client_run(cfg.target, versions=[cfg.version], timeout=cfg.deadline, jobs=1)
     repro_dir = report_dir / "reproducers"
     async with anyio.create_task_group() as host:
-        await host.start(runner.start)
+        await host.start(run.start)
         try:
             for n, (sig, rec) in enumerate(sorted(camp.signatures.items()), 1):
-                repro, confirmed = await _reproducer(cfg, runner, rec, do_shrink, n)
+                repro, confirmed = await _reproducer(cfg, run.role, rec, do_shrink, n)
                 if not confirmed:
                     section["unconfirmed"].append({"requirement": sig[0], "problem": sig[1], "count": rec.count,
                                                    "message": rec.finding.message,
@@ -140,13 +140,13 @@ async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stri
                 rows.append(entry)
         finally:
             with anyio.CancelScope(shield=True):
-                await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the runner
-                await runner.aclose()
+                await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the run
+                await run.aclose()
             host.cancel_scope.cancel()
     return section, rows
 
 
-async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) -> tuple[Any, bool]:
+async def _reproducer(cfg: Any, client: Any, rec: Any, do_shrink: bool, n: int) -> tuple[Any, bool]:
     """The reproducer of one signature (shrunk, replayed three times on fresh client runs), and
     whether the finding stands (a quit that a plain ping provokes as well does not)."""
     from conformance.fuzz.client_engine import HANDSHAKE, ClientSession
@@ -180,7 +180,7 @@ async def _reproducer(cfg: Any, runner: Any, rec: Any, do_shrink: bool, n: int) 
         if fresh or holder[0] is None or not holder[0].alive:
             await close()
             count[0] += 1
-            s = ClientSession(scfg, runner, n=10_000 + 100 * n + count[0], script=script)
+            s = ClientSession(scfg, client, n=10_000 + 100 * n + count[0], script=script)
             await s.__aenter__()
             holder[0] = s
         return holder[0]
@@ -259,7 +259,7 @@ async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> 
     """Replay one client reproducer three times, each on a fresh start of the client."""
     import anyio
 
-    from conformance.client_context import ClientRunner
+    from conformance.client.role import client_run
     from conformance.fuzz.client_engine import HANDSHAKE, ClientFuzzConfig, ClientSession
     from conformance.wire.envelope import MISSING
 
@@ -269,9 +269,9 @@ async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> 
     reproduced = 0
     lines: list[str] = []
     live = repro.signature[1] in LIVENESS or bool(repro.answer)  # a fresh client run each time
-    runner = ClientRunner(target, versions=[repro.version], timeout=ns.timeout, jobs=1)
+    run = client_run(target, versions=[repro.version], timeout=ns.timeout, jobs=1)
     async with anyio.create_task_group() as host:
-        await host.start(runner.start)
+        await host.start(run.start)
         session: Any = None
         try:
             answer_id = answer["id"] if "id" in answer and answer["id"] is not None else MISSING
@@ -280,7 +280,7 @@ async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> 
                 if session is None or live or not session.alive:
                     if session is not None:
                         await session.__aexit__(None, None, None)
-                    session = ClientSession(cfg, runner, n=90_000 + i,
+                    session = ClientSession(cfg, run.role, n=90_000 + i,
                                             script=(answer["method"], repro.frame, answer_id) if handshake else None)
                     await session.__aenter__()
                 if handshake:
@@ -294,7 +294,7 @@ async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> 
             if session is not None:
                 await session.__aexit__(None, None, None)  # (shielded inside; entered at this level)
             with anyio.CancelScope(shield=True):
-                await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the runner
-                await runner.aclose()
+                await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the run
+                await run.aclose()
             host.cancel_scope.cancel()
     return {"reproduced": reproduced, "of": 3, "findings": lines}

@@ -3,7 +3,7 @@ again and again (the I/O side of :mod:`conformance.fuzz.client_oracle`).
 
 A campaign is many *client runs*: one client process may make a dozen requests and exit, so the
 client command is started as often as needed, ``jobs`` at a time, each on an endpoint of its own
-(the client-testing harness: :class:`conformance.client_context.ClientRunner` -- the ``{server}``
+(the client-testing harness: :class:`conformance.client.role.ClientRole` -- the ``{server}``
 launcher over the stdio relay, ``{url}`` on the loopback HTTP hub), and each run's process group
 is killed at its end.  Within a run:
 
@@ -38,7 +38,8 @@ from typing import Any, Callable
 
 import anyio
 
-from conformance.client_context import ClientRun, ClientRunner, ClientTarget
+from conformance.client.role import ClientRole, ClientRun, client_run
+from conformance.client.target import ClientTarget
 from conformance.connect import TargetError
 from conformance.fuzz import client_oracle as co
 from conformance.fuzz import oracle as _o
@@ -189,12 +190,12 @@ class _Ended(Exception):
 class _ClientRun:
     """One start of the client: its connection read, our messages sent in chunks, judged."""
 
-    def __init__(self, cfg: ClientFuzzConfig, runner: ClientRunner, n: int, sink: Sink, camp: ClientCampaign | None,
+    def __init__(self, cfg: ClientFuzzConfig, client: ClientRole, n: int, sink: Sink, camp: ClientCampaign | None,
                  script: tuple[str, bytes, Any] | None = None) -> None:
         self.cfg = cfg
         self.script = script  # a replayed answer to a handshake request: (method, bytes, the id it was recorded with)
         self.script_sent = anyio.Event()
-        self.runner = runner
+        self.client = client
         self.n = n
         self.sink = sink
         self.camp = camp
@@ -239,10 +240,10 @@ class _ClientRun:
         from conformance.scenarios.client._server import ScenarioServer
 
         self.server = ScenarioServer(None, self.version)  # type: ignore[arg-type]  # default() answers only
-        run = await self.runner.launch(self.version, "fuzz", attach=False,
+        run = await self.client.launch(self.version, "fuzz", attach=False,
                                        answer_mode="sse" if self.http and not self.legacy_sse else "json")
         self.run = run
-        self.transport = await self.runner.connected(run, self.cfg.timeout, attach=False)
+        self.transport = await self.client.connected(run, self.cfg.timeout, attach=False)
         if self.transport is None:
             why = f"it exited with code {run.exit_code}" if run.exit_code is not None else \
                 f"it did not connect within {self.cfg.timeout:g} s"
@@ -267,9 +268,9 @@ class _ClientRun:
             except (TransportError, OSError):
                 break
         if self.run is not None:
-            await self.runner.end_client(self.run, 0.0 if self.ended.is_set() else 1.0)
+            await self.client.end_client(self.run, 0.0 if self.ended.is_set() else 1.0)
             try:
-                self.runner.client_runs.remove(self.run)
+                self.client.client_runs.remove(self.run)
             except ValueError:
                 pass
 
@@ -667,7 +668,7 @@ class _ClientRun:
         self.end_reason = reason
         run = self.run
         if run is not None and not kill:
-            await self.runner.wait_exit(run, 1.0)  # its exit code (a crash signal?)
+            await self.client.wait_exit(run, 1.0)  # its exit code (a crash signal?)
         if not kill:
             self._liveness()
         self.ended.set()
@@ -839,11 +840,11 @@ async def run_client_campaign(cfg: ClientFuzzConfig) -> ClientCampaign:
     def sink(f: Finding, frame: Frame | None, exp: Expect | None, prefix: list[Frame], detail: dict) -> None:
         camp.record(f, frame, exp, prefix=prefix, detail=detail)
 
-    runner = ClientRunner(cfg.target, versions=[cfg.version], timeout=cfg.deadline, jobs=cfg.jobs)
+    run = client_run(cfg.target, versions=[cfg.version], timeout=cfg.deadline, jobs=cfg.jobs)
     first_error: list[BaseException] = []
     connected = [0]
     async with anyio.create_task_group() as host:
-        await host.start(runner.start)
+        await host.start(run.start)
         try:
             camp.started = time.monotonic()
             slots = anyio.Semaphore(max(1, cfg.jobs))
@@ -852,7 +853,7 @@ async def run_client_campaign(cfg: ClientFuzzConfig) -> ClientCampaign:
             async def one(n: int) -> None:
                 try:
                     async with anyio.create_task_group() as tg:
-                        r = _ClientRun(cfg, runner, n, sink, camp)
+                        r = _ClientRun(cfg, run.role, n, sink, camp)
                         try:
                             await r.open(tg)
                             connected[0] += 1
@@ -895,8 +896,8 @@ async def run_client_campaign(cfg: ClientFuzzConfig) -> ClientCampaign:
         finally:
             camp.finished = time.monotonic()
             with anyio.CancelScope(shield=True):
-                await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the runner
-                await runner.aclose()
+                await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the run
+                await run.aclose()
             host.cancel_scope.cancel()
     if not connected[0] and first_error:
         raise first_error[0]
@@ -916,12 +917,12 @@ async def run_client_campaign(cfg: ClientFuzzConfig) -> ClientCampaign:
 class ClientSession:
     """A client run for replays: the handshake answered as it should be, the client's first request
     after it held; :meth:`replay` sends frames (or an answer) with a barrier behind and returns the
-    findings.  Use ``async with ClientSession(cfg, runner) as s``."""
+    findings.  Use ``async with ClientSession(cfg, client) as s``."""
 
-    def __init__(self, cfg: ClientFuzzConfig, runner: ClientRunner, n: int = 0, *,
+    def __init__(self, cfg: ClientFuzzConfig, client: ClientRole, n: int = 0, *,
                  script: tuple[str, bytes, Any] | None = None) -> None:
         self.cfg = cfg
-        self.runner = runner
+        self.client = client
         self.n = n
         self.script = script  # (method, bytes, recorded id): the answer to the client's handshake request
         self.found: list[tuple[Finding, Frame | None]] = []
@@ -937,7 +938,7 @@ class ClientSession:
     async def __aenter__(self) -> "ClientSession":
         self._cm = anyio.create_task_group()
         self._tg = await self._cm.__aenter__()
-        self.r = _ClientRun(self.cfg, self.runner, self.n, self._sink, None, script=self.script)
+        self.r = _ClientRun(self.cfg, self.client, self.n, self._sink, None, script=self.script)
         try:
             await self.r.open(self._tg)
         except BaseException:

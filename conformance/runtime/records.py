@@ -42,7 +42,7 @@ class ScenarioSkipped(Exception):
 
 
 class NeedSession(Exception):
-    """require_capability() before any connection: the runner opens the shared session and
+    """require_capability() before any connection: the server role opens the shared session and
     runs the scenario again from the start."""
 
 

@@ -68,7 +68,7 @@ def test_an_interrupt_whose_keyboardinterrupt_was_swallowed_still_ends_the_run(t
     # 60 s timeout
     code = """
 import os, signal, sys
-import conformance.runner as runner
+import conformance.runtime.run as runtime_run
 import conformance.pytest_plugin as plugin
 from conformance import cli
 
@@ -82,13 +82,13 @@ def install_then_lose_the_raise():
     signal.signal(signal.SIGINT, swallowed)
 
 cli.terminate_like_interrupt = install_then_lose_the_raise
-run_item = runner.Runner.run_item
+run_item = runtime_run.Run.run_item
 
 async def interrupted(self, sc, version):
     os.kill(os.getpid(), signal.SIGINT)
     return await run_item(self, sc, version)
 
-runner.Runner.run_item = interrupted
+runtime_run.Run.run_item = interrupted
 sys.exit(cli.main(sys.argv[1:]))
 """
     # the deadline: the first item alone would wait 60 s for the silent server

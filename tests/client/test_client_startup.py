@@ -10,7 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance.client_context import ClientRunner, ClientTarget
+from conformance.client.role import client_run
+from conformance.client.target import ClientTarget
 from tests.cli.conftest import live_processes
 
 pytestmark = pytest.mark.anyio
@@ -21,12 +22,12 @@ V = "2025-11-25"
 
 async def _connect(mode: str, token: str, busy: float = 3.0) -> tuple[bool, str]:
     command = f"FAKE_CLIENT_BUSY={busy:g} {shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} {mode} {token} {{server}}"
-    runner = ClientRunner(ClientTarget(command=command, startup_timeout=1.5), versions=[V], timeout=5)
+    runner = client_run(ClientTarget(command=command, startup_timeout=1.5), versions=[V], timeout=5)
     async with anyio.create_task_group() as host:
         await host.start(runner.start)
         try:
-            run = await runner.launch(V, "startup-probe")
-            peer = await runner.connected(run)
+            run = await runner.role.launch(V, "startup-probe")
+            peer = await runner.role.connected(run)
             return peer is not None, run.tail()
         finally:
             await runner.aclose()

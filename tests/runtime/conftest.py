@@ -16,8 +16,8 @@ import pytest
 # would then hold functions bound to dropped modules (another ``Kind`` enum...).  Import the whole
 # stack here, outside any run.
 import conformance.cli  # noqa: F401,E402
-import conformance.context  # noqa: F401,E402
-import conformance.runner  # noqa: F401,E402
+import conformance.runtime.run  # noqa: F401,E402
+import conformance.server.role  # noqa: F401,E402
 import conformance.schema.validate  # noqa: F401,E402
 import conformance.transports.http  # noqa: F401,E402
 import conformance.transports.sse  # noqa: F401,E402

@@ -1,4 +1,4 @@
-"""The Runner and ScenarioContext: connections, grading, skip reasons, errors (no pytest plugin)."""
+"""The run (server role) and ScenarioContext: connections, grading, skip reasons, errors (no pytest plugin)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import anyio
 import pytest
 
 from conformance.connect import Target
-from conformance.context import ScenarioContext
-from conformance.runner import Runner
+from conformance.runtime.run import Run
+from conformance.server.context import ScenarioContext
+from conformance.server.role import ServerRole, server_run
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario
 from conformance.spec.versions import VERSIONS, Transport
@@ -32,8 +33,8 @@ def make(func: Any, *requirements: str, capability: str | None = None, fresh: bo
 
 
 @asynccontextmanager
-async def running(command: tuple[str, ...] = (PY, str(TINY)), *, versions: Any = (V,), **kw: Any) -> AsyncIterator[Runner]:
-    runner = Runner(Target(command=command), versions=versions, timeout=2, **kw)
+async def running(command: tuple[str, ...] = (PY, str(TINY)), *, versions: Any = (V,), **kw: Any) -> AsyncIterator[Run[ServerRole]]:
+    runner = server_run(Target(command=command), versions=versions, timeout=2, **kw)
     async with anyio.create_task_group() as tg:
         await tg.start(runner.start)
         try:
@@ -115,7 +116,7 @@ async def test_require_capability_before_connecting_uses_the_session_opened_firs
     # every item waits for its version's shared handshake first, so the capabilities are known
     # when the scenario starts: it runs once
     assert calls == ["start"]
-    assert runner.sessions[V].capabilities.get("tools") is not None
+    assert runner.role.sessions[V].capabilities.get("tools") is not None
     assert item.skip_reason == "server did not declare capability 'prompts'"
     assert ok.outcome is Outcome.PASS
 

@@ -9,8 +9,9 @@ import anyio
 import pytest
 
 from conformance.connect import Target
-from conformance.context import ScenarioContext
-from conformance.runner import Runner
+from conformance.runtime.run import Run
+from conformance.server.context import ScenarioContext
+from conformance.server.role import ServerRole, server_run
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario
 from conformance.spec.versions import VERSIONS, Transport
@@ -32,8 +33,8 @@ def make(func: Any, requirement: str, *, fresh: bool, order: int = 0, sid: str |
 
 
 @asynccontextmanager
-async def running(items: list[tuple[Scenario, str]] | None, *, versions: tuple[str, ...] = (V,), **kw: Any) -> AsyncIterator[Runner]:
-    runner = Runner(Target(command=(PY, str(TINY))), versions=versions, timeout=5, **kw)
+async def running(items: list[tuple[Scenario, str]] | None, *, versions: tuple[str, ...] = (V,), **kw: Any) -> AsyncIterator[Run[ServerRole]]:
+    runner = server_run(Target(command=(PY, str(TINY))), versions=versions, timeout=5, **kw)
     if items is not None:
         runner.plan([sc for sc, _ in items])
         runner.schedule(items)
@@ -129,15 +130,15 @@ async def test_items_outside_the_schedule_never_run() -> None:
 async def test_items_run_alongside_each_other_on_every_transport_unless_jobs_is_1() -> None:
     # fresh connections are processes of their own on stdio and sessions of their own over HTTP
     url = "http://127.0.0.1:1/mcp"
-    http = Runner(Target(transport=Transport.STREAMABLE_HTTP, url=url), versions=(V,))
-    sse = Runner(Target(transport=Transport.SSE, url=url), versions=(V,))
-    stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
-    assert (http.detach, sse.detach, stdio.detach) == (True, True, True)
+    http = server_run(Target(transport=Transport.STREAMABLE_HTTP, url=url), versions=(V,))
+    sse = server_run(Target(transport=Transport.SSE, url=url), versions=(V,))
+    stdio = server_run(Target(command=(PY, str(TINY))), versions=(V,))
+    assert (http.role.detach, sse.role.detach, stdio.role.detach) == (True, True, True)
     assert http.jobs >= 3 and sse.jobs >= 3 and stdio.jobs >= 3
-    assert Runner(Target(command=(PY, str(TINY))), versions=(V,), detach=False).detach is False
-    assert Runner(Target(command=(PY, str(TINY))), versions=(V,), jobs=1).detach is False  # --jobs 1
-    assert Runner(Target(transport=Transport.STREAMABLE_HTTP, url=url), versions=(V,), jobs=1).detach is False
-    assert Runner(Target(command=(PY, str(TINY))), versions=(V,), jobs=2).detach is True
+    assert server_run(Target(command=(PY, str(TINY))), versions=(V,), detach=False).role.detach is False
+    assert server_run(Target(command=(PY, str(TINY))), versions=(V,), jobs=1).role.detach is False  # --jobs 1
+    assert server_run(Target(transport=Transport.STREAMABLE_HTTP, url=url), versions=(V,), jobs=1).role.detach is False
+    assert server_run(Target(command=(PY, str(TINY))), versions=(V,), jobs=2).role.detach is True
 
 
 async def test_items_of_order_zero_do_not_wait_for_those_that_merely_start_first() -> None:
@@ -170,7 +171,7 @@ async def test_a_stdio_server_slower_to_start_than_the_answer_timeout_still_gets
     # start-up (1.5 s here, seconds for any interpreter on a loaded machine) counts against the
     # start-up deadline, not against the 1 s allowed for each answer
     slow = ("sh", "-c", f"sleep 1.5; exec {PY} {TINY}")
-    runner = Runner(Target(command=slow, startup_timeout=5.0), versions=(V,), timeout=1)
+    runner = server_run(Target(command=slow, startup_timeout=5.0), versions=(V,), timeout=1)
     async with anyio.create_task_group() as tg:
         await tg.start(runner.start)
         try:
@@ -209,7 +210,7 @@ async def test_each_versions_items_in_order_run_side_by_side_with_the_other_vers
     b = make(second, "jsonrpc.error.method-not-found", fresh=False)
     items = [(a, W), (b, W), (a, V), (b, V)]
     async with running(items, versions=(W, V)) as runner:
-        assert runner.lanes >= 2
+        assert runner.scheduler.lanes >= 2
         assert (await runner.run_item(a, W)).outcome is Outcome.PASS
         assert (await runner.run_item(b, W)).outcome is Outcome.PASS
         # V's first item ran meanwhile (W's waited for it to start), its findings wait for their turn
@@ -234,7 +235,7 @@ async def test_with_jobs_1_the_versions_run_one_after_the_other() -> None:
 
     sc = make(item, "ping.response", fresh=False)
     async with running([(sc, W), (sc, V)], versions=(W, V), jobs=1) as runner:
-        assert runner.lanes == 1
+        assert runner.scheduler.lanes == 1
         await runner.run_item(sc, W)
         await runner.run_item(sc, V)
     assert log == [f"start {W}", f"end {W}", f"start {V}", f"end {V}"]
@@ -262,19 +263,19 @@ async def test_an_item_reached_before_its_versions_lane_started_keeps_the_order(
     a = make(slow_first, "ping.response", fresh=False)
     b = make(second, "jsonrpc.error.method-not-found", fresh=False)
     async with running([(a, W), (b, W), (a, V), (b, V)], versions=(W, V)) as runner:
-        assert runner.lanes >= 2
-        runner._start_lanes()
-        for _ in range(runner.lanes):  # before the lanes' tasks run: none of them can start
-            runner._lane_slots.acquire_nowait()
+        assert runner.scheduler.lanes >= 2
+        runner.scheduler._start()
+        for _ in range(runner.scheduler.lanes):  # before the lanes' tasks run: none of them can start
+            runner.scheduler._lane_slots.acquire_nowait()
         async with anyio.create_task_group() as tg:
             tg.start_soon(runner.run_item, a, V)
             with anyio.fail_after(DEADLINE):
                 while f"first {V}" not in log:
                     await anyio.sleep(0.01)
-            for _ in range(runner.lanes):  # the lanes start: V's waits for its first item
-                runner._lane_slots.release()
+            for _ in range(runner.scheduler.lanes):  # the lanes start: V's waits for its first item
+                runner.scheduler._lane_slots.release()
             with anyio.fail_after(DEADLINE):
-                await runner._detached[(b.id, W)].done.wait()
+                await runner.scheduler._ahead[(b.id, W)].done.wait()
             await anyio.wait_all_tasks_blocked()
             assert f"second {V}" not in log
             release.set()

@@ -9,8 +9,9 @@ import anyio
 import pytest
 
 from conformance.connect import Target
-from conformance.context import ScenarioContext
-from conformance.runner import Runner
+from conformance.runtime.run import Run
+from conformance.server.context import ScenarioContext
+from conformance.server.role import ServerRole, server_run
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario
 from conformance.spec.versions import VERSIONS, Transport
@@ -31,8 +32,8 @@ def make(func: Any, requirement: str, *, disposable: bool = True) -> Scenario:
     )
 
 
-async def run(items: list[Scenario], **kw: Any) -> Runner:
-    runner = Runner(Target(command=(PY, str(TINY))), versions=(V,), timeout=5, **kw)
+async def run(items: list[Scenario], **kw: Any) -> Run[ServerRole]:
+    runner = server_run(Target(command=(PY, str(TINY))), versions=(V,), timeout=5, **kw)
     runner.plan(items)
     runner.schedule([(sc, V) for sc in items])
     async with anyio.create_task_group() as tg:
@@ -116,9 +117,9 @@ def test_only_stdio_connections_are_shared_and_only_fresh_scenarios_are_disposab
         pass
 
     sc = make(noop, "ping.response")
-    http = Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,))
-    stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
-    assert stdio.shares_disposable(sc) and not http.shares_disposable(sc)
+    http = server_run(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,))
+    stdio = server_run(Target(command=(PY, str(TINY))), versions=(V,))
+    assert stdio.role.shares_disposable(sc) and not http.role.shares_disposable(sc)
     from conformance.registry import scenarios
 
     assert all(s.fresh for s in scenarios("server") if s.disposable)
@@ -132,19 +133,19 @@ def test_an_apart_scenario_has_a_session_of_its_own_over_http_and_the_shared_one
     sc = replace(make(noop, "ping.response", disposable=False), fresh=False, apart=True)
     plain = replace(sc, apart=False)
     for transport in (Transport.STREAMABLE_HTTP, Transport.SSE):
-        http = Runner(Target(transport=transport, url="http://127.0.0.1:1/mcp"), versions=(V,))
+        http = server_run(Target(transport=transport, url="http://127.0.0.1:1/mcp"), versions=(V,))
         http.schedule([(sc, V), (plain, V)])
-        assert http.own_connection(sc) and http._detachable(sc, V)  # runs beside the items in order
-        assert not http.own_connection(plain) and not http._detachable(plain, V)
-    stdio = Runner(Target(command=(PY, str(TINY))), versions=(V,))
-    assert not stdio.own_connection(sc) and not stdio._detachable(sc, V)
+        assert http.role.own_connection(sc) and http.scheduler.policy.ahead(sc, V)  # runs beside the items in order
+        assert not http.role.own_connection(plain) and not http.scheduler.policy.ahead(plain, V)
+    stdio = server_run(Target(command=(PY, str(TINY))), versions=(V,))
+    assert not stdio.role.own_connection(sc) and not stdio.scheduler.policy.ahead(sc, V)
     from conformance.registry import scenarios
 
     assert "cancellation.cancelled_call_unanswered" in {s.id for s in scenarios("server") if s.apart}
 
 
 async def test_a_part_run_alone_waits_for_the_items_running_and_keeps_later_ones_out() -> None:
-    from conformance.runner import _ServerWide
+    from conformance.server.server_wide import ServerWide as _ServerWide
 
     wide = _ServerWide()
     log: list[str] = []
@@ -181,12 +182,12 @@ async def test_a_part_run_alone_waits_for_the_items_running_and_keeps_later_ones
 def test_the_server_wide_lock_exists_only_where_sessions_share_a_server() -> None:
     async def main() -> tuple[bool, bool, bool]:
         out = []
-        for runner in (Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,)),
-                       Runner(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,), jobs=1),
-                       Runner(Target(command=(PY, str(TINY))), versions=(V,))):
+        for runner in (server_run(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,)),
+                       server_run(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,), jobs=1),
+                       server_run(Target(command=(PY, str(TINY))), versions=(V,))):
             async with anyio.create_task_group() as tg:
                 await tg.start(runner.start)
-                out.append(runner._server_wide is not None)
+                out.append(runner.role._server_wide is not None)
                 await runner.aclose()
         return tuple(out)
 
@@ -194,7 +195,7 @@ def test_the_server_wide_lock_exists_only_where_sessions_share_a_server() -> Non
 
 
 async def test_an_item_running_together_goes_alone_for_a_part_of_it() -> None:
-    from conformance.runner import _ServerWide
+    from conformance.server.server_wide import ServerWide as _ServerWide
 
     wide = _ServerWide()
     log: list[str] = []
@@ -238,7 +239,7 @@ async def test_an_item_running_together_goes_alone_for_a_part_of_it() -> None:
 async def test_a_part_run_alone_does_not_wait_for_an_item_that_stepped_aside() -> None:
     """An item watching its own request steps aside: a part that runs alone starts at once; the
     watcher takes its place back only once that part has ended (also when it is cancelled)."""
-    from conformance.runner import _ServerWide
+    from conformance.server.server_wide import ServerWide as _ServerWide
 
     wide = _ServerWide()
     log: list[str] = []

@@ -10,8 +10,9 @@ import anyio
 import pytest
 
 from conformance.connect import Target
-from conformance.context import ScenarioContext
-from conformance.runner import Runner
+from conformance.runtime.run import Run
+from conformance.server.context import ScenarioContext
+from conformance.server.role import ServerRole, server_run
 from conformance.outcomes import Outcome
 from conformance.peer import RawPeer
 from conformance.registry import Scenario, scenarios
@@ -33,10 +34,10 @@ def make(func: Any) -> Scenario:
     )
 
 
-async def run(sc: Scenario, versions: tuple[str, ...] = TWO, **kw: Any) -> tuple[Runner, dict[str, Any]]:
-    runner = Runner(Target(command=(PY, str(TINY))), versions=versions, timeout=5, **kw)
+async def run(sc: Scenario, versions: tuple[str, ...] = TWO, **kw: Any) -> tuple[Run[ServerRole], dict[str, Any]]:
+    runner = server_run(Target(command=(PY, str(TINY))), versions=versions, timeout=5, **kw)
     runner.plan([sc])
-    planned = dict(runner._fresh_needed)
+    planned = dict(runner.role._fresh_needed)
     runner.schedule([(sc, v) for v in versions])
     items = {}
     async with anyio.create_task_group() as tg:
@@ -104,7 +105,7 @@ async def test_a_cancelled_probe_is_run_again_by_the_next_version() -> None:
         ctx.check(REQ, env.result == {}, entries=[env])
 
     sc = make(stalls_first)
-    runner = Runner(Target(command=(PY, str(TINY))), versions=TWO, timeout=5, jobs=1)
+    runner = server_run(Target(command=(PY, str(TINY))), versions=TWO, timeout=5, jobs=1)
     runner.plan([sc])
     async with anyio.create_task_group() as tg:
         await tg.start(runner.start)
@@ -112,7 +113,7 @@ async def test_a_cancelled_probe_is_run_again_by_the_next_version() -> None:
             with anyio.move_on_after(1) as scope:  # the first version's item is cancelled mid-probe
                 await runner.run_item(sc, TWO[0])
             assert scope.cancelled_caught
-            assert "stalls-first" not in runner._once  # not cached: the next version's item runs it
+            assert "stalls-first" not in runner.role._once  # not cached: the next version's item runs it
             item = await runner.run_item(sc, TWO[1])
             assert item.outcome is Outcome.PASS, (item.error, item.reasons)
         finally:
@@ -125,10 +126,10 @@ def test_the_unsupported_version_probe_is_once_and_nothing_version_specific_is()
     assert once == {"lifecycle.unsupported_version"}
     assert all(s.fresh for s in scenarios("server") if s.once)
     sc = next(s for s in scenarios("server") if s.id == "lifecycle.unsupported_version")
-    runner = Runner(Target(command=(PY, str(TINY))), versions=tuple(VERSIONS))
+    runner = server_run(Target(command=(PY, str(TINY))), versions=tuple(VERSIONS))
     runner.plan([sc, replace(sc, id="lifecycle.unsupported_version_copy", once=False)])
     # the copy asks once per version that has initialize; the once scenario only on the first
-    assert runner._fresh_needed == {"2024-11-05": 2, "2025-03-26": 1, "2025-06-18": 1, "2025-11-25": 1}
+    assert runner.role._fresh_needed == {"2024-11-05": 2, "2025-03-26": 1, "2025-06-18": 1, "2025-11-25": 1}
 
 
 def test_the_probe_is_planned_on_the_first_version_whose_item_runs() -> None:
@@ -137,11 +138,11 @@ def test_the_probe_is_planned_on_the_first_version_whose_item_runs() -> None:
 
     sc = make(noop)
     three = ("2025-03-26", "2025-06-18", "2025-11-25")
-    runner = Runner(Target(command=(PY, str(TINY))), versions=three)
+    runner = server_run(Target(command=(PY, str(TINY))), versions=three)
     runner.plan([sc])
-    assert runner._fresh_needed == {three[0]: 1}
+    assert runner.role._fresh_needed == {three[0]: 1}
     runner.schedule([(sc, three[1]), (sc, three[2])])  # the first version's item deselected
-    assert runner._once_home[sc.id] == three[1]
-    assert {v: n for v, n in runner._fresh_needed.items() if n} == {three[1]: 1}
+    assert runner.role._once_home[sc.id] == three[1]
+    assert {v: n for v, n in runner.role._fresh_needed.items() if n} == {three[1]: 1}
     runner.schedule([])
-    assert sc.id not in runner._once_home and not any(runner._fresh_needed.values())
+    assert sc.id not in runner.role._once_home and not any(runner.role._fresh_needed.values())

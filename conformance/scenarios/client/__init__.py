@@ -1,1 +1,1 @@
-"""Client scenarios: the suite plays the server, one behaviour per run (see ``conformance.client_context``)."""
+"""Client scenarios: the suite plays the server, one behaviour per run (see ``conformance.client``)."""

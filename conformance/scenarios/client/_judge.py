@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.client_context import ClientContext, ClientRun
+from conformance.client.context import ClientContext
+from conformance.client.role import ClientRun
 from conformance.scenarios.client._server import META_PV
 from conformance.scenarios.client._server import request_meta as _meta
 from conformance.spec.versions import Transport, spec

@@ -7,7 +7,8 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from conformance.client_context import ClientContext, ClientRun
+from conformance.client.context import ClientContext
+from conformance.client.role import ClientRun
 from conformance.connect import TargetError
 from conformance.scenarios.client._judge import Wire, engaged, judge_run
 from conformance.scenarios.client._server import ScenarioServer
@@ -46,7 +47,7 @@ async def play(
     """Start the client, play the server until the client is done (it exits, or closes the
     server's stdin) or the run's budget passes (``budget``, default ``--client-timeout``), then
     end it and judge what it did."""
-    runner = ctx.runner
+    client = ctx.client
     run = await ctx.launch(**(launch or {}))
     if setup is not None:
         setup(run)
@@ -59,13 +60,13 @@ async def play(
                      "as the last argument) and check that it connects",
             )
         raise TargetError(
-            f"the client did not connect to the suite's server within {runner.target.startup_timeout:g} s",
+            f"the client did not connect to the suite's server within {client.target.startup_timeout:g} s",
             hint="pass {server} (stdio) or {url} (HTTP) where the client expects the server, or raise --timeout",
         )
     server = ScenarioServer(peer, ctx.version)
     if configure is not None:
         configure(server)
-    budget = runner.target.run_timeout if budget is None else budget
+    budget = client.target.run_timeout if budget is None else budget
     until = anyio.current_time() + budget
     ended_by_client = False
     async with anyio.create_task_group() as tg:
@@ -105,6 +106,6 @@ async def play(
         if facts.stdin_closed is not None or facts.signals or facts.killed is not None:
             ended_by_client = True  # the client ended its server (how: the shutdown check says)
     # the server is done with the client: a client that did not end the session itself is ended now
-    await runner.end_client(run, 2.0)  # a client that ended its session gets the time to exit by itself
+    await client.end_client(run, 2.0)  # a client that ended its session gets the time to exit by itself
     wire = judge_run(ctx, run, unsupported_offer=unsupported_offer) if judge else Wire(run)
     return Played(run, server, wire, engaged(wire, ctx.version), ended_by_client)

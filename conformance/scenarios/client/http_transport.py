@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.client_context import ClientContext, ClientRun
+from conformance.client.context import ClientContext
+from conformance.client.role import ClientRun
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS, pick
 from conformance.scenarios.client._run import describe_exit, play

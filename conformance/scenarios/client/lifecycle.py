@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import anyio
 
-from conformance.client_context import ClientContext
+from conformance.client.context import ClientContext
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import META_PV, W_REQUIREMENTS, pick
 from conformance.scenarios.client._run import describe_exit, play

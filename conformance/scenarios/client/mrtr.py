@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from conformance.client_context import ClientContext
+from conformance.client.context import ClientContext
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import META_CAPS, W_REQUIREMENTS, wire_of
 from conformance.scenarios.client._run import Played, play
@@ -69,7 +69,7 @@ async def _play_first_call(ctx: ClientContext, answer: Callable[[ScenarioServer,
 
 
 def _call_hint(ctx: ClientContext) -> str:
-    return "" if ctx.runner.target.call_command else " (give --call-command to make it call a tool)"
+    return "" if ctx.target.call_command else " (give --call-command to make it call a tool)"
 
 
 def _target(env: Any) -> tuple[Any, Any]:

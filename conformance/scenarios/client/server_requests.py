@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from conformance.client_context import ClientContext
+from conformance.client.context import ClientContext
 from conformance.peer import ConnectionLost
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS

@@ -18,7 +18,8 @@ from typing import Any
 
 import anyio
 
-from conformance.client_context import ClientContext, ClientRun
+from conformance.client.context import ClientContext
+from conformance.client.role import ClientRun
 from conformance.peer import ConnectionLost, ExpectTimeout
 from conformance.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS, Wire, pick
@@ -140,7 +141,7 @@ def _judge_give_up(ctx: ClientContext, played: Any, victim: Envelope | None, how
 
 
 def _budget(ctx: ClientContext) -> float:
-    target = ctx.runner.target
+    target = ctx.target
     return max(target.run_timeout, target.stall_timeout)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import ConnectionLost, RawPeer
 from conformance.registry import scenario
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id

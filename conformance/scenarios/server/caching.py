@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.registry import scenario
 from conformance.wire.envelope import Envelope, Kind
 

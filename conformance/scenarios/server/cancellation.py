@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError
 from conformance.registry import scenario
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.wire.envelope import Envelope, Kind

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
+from conformance.server.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
 from conformance.spec.meta import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
 from conformance.registry import scenario
 from conformance.spec import errors

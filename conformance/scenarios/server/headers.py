@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import Transport

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.runtime.records import Connection
 from conformance.peer import PeerError, RawPeer
 from conformance.registry import scenario

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError
 from conformance.registry import scenario
 from conformance.spec import errors

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
+from conformance.server.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
 from conformance.registry import scenario
 from conformance.spec import errors

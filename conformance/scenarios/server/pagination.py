@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.wire.envelope import Kind

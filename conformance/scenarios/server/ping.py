@@ -6,7 +6,7 @@ initialize and between the initialize response and the initialized notification 
 
 from __future__ import annotations
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.registry import scenario
 from conformance.spec.versions import LATEST_STATEFUL
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError, RawPeer
 from conformance.registry import scenario
 from conformance.transcript import Direction, TranscriptEntry

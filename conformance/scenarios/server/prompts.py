@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec import errors

@@ -8,7 +8,7 @@ import contextlib
 import re
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec import errors

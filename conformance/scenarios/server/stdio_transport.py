@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.runtime.records import Connection
 from conformance.peer import PeerError
 from conformance.registry import scenario

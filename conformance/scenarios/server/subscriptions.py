@@ -8,7 +8,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import ExpectTimeout, RawPeer
 from conformance.registry import scenario
 from conformance.spec.versions import Transport

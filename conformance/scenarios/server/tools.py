@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec.versions import LATEST_STATEFUL, VERSIONS

@@ -1,27 +1,32 @@
-"""Running client scenarios: the suite plays the server, the client under test is started per run.
+"""The client role: the suite plays the server, the client under test is started per run.
 
-The client-role half of the runtime, beside :mod:`conformance.context` (the server role).  What
-both share -- results per requirement x version x transport, grading, checks with violations and
-transcript excerpts, the run deadline, the host tasks that keep connections open -- is the
-server runtime's :class:`~conformance.runner.Runner` and
-:class:`~conformance.context.ScenarioContext`, which :class:`ClientRunner` and
-:class:`ClientContext` extend; what differs is who starts whom:
+:class:`ClientRole` is what a :class:`~conformance.runtime.run.Run` plays against a client; what
+both roles share -- results per requirement x version x transport, grading, the run deadline, the
+host tasks that keep connections open, the scheduler -- is the role-free runtime
+(:mod:`conformance.runtime`).  What the client role adds is who starts whom:
 
-* a client scenario *launches* the client command once per run (:meth:`ClientContext.launch`):
-  a fresh process in its own process group, with ``{server}`` (stdio: a launcher that relays to
-  the suite, :mod:`conformance.transports.relay`), ``{url}`` (streamable HTTP or legacy SSE: a
-  path of its own on the suite's loopback HTTP server, :mod:`conformance.transports.http_server`)
-  or ``{config}`` (an ``mcp.json`` naming either) substituted, or appended when absent;
+* a client scenario *launches* the client command once per run (:meth:`ClientRole.launch`,
+  through :meth:`ClientContext.launch <conformance.client.context.ClientContext.launch>`): a fresh
+  process in its own process group, with ``{server}`` (stdio: a launcher that relays to the
+  suite, :mod:`conformance.transports.relay`), ``{url}`` (streamable HTTP or legacy SSE: a path
+  of its own on the suite's loopback HTTP server, :mod:`conformance.transports.http_server`) or
+  ``{config}`` (an ``mcp.json`` naming either) substituted, or appended when absent;
 * the connection the client opens is a :class:`~conformance.peer.RawPeer` with ``role="server"``
   (every inbound message parsed, validated against the version's client-to-server schema and
   recorded), on which the scenario answers as a server would, or does not;
 * the client's process is always ended: it may exit by itself, is sent SIGTERM then SIGKILL
   (its whole process group) at the end of the run, and is registered for the session's last-resort
   kill, also on Ctrl-C.
+
+Every client run is independent of every other, so its items are scheduled *all at once*: with
+``jobs`` > 1 each starts at the first item and takes one of ``jobs`` slots inside its deadline
+(the runs that wait out the client's own timeout, slots of their own).  :func:`client_run` makes
+the run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -30,62 +35,29 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, AsyncContextManager
 
 import anyio
 
+from conformance.client.context import ClientContext
+from conformance.client.target import CALL_ARGS, CALL_TOOL, PLACEHOLDERS, ClientTarget
 from conformance.connect import STARTUP_CAP_FACTOR, TargetError, register_child, unregister_child
-from conformance.context import ScenarioContext
-from conformance.runtime.records import Connection, ItemResult
-from conformance.runner import Runner
-from conformance.peer import RawPeer
+from conformance.peer import PeerError, RawPeer
 from conformance.registry import Scenario
+from conformance.runtime.records import Connection
+from conformance.runtime.run import Run
+from conformance.runtime.schedule import Policy
 from conformance.spec.versions import Transport, spec
 from conformance.transports.procstat import busy, group_cpu_seconds
 
-__all__ = ["ClientTarget", "ClientRunner", "ClientContext", "ClientRun", "PLACEHOLDERS"]
+__all__ = ["ClientRole", "ClientRun", "client_run", "default_client_jobs"]
 
-PLACEHOLDERS = ("{server}", "{url}", "{config}")
-CALL_TOOL = "add_numbers"  # the one tool a --call-command is asked to call (the official fixture's name)
-CALL_ARGS = {"a": 2, "b": 3}
 _TAIL = 4000
-# longer than the SDKs' default request timeouts (the TypeScript SDK's is 60 s), so that a client
-# that has one is seen giving up
-DEFAULT_STALL_TIMEOUT = 75.0
 
 
-@dataclass(frozen=True)
-class ClientTarget:
-    """How to start the client under test."""
-
-    command: str  # run with sh -c, placeholders substituted
-    transport: Transport = Transport.STDIO
-    call_command: str | None = None
-    env: Mapping[str, str] | None = None
-    cwd: str | None = None
-    startup_timeout: float = 10.0  # how long a started client may take to connect
-    run_timeout: float = 30.0  # how long one client run may take before it is stopped
-    #: how long a request the suite never answers waits for the client to give up (the runs of
-    #: the timeout scenarios last up to this long instead of ``run_timeout``)
-    stall_timeout: float = DEFAULT_STALL_TIMEOUT
-    default: bool = False
-    role: str = "client"
-    url: str | None = None  # (for the report's target block)
-
-    @property
-    def is_http(self) -> bool:
-        return self.transport is not Transport.STDIO
-
-    def resolve(self) -> "ClientTarget":
-        return self
-
-    def describe(self) -> str:
-        return f"the client `{self.command}` ({self.transport.value})"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"role": "client", "transport": self.transport.value, "command": [self.command],
-                "call_command": self.call_command, "url": None, "cwd": self.cwd,
-                "env": dict(self.env) if self.env else {}, "default": self.default, "description": self.describe()}
+def client_run(target: ClientTarget, **run_options: Any) -> "Run[ClientRole]":
+    """A run against the client ``target`` (``run_options``: those of :class:`Run`)."""
+    return Run(ClientRole(target), **run_options)
 
 
 @dataclass
@@ -148,25 +120,16 @@ class ClientRun:
                 "stderr_tail": self.tail()[-600:] or None}
 
 
-class ClientRunner(Runner):
-    """One run against one client: a relay hub (stdio) or HTTP hub, client runs, results."""
+class ClientRole:
+    """The client role of one run: a relay hub (stdio) or HTTP hub, client runs."""
 
-    def __init__(self, target: ClientTarget, **kwargs: Any) -> None:
-        kwargs.setdefault("prespawn", False)
-        kwargs.setdefault("detach", False)
-        if kwargs.get("jobs") is None:
-            kwargs["jobs"] = default_client_jobs()
-        super().__init__(target, **kwargs)  # type: ignore[arg-type]
-        self.target: ClientTarget = target  # type: ignore[assignment]
-        # one item is one client run: its start, its budget, and its end (a grace, then the kill)
-        self.item_deadline = max(self.item_deadline,
-                                 target.startup_timeout + max(target.run_timeout, target.stall_timeout) + 10.0)
-        # every client run is a process of its own on an endpoint of its own: scheduled items
-        # start ahead, ``jobs`` at a time, and their results are applied in run order
-        self._ahead: dict[tuple[str, str], Any] = {}  # (scenario id, version) -> _Ahead
-        self._order: list[tuple[Scenario, str]] = []
+    peer_errors_are_verdicts = False  # client scenarios catch their own waits: one that escapes is ours
+
+    def __init__(self, target: ClientTarget) -> None:
+        self.target = target
+        self._run: Run[ClientRole] | None = None  # set by bind()
         self.client_runs: list[ClientRun] = []
-        self._ending = False  # aclose has begun
+        self._ending = False  # close has begun
         self.relay_hub: Any = None
         self.http_hub: Any = None
         self._tmp: Path | None = None
@@ -176,57 +139,103 @@ class ClientRunner(Runner):
         self.ever_connected = False
         self.no_show: str | None = None
 
-    async def start(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    # -- the role (see conformance.runtime.run.Role) -------------------------------------------
+
+    @property
+    def run(self) -> "Run[ClientRole]":
+        if self._run is None:
+            raise RuntimeError("the role is not played in a run yet (Run(role) binds it)")
+        return self._run
+
+    def default_jobs(self) -> int:
+        return default_client_jobs()
+
+    def item_deadline(self, default: float) -> float:
+        """One item is one client run: its start, its budget, and its end (a grace, then the kill)."""
+        target = self.target
+        return max(default, target.startup_timeout + max(target.run_timeout, target.stall_timeout) + 10.0)
+
+    def bind(self, run: "Run[Any]") -> Policy:
+        """Every client run is a process of its own on an endpoint of its own: with ``jobs`` > 1
+        every item starts ahead, ``jobs`` at a time, and their results are applied in run order.
+        Runs that wait out the client's own timeout use little but a process: they go beside the
+        others, three times as many at a time (with --jobs 1, one after the other like the rest)."""
+        self._run = run
+        jobs = run.jobs
+        return Policy(ahead=lambda sc, version: jobs > 1, slots=max(1, jobs), paced=False,
+                      wait_slots=1 if jobs <= 1 else 3 * jobs)
+
+    async def open(self, tg: Any) -> None:
         from conformance.transports.http_server import HttpHub
         from conformance.transports.relay import RelayHub
 
-        self._stop = anyio.Event()
-        self._stopped = anyio.Event()
-        self._server_lock = anyio.Lock()
-        self._progress = anyio.Event()
-        self._slots = anyio.Semaphore(max(1, self.jobs))
-        # runs that wait out the client's own timeout use little but a process: they go beside
-        # the others, three times as many at a time (with --jobs 1, one after the other like the rest)
-        self._wait_slots = anyio.Semaphore(1 if self.jobs <= 1 else 3 * self.jobs)
         self._tmp = Path(tempfile.mkdtemp(prefix="mcpcfg-"))
-        try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                if self.target.transport is Transport.STDIO:
-                    self.relay_hub = await tg.start(RelayHub().serve)
-                else:
-                    self.http_hub = await tg.start(HttpHub().serve)
-                self.started = True
-                task_status.started(self)
-                await self._stop.wait()
-                if self.http_hub is not None:
-                    self.http_hub.stop()
-                    with anyio.move_on_after(3):
-                        await self.http_hub.stopped.wait()
-                tg.cancel_scope.cancel()
-        finally:
-            self._stopped.set()
-            import shutil
+        if self.target.transport is Transport.STDIO:
+            self.relay_hub = await tg.start(RelayHub().serve)
+        else:
+            self.http_hub = await tg.start(HttpHub().serve)
 
-            if self._tmp is not None:
-                shutil.rmtree(self._tmp, ignore_errors=True)
+    async def stopping(self) -> None:
+        if self.http_hub is not None:
+            self.http_hub.stop()
+            with anyio.move_on_after(3):
+                await self.http_hub.stopped.wait()
 
-    async def aclose(self) -> None:
-        if self._stop is None:
-            return
+    def cleanup(self) -> None:
+        import shutil
+
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    async def close(self) -> None:
+        """End every client run (its process group), then close every connection (bounded)."""
         self._ending = True
-        with anyio.CancelScope(shield=True):
-            with anyio.move_on_after(10):
-                async with anyio.create_task_group() as tg:
-                    for run in list(self.client_runs):
-                        tg.start_soon(self.end_client, run, 0.0)
-            with anyio.move_on_after(10):
-                async with anyio.create_task_group() as tg:
-                    for conn in list(self.connections):
-                        tg.start_soon(self._close_conn, conn)
-            self._stop.set()
-            with anyio.move_on_after(5):
-                await self._stopped.wait()
+        run = self.run
+        with anyio.move_on_after(10):
+            async with anyio.create_task_group() as tg:
+                for client in list(self.client_runs):
+                    tg.start_soon(self.end_client, client, 0.0)
+        with anyio.move_on_after(10):
+            async with anyio.create_task_group() as tg:
+                for conn in list(run.connections):
+                    tg.start_soon(run.close_conn, conn)
+
+    def count(self, sc: Scenario, version: str) -> None:
+        pass  # every item starts what it needs itself
+
+    def recount(self, schedule: dict[str, list[Scenario]]) -> None:
+        pass
+
+    def warm(self, version: str) -> None:
+        pass  # a client run starts with its item: nothing to open ahead
+
+    async def retire(self, version: str) -> None:
+        pass
+
+    def new_context(self, sc: Scenario, version: str, active: list[str]) -> ClientContext:
+        return ClientContext(self.run, self, sc, version, active)
+
+    async def run_scenario(self, sc: Scenario, version: str, ctx: Any) -> None:
+        """Each scenario is client runs of its own: nothing to settle first (its slot is the
+        scheduler's)."""
+        await sc.func(ctx)
+
+    async def release(self, ctx: Any) -> None:
+        """Every client the scenario started is ended (its process group), its connection closed."""
+        for client in ctx.runs:
+            await self.end_client(client, 0.0)
+        for client in ctx.runs:
+            if client.conn is not None:
+                await self.run.close_conn(client.conn)
+
+    async def silent_target(self, ctx: Any, version: str, exc: PeerError) -> tuple[str, str, str | None] | None:
+        return None  # (never asked: a PeerError out of a client scenario is not a verdict)
+
+    def unchecked(self, ctx: Any, rid: str) -> str:
+        return ctx._notes.get(rid) or "not exercised: the client never did what this requirement is about"
+
+    def sharing(self) -> AsyncContextManager[Any]:
+        return contextlib.nullcontext()
 
     # -- one client run ---------------------------------------------------------------------
 
@@ -265,10 +274,9 @@ class ClientRunner(Runner):
                      answer_mode: str = "json", get_stream: bool = True, call: bool = False, attach: bool = True) -> ClientRun:
         """Start the client for one run and return at once (the connection comes later).
         ``attach=False``: no raw peer is put on the connection (the fuzzer reads the transport itself)."""
-        if self._ending:  # aclose has begun: a client started now would outlive its end
+        if self._ending:  # the run is closing: a client started now would outlive its end
             raise TargetError("the run is ending: no new client is started")
-        self._counter += 1
-        run = ClientRun(label=f"{version}/{scenario}#{self._counter}", version=version,
+        run = ClientRun(label=f"{version}/{scenario}#{self.run.number()}", version=version,
                         transport=self.target.transport, command=self.target.command)
         launcher = url = None
         if self.target.transport is Transport.STDIO:
@@ -299,7 +307,7 @@ class ClientRunner(Runner):
         run.proc = proc
         run.pid = proc.pid
         register_child(proc.pid, group=True)
-        self._tg.start_soon(self._watch_process, run)
+        self.run.tg.start_soon(self._watch_process, run)
         if run.endpoint is not None and attach:
             await self._attach(run, run.endpoint)
         return run
@@ -330,16 +338,16 @@ class ClientRunner(Runner):
             await proc.aclose() if hasattr(proc, "aclose") else None
 
     async def _attach(self, run: ClientRun, transport: Any) -> Connection:
-        timeout = self.timeout
+        timeout = self.run.timeout
 
         def factory() -> RawPeer:
             return RawPeer(transport, version=run.version, timeout=timeout, role="server")
 
-        host = await self._host(factory)
+        host = await self.run.host(factory)
         conn = Connection(label=run.label, peer=host.obj, version=run.version, shared=False,
                           _close=host.close, _done=host.done)
         run.conn = conn
-        self.connections.append(conn)
+        self.run.connections.append(conn)
         return conn
 
     async def connected(self, run: ClientRun, timeout: float | None = None, *, attach: bool = True) -> Any:
@@ -426,84 +434,15 @@ class ClientRunner(Runner):
         if run.endpoint is not None:
             await run.endpoint.aclose()
 
-    # -- items ------------------------------------------------------------------------------
-
-    def schedule(self, items: Iterable[tuple[Scenario, str]]) -> None:
-        """The items the run will execute, in run order: with ``jobs`` > 1 they start ahead of
-        time (each client run is independent of every other), and :meth:`run_item` waits for each."""
-        self._order = []
-        seen = set()
-        for sc, version in items:
-            if (sc.id, version) not in seen:
-                seen.add((sc.id, version))
-                self._order.append((sc, version))
-
-    def _start_ahead(self) -> None:
-        if self._ahead or self.jobs <= 1 or not self._order:
-            return
-        # the waiting runs start first: they take the longest and use the least
-        for sc, version in sorted(self._order, key=lambda item: not item[0].waits):
-            ahead = _Ahead()
-            self._ahead[(sc.id, version)] = ahead
-            self._tg.start_soon(self._run_ahead, sc, version, ahead)
-
-    async def _run_ahead(self, sc: Scenario, version: str, ahead: "_Ahead") -> None:
-        try:
-            ahead.item = await self._execute(sc, version, ahead.ops)
-        except BaseException as exc:  # cancelled with the run, or our own bug: run_item re-raises it
-            ahead.raised = exc
-            if not isinstance(exc, Exception):
-                raise
-        finally:
-            ahead.done.set()
-
-    async def run_item(self, sc: Scenario, version: str) -> ItemResult:
-        self._start_ahead()
-        ahead = self._ahead.get((sc.id, version))
-        if ahead is not None:
-            await ahead.done.wait()
-            for op in ahead.ops:
-                op()
-            if ahead.raised is not None:
-                raise ahead.raised
-            assert ahead.item is not None
-            return ahead.item
-        ops: list[Callable[[], None]] = []
-        try:
-            return await self._execute(sc, version, ops)
-        finally:
-            for op in ops:
-                op()
-
-    # -- the client's part of an item (Runner._execute does the rest) ------------------------------
-
-    peer_errors_are_verdicts = False  # client scenarios catch their own waits: one that escapes is ours
-
-    def _new_context(self, sc: Scenario, version: str, active: list[str]) -> "ClientContext":
-        return ClientContext(self, sc, version, active)
-
-    async def _run_scenario(self, sc: Scenario, version: str, ctx: Any) -> None:
-        """Each scenario is client runs of its own: nothing to settle first; it waits for a slot
-        (the runs that wait out the client's own timeout have slots of their own)."""
-        async with (self._wait_slots if sc.waits and self.jobs > 1 else self._slots):
-            await sc.func(ctx)
-
-    async def _release(self, ctx: Any) -> None:
-        """Every client the scenario started is ended (its process group), its connection closed."""
-        for run in ctx.runs:
-            await self.end_client(run, 0.0)
-        for run in ctx.runs:
-            if run.conn is not None:
-                await self._close_conn(run.conn)
-
-    def _unchecked(self, ctx: Any, rid: str) -> str:
-        return ctx._notes.get(rid) or "not exercised: the client never did what this requirement is about"
-
-    def default_run_timeout(self, timeout: float, versions: int, items: int) -> float:
+    def default_run_timeout(self, derived: float, items: int) -> float:
         """Also bounded by the client runs themselves: every run may use its whole budget (a
         client without timeouts waits out the stalled request), ``jobs`` at a time."""
-        runs = -(-items // max(1, self.jobs))
-        return max(super().default_run_timeout(timeout, versions, items), 60.0 + runs * self.item_deadline)
+        run = self.run
+        runs = -(-items // max(1, run.jobs))
+        return max(derived, 60.0 + runs * run.item_deadline)
+
+    def target_error(self) -> TargetError | None:
+        return None  # a client that cannot be started is an error of each item that starts it
 
     def implementation(self) -> dict[str, Any]:
         info = None
@@ -542,14 +481,6 @@ class ClientRunner(Runner):
                    for run in self.client_runs)
 
 
-class _Ahead:
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.ops: list[Callable[[], None]] = []
-        self.item: ItemResult | None = None
-        self.raised: BaseException | None = None
-
-
 def default_client_jobs() -> int:
     """Client runs at once by default: each is one client process on an endpoint of its own, and
     mostly waits (for the client to start, for its answers); four, three on a single core."""
@@ -558,40 +489,3 @@ def default_client_jobs() -> int:
 
 def _stdin() -> int:
     return os.open(os.devnull, os.O_RDONLY)
-
-
-class ClientContext(ScenarioContext):
-    """What a client scenario sees: ``launch()`` the client, play the server on its connection,
-    ``check()`` what it did."""
-
-    def __init__(self, runner: ClientRunner, scenario: Scenario, version: str, requirements: Iterable[str]) -> None:
-        super().__init__(runner, scenario, version, requirements)  # type: ignore[arg-type]
-        self.runner = runner
-        self.runs: list[ClientRun] = []
-
-    async def launch(self, **opts: Any) -> ClientRun:
-        runner = self.runner
-        if runner.no_show is not None and not runner.ever_connected:
-            # as a server that never answers makes the rest of its version skip at once: the
-            # misconfigured command is one verdict's wait, not one per item
-            raise TargetError(
-                f"not started: {runner.no_show}, and no run of it ever has",
-                hint="pass {server} (stdio) or {url} (HTTP) where the client expects the server, or raise --timeout",
-            )
-        run = await runner.launch(self.version, self.scenario.id.split(".")[-1], **opts)
-        self.runs.append(run)
-        return run
-
-    async def connected(self, run: ClientRun, timeout: float | None = None) -> RawPeer | None:
-        peer = await self.runner.connected(run, timeout)
-        if peer is not None:
-            self._last = run.conn
-        return peer
-
-    async def wait_exit(self, run: ClientRun, timeout: float) -> bool:
-        return await self.runner.wait_exit(run, timeout)
-
-    def use(self, run: ClientRun) -> None:
-        """Make ``run``'s connection the default for transcript excerpts of later checks."""
-        if run.conn is not None:
-            self._last = run.conn
