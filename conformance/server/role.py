@@ -219,6 +219,8 @@ class ServerRole:
     def default_run_timeout(self, derived: float, items: int) -> float:
         return derived
 
+    # -- the plan: what the items will connect to --------------------------------------------
+
     def _count_needs(self, sc: Scenario, v: str) -> None:
         """Count what item (``sc``, ``v``) will connect to: the version's shared session, or a
         fresh connection (for all the version's disposable items together one; for a ``once``
@@ -280,6 +282,8 @@ class ServerRole:
         if wide is None:
             return contextlib.nullcontext()
         return wide.aside()
+
+    # -- the pool: the target process, connections --------------------------------------------
 
     async def _ensure_server(self) -> None:
         """Start the HTTP server command once (hosted), if the target has one."""
@@ -447,6 +451,8 @@ class ServerRole:
         except Exception:  # noqa: BLE001 - the next item opens a connection of its own
             pass
         return False
+
+    # -- warming up: start processes before they are needed (stdio start-up is ~0.1-0.5 s) -------
 
     _POOL_SIZE = 2
 
