@@ -269,7 +269,7 @@ class Run(Generic[R]):
         the other."""
         self.role.recount(self.scheduler.schedule(items))
 
-    def planned(self, sc: Scenario, version: str) -> bool:
+    def would_check(self, sc: Scenario, version: str) -> bool:
         """Whether item (``sc``, ``version``) would run and check anything: it applies here and
         cites a selected requirement."""
         return sc.inapplicable(version, self.target.transport) is None and any(self.is_selected(r) for r in sc.requirements)

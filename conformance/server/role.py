@@ -226,7 +226,7 @@ class ServerRole:
         fresh connection (for all the version's disposable items together one; for a ``once``
         scenario one, on the first version it runs on).  An item citing nothing selected counts
         for nothing."""
-        if not self.run.planned(sc, v):
+        if not self.run.would_check(sc, v):
             return
         if self.shares_disposable(sc):
             if v not in self._disposable_planned:  # one connection for all of them
@@ -512,7 +512,7 @@ class ServerRole:
             self.detach
             and self.own_connection(sc)
             and not self.shares_disposable(sc)  # those take turns, in the version's order
-            and self.run.planned(sc, version)
+            and self.run.would_check(sc, version)
         )
 
     # -- report inputs ----------------------------------------------------------------------------
