@@ -7,7 +7,7 @@ timeout x (2 x versions + items run / 4), items counted from the CLI's summary l
 printed are wall / bound (below 1: within the bound).  ``errors`` counts the report's ``error``
 results (the suite's own trouble: a silent server must never cause one).  The slow servers
 (``initialize-2x-timeout*``, ``first-post-slow-*``) answer after twice --timeout
-(``MCP_BROKEN_SLOW_SECONDS``).
+(``MCP_BROKEN_SLOW_SECONDS``; on stdio twice the first answer's deadline, max(5, --timeout)).
 Each defect runs through the public CLI exactly as ``tests/broken_servers`` runs it; the report
 lands in reports/bench_bounded.json.
 
@@ -56,13 +56,13 @@ def _target(d: defects.Defect) -> list[str]:
             "--url", f"http://127.0.0.1:{{port}}{path}", "--transport", d.transport]
 
 
-def run(name: str, target: list[str], versions: list[str], timeout: float) -> dict:
+def run(name: str, target: list[str], versions: list[str], timeout: float, slow: float | None = None) -> dict:
     with tempfile.TemporaryDirectory() as out:
         argv = [sys.executable, "-m", "conformance.cli", "server", *target, "--report-dir", out,
                 "--report-format", "none", "--timeout", str(timeout)]
         for v in versions:
             argv += ["--version", v]
-        env = {**os.environ, "MCP_BROKEN_SLOW_SECONDS": str(2 * timeout)}
+        env = {**os.environ, "MCP_BROKEN_SLOW_SECONDS": str(slow or 2 * timeout)}
         started = time.monotonic()
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
         wall = time.monotonic() - started
@@ -92,7 +92,9 @@ def main() -> int:
             continue
         d = defects.get(name)
         versions = list(VERSIONS) if args.all_versions else list(d.versions)
-        rows.append(run(name, _target(d), versions, args.timeout))
+        # twice the deadline of the first answer: on stdio the start-up allowance, max(5, timeout)
+        slow = 2 * (max(5.0, args.timeout) if d.transport == "stdio" else args.timeout)
+        rows.append(run(name, _target(d), versions, args.timeout, slow))
         print(rows[-1], flush=True)
     width = max(len(r["name"]) for r in rows)
     print(f"{'server':{width}}  versions  exit   wall  bound  wall/bound  items  README bound  wall/README  errors  flagged")
