@@ -214,3 +214,24 @@ def test_silence_in_any_form_is_one_verdict_per_version_never_an_error(
         assert others and all(r["outcome"] == "skip" and reason in r["reason"] for r in others), \
             sorted({(r["outcome"], r["reason"]) for r in others if r["outcome"] != "skip" or reason not in r["reason"]})[:5]
     assert code == (1 if report["implementation"]["answered"] else 3)
+
+
+@pytest.mark.parametrize("name", ["initialize-2x-timeout", "initialize-2x-timeout-http"])
+def test_a_slow_handshake_with_version_all_is_one_verdict_per_version_and_exit_1(name: str, tmp_path: Path) -> None:
+    """The issue's run: ``--version all`` against a server that answers initialize after twice the
+    timeout (over HTTP holding the POST without response headers).  Each initialize-based version
+    is one lifecycle.initialize.result failure with the rest of it skipped; 2026-07-28 (no
+    initialize) runs as usual and answers, so the run exits 1 -- with no error of ours."""
+    from dataclasses import replace
+
+    from conformance.spec.versions import VERSIONS
+
+    d = replace(registry.get(name), versions=tuple(VERSIONS))
+    code, report = _run_suite(d, tmp_path)
+    assert report["errors"] == []
+    flagged = sorted({(r["requirement"], r["version"], r["outcome"]) for r in report["results"] if r["outcome"] in FLAGGED})
+    handshake = [v for v in VERSIONS if v != "2026-07-28" and (v != "2024-11-05" or d.transport == "stdio")]
+    assert flagged == [("lifecycle.initialize.result", v, "fail") for v in handshake]
+    modern = [r for r in report["results"] if r["version"] == "2026-07-28"]
+    assert any(r["outcome"] == "pass" for r in modern)
+    assert report["implementation"]["answered"] and code == 1
