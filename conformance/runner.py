@@ -508,6 +508,8 @@ class Runner:
             http = _http_failure(peer, self.target)
             if http is not None:
                 raise _ScenarioError(http.message, kind="target", hint=http.hint) from exc
+            if isinstance(exc, ExpectTimeout) and not spec(version).stateless and peer.initialize_result is not MISSING:
+                raise self._mark_unusable(self._initialized_unanswered(conn, exc)) from exc
             if isinstance(exc, ExpectTimeout) and not spec(version).stateless:
                 waited = f"{exc.waited:.3g}"
                 raise self._mark_unusable(_VersionUnusable(
@@ -525,6 +527,25 @@ class Runner:
             raise _ScenarioError(self._handshake_failure(version, exc), kind="target",
                                  hint="check that the target is an MCP server speaking this transport") from exc
         return info
+
+    def _initialized_unanswered(self, conn: Connection, exc: ExpectTimeout) -> _VersionUnusable:
+        """``initialize`` was answered, and the POST of ``notifications/initialized`` was not (no
+        response headers within the timeout): the session cannot start -- one verdict, the POST's
+        202 Accepted (the endpoint's, on legacy SSE)."""
+        sse = self.target.transport is Transport.SSE
+        rid = "transport.sse.post-endpoint" if sse else "transport.http.post.accepted-202"
+        return _VersionUnusable(
+            rid,
+            problem="NoResponse",
+            message=(f"the POST of notifications/initialized ({conn.version}) was not answered: {exc}; "
+                     "the server MUST return 202 Accepted for input it accepts"),
+            expected="202 Accepted within the timeout",
+            actual=f"no response headers within {exc.waited:.3g} s",
+            reason=(f"not reached: the server did not answer the POST of notifications/initialized for {conn.version} "
+                    f"within {exc.waited:.3g} s (see {rid})"),
+            conn=conn,
+            hint="raise --timeout if the server is merely slow",
+        )
 
     def _first_answer_timeout(self, peer: RawPeer) -> float:
         """How long the handshake waits: a stdio server that has not said anything yet may still

@@ -187,6 +187,8 @@ SILENT = {  # issue 23: silence in every form, on every transport -> (problem, w
     "http-headers-then-nothing": ("InitializeUnanswered", "did not answer initialize"),
     "sse-never-writes": ("NoEndpointEvent", "never became usable"),
     "sse-headers-then-nothing": ("NoEndpointEvent", "never became usable"),
+    "initialized-notification-held-http": ("NoResponse", "did not answer the POST of notifications/initialized"),
+    "initialized-notification-held-sse": ("NoResponse", "did not answer the POST of notifications/initialized"),
 }
 
 
