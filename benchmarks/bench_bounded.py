@@ -43,7 +43,8 @@ NAMES = ("initialize-slow", "initialize-slow-http", "stdio-pretty-after-initiali
          # silence in every form (issue 23): stdio, streamable HTTP, legacy SSE
          "initialize-2x-timeout", "initialize-2x-timeout-http", "initialize-2x-timeout-sse",
          "first-post-slow-http", "first-post-slow-sse", "http-never-writes", "sse-never-writes",
-         "http-headers-then-nothing", "sse-headers-then-nothing")
+         "http-headers-then-nothing", "sse-headers-then-nothing", "initialized-notification-held-http",
+         "initialized-notification-held-sse")
 SLEEP = "sleep-600 (never answers)"
 
 
