@@ -19,8 +19,9 @@
   (:meth:`send` also waits for room to queue a JSON answer: keep a reader on :meth:`receive`.)
 
 Deadlines: response headers (and a non-SSE body) within ``timeout`` seconds, else
-:class:`PeerSilent` (a :class:`TransportTimeout`: connected, and no answer; a connection not made in
-time is a plain :class:`TransportTimeout`), and a body that stalls marks its exchange ``stalled``;
+:class:`PeerSilent` (a :class:`TransportTimeout`: the request reached the server, and no answer
+came; a connection not made in time is a plain :class:`TransportTimeout`), and a body that stalls
+marks its exchange ``stalled``;
 a refused connection or a bad URL is a :class:`ConnectError`.
 Background tasks live in a task group entered by :meth:`start` and left by :meth:`aclose`: both
 must run in the same task (``async with StreamableHttpTransport(...)``).
@@ -273,8 +274,15 @@ class HttpTransportBase(Transport):
         url = url or self.url
         stream = f"{kind or method.lower()}:{next(self._counter)}"
         header_list, removed = self._build_headers(method, body, headers)
+        reached = False  # our request went out on a connection (the server has it)
+
+        async def trace(name: str, info: Any) -> None:
+            nonlocal reached
+            if name.endswith("send_request_headers.started"):
+                reached = True
+
         try:
-            request = client.build_request(method, url, content=body, headers=header_list)
+            request = client.build_request(method, url, content=body, headers=header_list, extensions={"trace": trace})
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
             raise ConnectError(f"bad URL {url!r}: {exc}", url=url, reason=str(exc)) from exc
         except UnicodeEncodeError as exc:
@@ -287,11 +295,11 @@ class HttpTransportBase(Transport):
             with anyio.fail_after(self.timeout):
                 response = await client.send(request, stream=True)
         except (TimeoutError, httpx.TimeoutException) as exc:
-            connecting = isinstance(exc, httpx.ConnectTimeout)
-            what = "could not connect" if connecting else "no response headers"
+            what = "no response headers" if reached else "could not connect"
             self._event(f"{method} {url}: {what} within {self.timeout:g} s", stream=stream, method=method, url=url)
-            # connected, and then not a byte of an answer: the server's silence, not a lost connection
-            raise (TransportTimeout if connecting else PeerSilent)(
+            # the request reached the server, and not a byte of an answer came: the server's silence,
+            # unlike a connection that was never made
+            raise (PeerSilent if reached else TransportTimeout)(
                 f"{method} {url}: {what} within {self.timeout:g} s", url=url, stream=stream) from exc
         except httpx.ConnectError as exc:
             reason = _reason(exc)
