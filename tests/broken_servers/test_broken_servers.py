@@ -237,3 +237,22 @@ def test_a_slow_handshake_with_version_all_is_one_verdict_per_version_and_exit_1
     modern = [r for r in report["results"] if r["version"] == "2026-07-28"]
     assert any(r["outcome"] == "pass" for r in modern)
     assert report["implementation"]["answered"] and code == 1
+
+
+def test_a_get_stream_that_never_opens_is_the_servers_failure_never_an_error(tmp_path: Path) -> None:
+    """A streamable HTTP server that answers every POST and holds the GET of the endpoint without
+    response headers: transport.http.get.sse-or-405 fails (and what needs the GET stream), nothing is
+    an error of ours, exit 1."""
+    launch = (f"import sys; sys.path[:0] = [{str(BROKEN)!r}, {str(ROOT)!r}]; import defects_bounded; "
+              "defects_bounded.get_never_opens(); from reference_server.__main__ import main; sys.exit(main(sys.argv[1:]))")
+    cmd = subprocess.list2cmdline([sys.executable, "-c", launch, "--transport", "streamable-http", "--port", "{port}"])
+    argv = [sys.executable, "-m", "conformance.cli", "server", "--command", cmd, "--url", "http://127.0.0.1:{port}/mcp",
+            "--transport", "streamable-http", "--version", "2025-11-25", "--timeout", "2", "--report-dir", str(tmp_path),
+            "--report-format", "none"]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=_environ(), timeout=300)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["errors"] == [] and not [r for r in report["results"] if r["outcome"] == "error"]
+    failed = {r["requirement"] for r in report["results"] if r["outcome"] == "fail"}
+    assert "transport.http.get.sse-or-405" in failed
+    assert all(r["violations"] and "GET" in r["violations"][0]["message"] for r in report["results"] if r["outcome"] == "fail")
+    assert proc.returncode == 1
