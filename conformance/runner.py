@@ -52,7 +52,7 @@ from conformance.spec.meta import SERVER_INFO_KEY
 from conformance.spec.requirements import Requirement, catalogue
 from conformance.spec.versions import VERSIONS, Transport, spec
 from conformance.transcript import Direction
-from conformance.transports.base import TransportError
+from conformance.transports.base import PeerSilent, TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, parse_envelope, same_id
 from conformance.wire.rules import barrier_method
 
@@ -318,6 +318,8 @@ class Runner:
 
         try:
             host = await self._host(peer_factory, registered)
+        except PeerSilent as exc:  # reached, and silent (legacy SSE: no stream, no endpoint event)
+            raise self._mark_unusable(self._silent_start(version, exc)) from exc
         except (TransportError, OSError) as exc:
             err = target_error(exc, target)
             if not self.connections:
@@ -386,8 +388,29 @@ class Runner:
             hint="the server must accept requests on the session its initialize response opened",
         ))
 
+    def _silent_start(self, version: str, exc: PeerSilent) -> _VersionUnusable:
+        """A connection the target accepted and then never made usable (legacy SSE: the GET of
+        the stream never answered, or no ``endpoint`` event on it): one verdict for the version,
+        as an unanswered ``initialize`` is -- the endpoint event where that requirement applies,
+        else the ``initialize`` that could not even be sent."""
+        rid = "transport.sse.endpoint-event"
+        if not (self.is_selected(rid) and self.requirement(rid).applies_to(version, self.target.transport)):
+            rid = "lifecycle.initialize.result"
+        return _VersionUnusable(
+            rid,
+            problem="NoEndpointEvent" if rid != "lifecycle.initialize.result" else "InitializeUnanswered",
+            message=(f"the {self.target.transport.value} connection for {version} was accepted but never became usable "
+                     f"within {self.timeout:g} s ({exc}): the server MUST send an endpoint event when a client connects, "
+                     "and respond to initialize"),
+            expected="an SSE stream whose first event is `endpoint`, within the timeout",
+            actual=str(exc),
+            reason=f"not reached: the {version} connection never became usable: {exc} (see {rid})",
+            version=version,
+            hint="raise --timeout if the server is merely slow",
+        )
+
     def _mark_unusable(self, exc: _VersionUnusable) -> _VersionUnusable:
-        version = exc.conn.version if exc.conn is not None else None
+        version = exc.version or (exc.conn.version if exc.conn is not None else None)
         if version is not None:
             self._unusable.setdefault(version, exc)
             self._shared_error.setdefault(version, self._unusable[version])
@@ -485,6 +508,8 @@ class Runner:
             http = _http_failure(peer, self.target)
             if http is not None:
                 raise _ScenarioError(http.message, kind="target", hint=http.hint) from exc
+            if isinstance(exc, ExpectTimeout) and not spec(version).stateless and peer.initialize_result is not MISSING:
+                raise self._mark_unusable(self._initialized_unanswered(conn, exc)) from exc
             if isinstance(exc, ExpectTimeout) and not spec(version).stateless:
                 waited = f"{exc.waited:.3g}"
                 raise self._mark_unusable(_VersionUnusable(
@@ -502,6 +527,25 @@ class Runner:
             raise _ScenarioError(self._handshake_failure(version, exc), kind="target",
                                  hint="check that the target is an MCP server speaking this transport") from exc
         return info
+
+    def _initialized_unanswered(self, conn: Connection, exc: ExpectTimeout) -> _VersionUnusable:
+        """``initialize`` was answered, and the POST of ``notifications/initialized`` was not (no
+        response headers within the timeout): the session cannot start -- one verdict, the POST's
+        202 Accepted (the endpoint's, on legacy SSE)."""
+        sse = self.target.transport is Transport.SSE
+        rid = "transport.sse.post-endpoint" if sse else "transport.http.post.accepted-202"
+        return _VersionUnusable(
+            rid,
+            problem="NoResponse",
+            message=(f"the POST of notifications/initialized ({conn.version}) was not answered: {exc}; "
+                     "the server MUST return 202 Accepted for input it accepts"),
+            expected="202 Accepted within the timeout",
+            actual=f"no response headers within {exc.waited:.3g} s",
+            reason=(f"not reached: the server did not answer the POST of notifications/initialized for {conn.version} "
+                    f"within {exc.waited:.3g} s (see {rid})"),
+            conn=conn,
+            hint="raise --timeout if the server is merely slow",
+        )
 
     def _first_answer_timeout(self, peer: RawPeer) -> float:
         """How long the handshake waits: a stdio server that has not said anything yet may still
@@ -556,7 +600,13 @@ class Runner:
         version = info.version
         legacy = f"target does not support {version}"
         wait = self._first_answer_timeout(peer)
-        rid = await peer.request("server/discover")
+        silent = (f"{legacy}: no answer to server/discover within {wait:g} s "
+                  "(legacy servers may stay silent: basic/transports/stdio#backward-compatibility)")
+        try:
+            rid = await peer.request("server/discover")
+        except ExpectTimeout:  # HTTP: the POST was never answered (no headers, a body that never ended)
+            info.unsupported = silent
+            return
         exchange = peer.last_exchange
         status = getattr(exchange, "status", None)
         if isinstance(status, int) and status >= 400 and not _json_rpc_body(exchange):
@@ -579,10 +629,7 @@ class Runner:
         except ExpectTimeout:
             if _http_failure(peer, self.target) is not None:
                 raise
-            info.unsupported = (
-                f"{legacy}: no answer to server/discover within {wait:g} s "
-                "(legacy servers may stay silent: basic/transports/stdio#backward-compatibility)"
-            )
+            info.unsupported = silent
             return
         if env.kind is Kind.ERROR:
             code = env.error_code
@@ -945,6 +992,9 @@ class Runner:
                          f"raise --run-timeout, or --timeout if the {getattr(self.target, 'role', 'server')} is merely slow")
             elif isinstance(exc, TimeoutError):
                 error = ("harness", f"scenario {sc.id} did not finish within its deadline of {limit:g} s", None)
+            elif isinstance(exc, PeerSilent) and self.peer_errors_are_verdicts:
+                # no response headers (a GET stream that never opens...): an answer that never came
+                peer_exc = ExpectTimeout("an answer over HTTP", self.timeout, [], detail=f"; {exc}")
             elif isinstance(exc, (TransportError, OSError)) and self.peer_errors_are_verdicts:
                 err = target_error(exc, self.target, doing="running the scenario")
                 error = ("target", err.message, err.hint)
