@@ -75,6 +75,7 @@ FAULTS: dict[str, Fault] = {
     "float-id": _f("one extra request with a fractional id (e.g. 7.5)"),
     "null-id": _f("one extra request with id null"),
     "reuse-answered-id": _f("one extra ping reusing the id of an answered request of the session", LEGACY),
+    "reuse-initialize-id": _f("one extra ping reusing the id of the session's initialize request", LEGACY),
     "reuse-inflight-id": _f("the first request after the handshake is sent twice at once with one id", MODERN),
     "notification-with-id": _f("notifications/initialized carries an id", LEGACY),
     "cancel-unknown-id": _f("one extra notifications/cancelled naming an id the client never used", LEGACY),

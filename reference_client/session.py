@@ -101,6 +101,7 @@ class Session:
         self.operating = False  # the handshake is done
         self._victim_done = False  # the first request after the handshake has been sent
         self._first_id: Any = None  # ... and its id
+        self._init_id: Any = None  # the id of the (last) initialize request
         self._extras_done = False
         self._reinits = 0
 
@@ -315,6 +316,8 @@ class Session:
             return [(self._harmless(rid=None), None)]
         if f("reuse-answered-id") and self._first_id is not None and not self.core.in_flight(self._first_id):
             return [(self._harmless(rid=self._first_id), None)]
+        if f("reuse-initialize-id") and self._init_id is not None:
+            return [(self._harmless(rid=self._init_id), None)]
         if f("cancel-unknown-id"):
             never = "mcp-reference-client-never-sent"  # this client's ids are integers
             return [(self.core.notification("notifications/cancelled", {"requestId": never, "reason": "mcp-reference-client fault"}), None)]
@@ -520,6 +523,7 @@ async def legacy_handshake(session: Session, asked: str, *, reinit: bool = False
             await link.send(early, quiet=True)
 
     answer = await session.call("initialize", core.initialize_params(), after_send=during)
+    session._init_id = answer.get("id")
     if "error" in answer:
         err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
         raise StepFailed(f"initialize: error {err.get('code')} {err.get('message')!r}")

@@ -620,6 +620,7 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "float-id": _expect_extra(lambda w: isinstance(w.value["id"], float)),
     "null-id": _expect_extra(lambda w: w.value["id"] is None and "method" in w.value),
     "reuse-answered-id": _expect_extra(lambda w: is_request(w.value, "ping") and w.value["id"] == 2),
+    "reuse-initialize-id": _expect_extra(lambda w: is_request(w.value, "ping") and w.value["id"] == 1),
     "reuse-inflight-id": _check_reuse_inflight,
     "notification-with-id": None,  # set below
     "cancel-unknown-id": _expect_extra(lambda w: w.value["method"] == "notifications/cancelled"

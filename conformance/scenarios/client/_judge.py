@@ -278,8 +278,14 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
     else:
         seen: dict[Any, Msg] = {}
         dup = None
+        scope: Any = None  # without a session id: the scope of the last initialize
         for m in real:
-            k = (_session_of(m), _key(m.env.id))
+            session = _session_of(m, run)
+            if session is _NEW_SCOPE:
+                session = scope = ("init", m.entry.seq)
+            elif session is None:
+                session = scope
+            k = (session, _key(m.env.id))
             if k in seen:
                 dup = (seen[k], m)
                 break
@@ -434,14 +440,32 @@ def _raw(entry: TranscriptEntry) -> str:
     return text if len(text) <= 300 else text[:300] + "..."
 
 
-def _session_of(m: Msg) -> Any:
-    headers = m.meta.get("headers") or {}
+def _session_of(m: Msg, run: ClientRun) -> Any:
+    """The session a client message belongs to, for the request-id rule: on streamable HTTP the
+    Mcp-Session-Id it carries, and for an initialize POST the id our answer to it issued (the
+    initialize request is part of the session it opens: "counting every request from initialize
+    on"); without session ids, each initialize starts a new scope.  stdio (one server process)
+    and HTTP+SSE (one SSE connection, named by the endpoint's session_id) are one session each."""
+    meta = m.meta
+    headers = meta.get("headers") or {}
     sid = headers.get("mcp-session-id")
     if sid:
         return sid
-    if m.env.method == "initialize":
-        return ("init", m.entry.seq)
+    if meta.get("path", "").endswith("/messages"):  # HTTP+SSE: the endpoint's session
+        for part in (meta.get("query") or "").split("&"):
+            if part.startswith("session_id="):
+                return part[len("session_id="):]
+        return None
+    ep = run.endpoint
+    if m.env.method == "initialize" and ep is not None:
+        rec = next((r for r in ep.requests if r.n == meta.get("http_request")), None)
+        if rec is not None and rec.issued_session:
+            return rec.issued_session
+        return _NEW_SCOPE
     return None
+
+
+_NEW_SCOPE = object()  # an initialize on streamable HTTP without session ids: a new scope from here
 
 
 def _initialize_problems(env: Envelope) -> list[str]:

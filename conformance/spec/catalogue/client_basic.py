@@ -105,7 +105,9 @@ define(
     role="client",
     area=AREA,
     note=(
-        "Judged on every request the client sent, per session: one stdio server process, one "
+        "Judged on every request the client sent, per session, counting every request from "
+        "initialize on (the initialize request belongs to the session it opens: on streamable "
+        "HTTP, to the MCP-Session-Id our answer to it issued): one stdio server process, one "
         "HTTP+SSE connection, one MCP-Session-Id on streamable HTTP (without a session id: from "
         "one initialize to the next). A new session (a new initialize, e.g. after a 404) starts a "
         "new scope. Only the client's own ids count (the requestor); ids of the server's requests "
