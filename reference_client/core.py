@@ -123,6 +123,11 @@ _UNDECLARED = {
 }
 
 
+def _digits(rid: Any) -> bool:
+    """A string id that is a string of digits ("7"), which a sloppy client answers as 7."""
+    return isinstance(rid, str) and rid.isascii() and rid.isdigit()
+
+
 def other_id(rid: Any) -> Any:
     """``rid`` changed the way a sloppy client changes it: 7 -> "7", "7" -> 7, "s" -> "s-wrong"."""
     if isinstance(rid, int) and not isinstance(rid, bool):
@@ -397,6 +402,8 @@ class ClientCore:
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": {}}
             if self.faulty("response-wrong-id") or self.faulty("result-wrong-id"):
                 reply["id"] = other_id(rid)
+            if self.faulty("digit-id-as-number") and _digits(rid):
+                reply["id"] = int(rid)
             if self.faulty("result-and-error"):
                 reply["error"] = {"code": codes.INTERNAL_ERROR, "message": "mcp-reference-client: both result and error"}
             return reply
@@ -424,6 +431,8 @@ class ClientCore:
         reply = self._error(rid, code, f"Method not found: {method}")
         if self.faulty("error-wrong-id"):
             reply["id"] = other_id(rid)
+        if self.faulty("error-digit-id-as-number") and _digits(rid):
+            reply["id"] = int(rid)
         return reply
 
     @staticmethod

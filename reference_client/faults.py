@@ -86,6 +86,10 @@ FAULTS: dict[str, Fault] = {
                             ALL_VERSIONS[:3]),
     "result-wrong-id": _f('a server ping is answered with the id changed (7 -> "7", "7" -> 7, "s" -> "s-wrong")',
                           ("2025-11-25",)),
+    "digit-id-as-number": _f('a server ping whose id is a string of digits is answered with it as a number '
+                             '("701" -> 701); other ids are echoed exactly', ALL_VERSIONS[:3]),
+    "error-digit-id-as-number": _f('error answers to server requests whose id is a string of digits carry it as a '
+                                   'number ("702" -> 702)', ("2025-11-25",)),
     "error-wrong-id": _f("error answers (unknown method, undeclared capability) carry the id changed", ("2025-11-25",)),
     "result-and-error": _f("a server ping is answered with both result and error", ALL_VERSIONS[:3]),
     "string-error-code": _f('sampling is not declared and sampling/createMessage is answered with code "-32601" '
@@ -131,6 +135,8 @@ FAULTS: dict[str, Fault] = {
     "stdin-garbage": _f("one extra line that is not JSON written to the server's stdin", transports=STDIO),
     "kill-without-closing-stdin": _f("shutdown by SIGTERM (then SIGKILL) without closing the server's stdin first",
                                      LEGACY, STDIO),
+    "batch-stdio": _f("one extra JSON-RPC batch (an array of two pings) written on a version without batches",
+                      FROM_2025_06, STDIO),
     "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),
     # -- streamable HTTP ------------------------------------------------------------------------------
     "put-message": _f("one extra request sent by PUT instead of POST", FROM_2025_03, HTTP),
@@ -173,6 +179,7 @@ FAULTS: dict[str, Fault] = {
 # the catalogue splits some rules by version (client.http.accept / client.http.accept-2026, ...):
 # one fault per requirement id, the same misbehaviour
 FAULTS.update({
+    "digit-id-as-number-2025-11-25": _variant("digit-id-as-number", ("2025-11-25",)),
     "no-timeout-2024": _variant("no-timeout", ALL_VERSIONS[:1]),
     "timeout-without-cancel-2026": _variant("timeout-without-cancel", MODERN, STDIO),  # HTTP: its exit closes the stream
     "cancel-unknown-id-2026": _variant("cancel-unknown-id", MODERN, STDIO),  # HTTP 2026: no client notifications
@@ -182,6 +189,7 @@ FAULTS.update({
     "undeclared-sampling-2026": _variant("undeclared-sampling", MODERN, ("stdio", "streamable-http")),
     "undeclared-elicitation-2026": _variant("undeclared-elicitation", MODERN, ("stdio", "streamable-http")),
     "kill-without-closing-stdin-2026": _variant("kill-without-closing-stdin", MODERN),
+    "batch-sse": _variant("batch-stdio", FROM_2025_06, SSE),
     "put-message-2026": _variant("put-message", MODERN),
     "accept-json-only-2026": _variant("accept-json-only", MODERN),
     "drop-session-id-2025-03-26": _variant("drop-session-id", ALL_VERSIONS[1:3]),

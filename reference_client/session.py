@@ -332,6 +332,10 @@ class Session:
             return [(self._harmless(), Tweak(http_method="PUT"))]
         if f("accept-json-only"):
             return [(self._harmless(), Tweak(set_headers={"Accept": "application/json"}))]
+        if f("batch-stdio"):  # (and batch-sse) a batch of two pings on a version without batches
+            msgs = [self._harmless(), self._harmless()]
+            raw = dumps(msgs) + (b"\n" if self.transport == "stdio" else b"")
+            return [(msgs, Tweak(raw=raw))]
         if f("post-array"):
             msg = self._harmless()
             return [(msg, Tweak(raw=dumps([msg])))]

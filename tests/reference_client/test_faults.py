@@ -146,6 +146,7 @@ class ScriptServer:
             out.append({"jsonrpc": "2.0", "id": 105, "method": "elicitation/create", "params": {
                 "message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}},
                                                         "required": ["name"]}}})
+        out.append({"jsonrpc": "2.0", "id": "108", "method": "ping"})  # an id that is a string of digits
         out.append({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}})
         out.append(invalid_cancel)
         # the server cancels a request of its own the client has answered (the race; ignored when strict)
@@ -361,6 +362,7 @@ def test_strict_client_answers_the_probes(version: str) -> None:
     replies = {json.dumps(v.get("id")): v for v in values if isinstance(v, dict) and "method" not in v}
     assert replies[json.dumps(101)] == {"jsonrpc": "2.0", "id": 101, "result": {}}
     assert replies[json.dumps("102")]["error"]["code"] == -32601
+    assert replies[json.dumps("108")] == {"jsonrpc": "2.0", "id": "108", "result": {}}  # "108", not 108
     assert replies[json.dumps(103)]["result"]["roots"][0]["uri"].startswith("file://")
     assert "result" in replies[json.dumps(104)]
     if spec(version).elicitation:
@@ -626,14 +628,16 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "cancel-unknown-id": _expect_extra(lambda w: w.value["method"] == "notifications/cancelled"
                                        and w.value["params"]["requestId"] == "mcp-reference-client-never-sent"),
     "shared-progress-token": _check_shared_token,
-    "response-wrong-id": _expect_reply_changed(101, lambda a, b: b == {**a, "id": "101"}),
+    "response-wrong-id": None,  # set below: both ping answers change
     "error-wrong-id": None,  # set below: several error answers change
-    "result-and-error": _expect_reply_changed(101, lambda a, b: b["result"] == {} and "error" in b and b["id"] == 101),
+    "digit-id-as-number": _expect_reply_changed("108", lambda a, b: b == {**a, "id": 108}),
+    "error-digit-id-as-number": _expect_reply_changed("102", lambda a, b: b == {**a, "id": 102}),
+    "result-and-error": None,  # set below: both ping answers change
     "string-error-code": _expect_reply_changed(104, lambda a, b: a["error"]["code"] == -32601 and b["error"]["code"] == "-32601"),
     "unknown-method-wrong-code": _expect_reply_changed("102", lambda a, b: b == {**a, "error": {**a["error"], "code": -32600}}),
     "answer-notification": None,  # set below
     "ignore-batch": _expect_removed(lambda v: isinstance(v, list)),
-    "ignore-ping": _expect_removed(lambda v: is_reply(v, 101)),
+    "ignore-ping": None,  # set below: both ping answers go
     "exit-on-invalid-cancel": _check_quit,
     "exit-on-cancel-race": _check_quit,
     "request-before-initialize": _before_initialize,
@@ -657,6 +661,8 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "http-write-response": _expect_extra(lambda w: w.value == {"jsonrpc": "2.0", "id": 0, "result": {"resultType": "complete"}}),
     "put-message": _expect_extra(lambda w: w.tweak.http_method == "PUT"),
     "accept-json-only": _expect_extra(lambda w: w.tweak.set_headers == {"Accept": "application/json"}),
+    "batch-stdio": _expect_extra(lambda w: isinstance(w.value, list) and [v["method"] for v in w.value] == ["ping", "ping"]
+                                 and w.raw.rstrip(b"\n").endswith(b"]")),
     "post-array": _expect_extra(lambda w: isinstance(w.value, list) and len(w.value) == 1 and w.value[0]["method"] == "ping"),
     "drop-session-id": _expect_extra(lambda w: w.tweak.drop_headers == ("Mcp-Session-Id",)),
     "no-version-header": _expect_extra(lambda w: w.tweak.drop_headers == ("MCP-Protocol-Version",)),
@@ -739,7 +745,35 @@ def _no_version_retry(strict: Run, faulty: Run) -> None:
 
 CHECKS["retry-unlisted-version"] = _retry_unlisted_version
 CHECKS["no-version-retry"] = _no_version_retry
-CHECKS["result-wrong-id"] = _expect_reply_changed(101, lambda a, b: b == {**a, "id": "101"})
+def _ping_ids_changed(strict: Run, faulty: Run) -> None:
+    changes = diff(strict, faulty)
+    pairs = [(a.value, b.value) for _, before, after in changes for a, b in zip(before, after)]
+    assert all(tag == "replace" for tag, *_ in changes)
+    assert [a["id"] for a, _ in pairs] == [101, "108"]  # the two pings
+    for a, b in pairs:
+        assert b == {**a, "id": other_id(a["id"])}
+
+
+CHECKS["response-wrong-id"] = CHECKS["result-wrong-id"] = _ping_ids_changed
+
+
+def _pings_both(strict: Run, faulty: Run) -> None:
+    changes = diff(strict, faulty)
+    pairs = [(a.value, b.value) for _, before, after in changes for a, b in zip(before, after)]
+    assert all(tag == "replace" for tag, *_ in changes) and [a["id"] for a, _ in pairs] == [101, "108"]
+    for a, b in pairs:
+        assert b["result"] == {} and "error" in b and b["id"] == a["id"]
+
+
+def _pings_unanswered(strict: Run, faulty: Run) -> None:
+    changes = diff(strict, faulty)
+    removed = [w.value for tag, before, _ in changes for w in before]
+    assert all(tag == "delete" for tag, *_ in changes)
+    assert [v["id"] for v in removed] == [101, "108"] and all(is_reply(v, v["id"]) for v in removed)
+
+
+CHECKS["result-and-error"] = _pings_both
+CHECKS["ignore-ping"] = _pings_unanswered
 CHECKS["error-wrong-id"] = _error_wrong_id
 CHECKS["answer-notification"] = _answer_notification
 

@@ -43,6 +43,7 @@ W_REQUIREMENTS = (
     "client.progress.token-unique-2026",
     "client.stdio.no-embedded-newlines",
     "client.stdio.only-mcp",
+    "client.stdio.individual-messages",
     "client.stdio.no-responses",
     "client.http.post",
     "client.http.post-2026",
@@ -173,6 +174,7 @@ def engaged(w: Wire, version: str) -> bool:
     return any(m.t > answered and m.env.method not in ("initialize", "server/discover") for m in w.msgs)
 
 
+NO_BATCH_VERSIONS = ("2025-06-18", "2025-11-25")  # batching removed; 2026-07-28 has rules of its own
 _ID_PROBLEMS = ('"id" must be a string or an integer',)
 
 
@@ -216,6 +218,22 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
                  expected="only MCP messages on the server's stdin", actual=_raw(entry))
         if w.msgs and not w.garbage:
             ok("client.stdio.only-mcp")
+
+    # -- batches where the version has none (2025-06-18, 2025-11-25): stdio and HTTP+SSE here,
+    #    streamable HTTP by the POST body rule (_judge_http)
+    if version in NO_BATCH_VERSIONS and ctx.transport is not Transport.STREAMABLE_HTTP:
+        batches = [m for m in w.msgs if m.top is not m.env and m.top.kind is Kind.BATCH]
+        first = {id(m.top): m for m in reversed(batches)}
+        rid = "client.stdio.individual-messages" if stdio else "client.basic.schema-valid"
+        for m in list(first.values())[:1]:
+            fail(rid, m.entry, "BatchSent",
+                 f"the client sent a JSON-RPC batch of {len(m.top.items)} on {version}, which has no batches "
+                 "(removed in 2025-06-18)", expected="individual JSON-RPC requests, notifications or responses",
+                 actual=_raw(m.entry))
+            for b in batches:
+                flagged.add(id(b.env))
+        if stdio and w.msgs and not batches:
+            ok(rid)
 
     # -- JSON-RPC envelope --------------------------------------------------------------------
     for m in w.msgs:
@@ -429,7 +447,9 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
         fail("client.basic.schema-valid", m, "SchemaMismatch",
              f"the client's {m.env.method or m.env.kind.value} does not match the {version} schema: {f}",
              expected=f.definition or "the official schema", actual=f.json_path, )
-    if w.msgs and not invalid:
+    sse_batch = ctx.transport is Transport.SSE and version in NO_BATCH_VERSIONS and \
+        any(m.top is not m.env and m.top.kind is Kind.BATCH for m in w.msgs)
+    if w.msgs and not invalid and not sse_batch:
         ok("client.basic.schema-valid")
     return w
 

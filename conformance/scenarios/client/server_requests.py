@@ -36,6 +36,7 @@ P_REQUIREMENTS = (
     "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should", "client.cancel.race",
 )
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
+DIGIT_ID_METHODS = ("ping", "mcp-conformance/unknown-method")  # asked with ids like "701"
 UNDECLARED_METHODS = ("prompts/", "resources/", "logging/setLevel", "completion/complete")
 
 
@@ -101,7 +102,9 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
     async def ask(method: str, params: Any = MISSING) -> tuple[Any, Envelope | None]:
         nonlocal n
         n += 1
-        rid = f"mcpc-{method.replace('/', '-')}-{n}"
+        # pings and the unknown method get ids that are strings of digits ("701"): the answer must
+        # carry the id exactly, "701" and not 701; the others, strings that are not numbers
+        rid = f"{700 + n}" if method in DIGIT_ID_METHODS else f"mcpc-{method.replace('/', '-')}-{n}"
         await peer.request(method, params, id=rid, meta=None)
         return rid, await server.response(timeout)
 
@@ -111,7 +114,7 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         echo rule takes that, not the barrier."""
         rid, resp = await ask("ping")
         before = []
-        while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):
+        while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):  # "701" or 701
             before.append(resp)
             resp = await server.response(timeout)
         return resp, before

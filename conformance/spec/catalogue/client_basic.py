@@ -25,9 +25,10 @@ _NO_2026_RESPONSES = (
 
 _ID_PROBES = (
     "Probes: the suite's server sends requests (ping, roots/list, sampling/createMessage, "
-    "elicitation/create, a method that does not exist) with string ids (one that looks like a "
-    "number) and integer ids; the same ID means the same JSON value and type (\"7\" and 7 are "
-    "different ids)."
+    "elicitation/create, a method that does not exist) with string ids: strings of digits for "
+    "the pings and the unknown method (\"701\"), other strings for the rest; the same ID means "
+    "the same JSON value and type (\"701\" and 701 are different ids, so a client that answers "
+    "\"701\" with 701 fails)."
 )
 
 # -- messages ---------------------------------------------------------------------------------------

@@ -50,6 +50,27 @@ define(
     ),
 )
 
+define(
+    "client.stdio.individual-messages",
+    "MUST",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "stdio"),
+    quote="Messages are individual JSON-RPC requests, notifications, or responses.",
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "A JSON array (a JSON-RPC batch) written to the server's stdin is flagged. The sentence "
+        "itself has no keyword; it is graded MUST because the same list says 'The client MUST NOT "
+        "write anything to the server's stdin that is not a valid MCP message', and from 2025-06-18 "
+        "a batch is not an MCP message (changelog: 'Remove support for JSON-RPC batching'; the "
+        "schema's JSONRPCMessage has no batch). 2025-03-26 required batches to be received (not "
+        "applied there); 2024-11-05 does not mention batches (not applied). The same batch over "
+        "HTTP+SSE is client.basic.schema-valid, over streamable HTTP client.http.single-message-body."
+    ),
+)
+
 # -- streamable HTTP: sending messages --------------------------------------------------------------
 
 _POST_NOTE = (
