@@ -106,6 +106,10 @@ class ScenarioServer:
     gate: Callable[[Envelope], Answer | None] | None = None
     #: before the result of a request that carries a progressToken, send notifications/progress for it
     progress: bool = False
+    #: seconds the answer to a request that carries a progressToken is held: another request sent
+    #: with the same token meanwhile is in flight with it, as the server sees it (over HTTP+SSE
+    #: an answer sent at once can beat the client's next POST)
+    progress_hold: float = 0.0
     requests: list[Envelope] = field(default_factory=list)
     initialized: bool = False
     first_request: Envelope | None = None
@@ -224,6 +228,8 @@ class ScenarioServer:
                                               *([answer.error["data"]] if "data" in answer.error else []))
             else:
                 token = _progress_token(env)
+                if token is not None and self.progress_hold and method != "initialize":
+                    await anyio.sleep(self.progress_hold)
                 if self.progress and token is not None and method != "initialize":
                     await self.peer.notify("notifications/progress", {
                         "progressToken": token, "progress": 1, "total": 1, "message": "mcp-conformance: done"})

@@ -22,6 +22,7 @@ from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
 from conformance.wire.envelope import Envelope, Kind
 
 MODERN_FIRST = next(v for v in VERSIONS if spec(v).stateless)
+HOLD_PROGRESS = 0.3  # seconds a request with a progressToken is held (baseline)
 HOLD_FIRST = 0.3  # seconds the first request after server/discover is held (2026-07-28)
 
 SHUTDOWN = ("client.lifecycle.stdio-shutdown", "client.lifecycle.stdio-shutdown-2026")
@@ -42,6 +43,9 @@ async def baseline(ctx: ClientContext) -> None:
         # answer (stdio, the legacy SSE stream; over streamable HTTP it would need the request's
         # own SSE stream, and a JSON answer has none)
         server.progress = ctx.transport in (Transport.STDIO, Transport.SSE)
+        # and a request that carries a progress token is answered after a moment, so that another
+        # request the client sends with the same token meanwhile is seen in flight with it
+        server.progress_hold = HOLD_PROGRESS
         if spec(version).stateless:
             async def hold(env: Envelope) -> None:
                 # 2026-07-28 has no server requests to probe with; holding the first request a
