@@ -122,6 +122,7 @@ FAULTS: dict[str, Fault] = {
                            "a version the client speaks", MODERN, ("stdio", "streamable-http")),
     "initialize-before-discover": _f("dual-era, but initialize first (server/discover only if initialize fails)",
                                      transports=("stdio", "streamable-http")),
+    "modify-cursor": _f("a nextCursor is sent back URL-encoded (\"a b/c=\" -> \"a%20b%2Fc%3D\"), not as given"),
     # -- client capabilities ------------------------------------------------------------------------
     "undeclared-roots": _f("roots is not declared, yet roots/list is answered with roots", LEGACY),
     "roots-unsupported-internal-error": _f("roots is not declared and roots/list is answered -32603", LEGACY),

@@ -30,6 +30,8 @@ in the core (answers, ids, ``_meta``) and in the links (shutdown, DELETE).
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import math
 
 import json
@@ -612,6 +614,9 @@ async def _pages(session: Session, method: str, key: str, log: Callable[[str], N
     items: list[dict[str, Any]] = []
     cursor: Any = None
     for _ in range(100):
+        if cursor is not None and session.faulty("modify-cursor"):
+            cursor = quote(cursor, safe="")  # fault: the opaque cursor URL-encoded ("a b" -> "a%20b")
+            log(f"fault modify-cursor: sending the cursor as {cursor!r}")
         answer = await session.call(method, {"cursor": cursor} if cursor is not None else {})
         result = _result(answer, method)
         page = result.get(key)

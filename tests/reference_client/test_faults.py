@@ -38,6 +38,7 @@ from fixtures.broken_clients.defects import DEFECTS  # noqa: E402
 
 LEGACY = [v for v in VERSIONS if not spec(v).stateless]
 MODERN = "2026-07-28"
+CURSOR = "mcpc:Page 2/2="  # as the suite's server
 TOOLS = [{"name": "add_numbers", "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}}}}]
 PV = "io.modelcontextprotocol/protocolVersion"
 CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -53,8 +54,10 @@ class ScriptServer:
 
     def __init__(self, version: str, *, era: str | None = None, server_caps: dict[str, Any] | None = None,
                  offer: str | None = None, probes: bool = True, never_answer: frozenset[str] = frozenset(),
-                 input_required: bool = False, refuse: list[str] | None = None, refuse_every: bool = False) -> None:
+                 input_required: bool = False, refuse: list[str] | None = None, refuse_every: bool = False,
+                 pages: bool = False) -> None:
         self.version = version
+        self.pages = pages  # tools/list in two pages (nextCursor CURSOR; another cursor: -32602)
         # server/discover refused with -32022 listing ``refuse``: the first one (``refuse_every``: each one)
         self.refuse, self.refuse_every, self.refused = refuse, refuse_every, 0
         self.input_required = input_required  # tools/call without inputResponses: an InputRequiredResult
@@ -122,6 +125,13 @@ class ScriptServer:
             return out + [self._result(rid, {"resultType": "complete", "content": []})]
         if method == "ping":
             return out + [self._result(rid, {})]
+        if method == "tools/list" and "tools" in self.caps and self.pages:
+            cursor = (msg.get("params") or {}).get("cursor")
+            if cursor is None:
+                return out + [self._result(rid, {"tools": TOOLS, "nextCursor": CURSOR})]
+            if cursor != CURSOR:
+                return out + [self._error(rid, -32602, "Invalid cursor")]
+            return out + [self._result(rid, {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})]
         if method == "tools/list" and "tools" in self.caps:
             return out + [self._result(rid, {"tools": TOOLS})]
         if method == "logging/setLevel" and "logging" in self.caps:
@@ -539,6 +549,14 @@ def _expect_reply_changed(rid: Any, pred: Callable[[Any, Any], bool]) -> Callabl
     return check
 
 
+def _expect_reply_changed_request(method: str, pred: Callable[[Any, Any], bool]) -> Callable[[Run, Run], None]:
+    def check(strict: Run, faulty: Run) -> None:
+        before, after = one_changed(strict, faulty)
+        assert is_request(before, method), before
+        assert pred(before, after), (before, after)
+    return check
+
+
 def _expect_removed(pred: Callable[[Any], bool]) -> Callable[[Run, Run], None]:
     def check(strict: Run, faulty: Run) -> None:
         assert pred(one_removed(strict, faulty))
@@ -654,6 +672,8 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "https-root": _expect_reply_changed(103, lambda a, b: b["result"]["roots"][0]["uri"].startswith("https://")),
     "undeclared-sampling": _expect_reply_changed(104, lambda a, b: a["error"]["code"] == -32601 and b["result"]["role"] == "assistant"),
     "undeclared-elicitation": _expect_reply_changed(105, lambda a, b: a["error"]["code"] == -32601 and b["result"]["action"] == "accept"),
+    "modify-cursor": _expect_reply_changed_request("tools/list", lambda a, b: a["params"]["cursor"] == CURSOR
+                                                   and b == {**a, "params": {"cursor": "mcpc%3APage%202%2F2%3D"}}),
     "pretty-json": _expect_extra(lambda w: w.raw.count(b"\n") > 2 and w.value is not None),
     "stdin-garbage": _expect_extra(lambda w: w.value is None and w.raw.endswith(b"\n")),
     "kill-without-closing-stdin": _no_diff,
@@ -790,6 +810,7 @@ _SERVER = {
     "exit-on-invalid-cancel": {"server_caps": {"tools": {}, "prompts": {}}},
     "exit-on-cancel-race": {"server_caps": {"tools": {}, "prompts": {}}},
     "initialize-before-discover": {"era": "dual"},
+    "modify-cursor": {"pages": True},
     "timeout-without-cancel": {"never_answer": NEVER},
     "timeout-without-cancel-2026": {"never_answer": NEVER},
     "no-timeout": {"never_answer": NEVER, "limit": 2.0},

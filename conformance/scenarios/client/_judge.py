@@ -41,6 +41,7 @@ W_REQUIREMENTS = (
     "client.cancel.not-initialize",
     "client.progress.token-unique",
     "client.progress.token-unique-2026",
+    "client.pagination.opaque-cursor",
     "client.stdio.no-embedded-newlines",
     "client.stdio.only-mcp",
     "client.stdio.individual-messages",
@@ -397,6 +398,23 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
              "with the same token was still active", expected="progress tokens unique across active requests", actual=clash[2])
     elif tokens:
         ok(pick(version, "client.progress.token-unique"))
+
+    # -- cursors: exactly a nextCursor we gave ----------------------------------------------------
+    given = {e.envelope.result["nextCursor"] for e in w.out
+             if e.envelope is not None and e.envelope.kind is Kind.RESULT and isinstance(e.envelope.result, dict)
+             and isinstance(e.envelope.result.get("nextCursor"), str)}
+    paged = [m for m in real if isinstance(m.env.params, dict) and "cursor" in m.env.params]
+    alien = [m for m in paged if m.env.params.get("cursor") not in given]
+    if alien:
+        m = alien[0]
+        fail("client.pagination.opaque-cursor", m, "CursorModified",
+             f"the client's {m.env.method} sent the cursor {m.env.params.get('cursor')!r}, which is not a nextCursor "
+             "the server gave", expected=sorted(given) or "no cursor (the server gave none)",
+             actual=m.env.params.get("cursor"))
+    elif paged:
+        ok("client.pagination.opaque-cursor")
+    else:
+        ctx.not_reached("client.pagination.opaque-cursor", "the client sent no request with a cursor")
 
     # -- 2026-07-28: per-request _meta, no responses ---------------------------------------------
     if vspec.stateless:

@@ -148,3 +148,26 @@ define(
     area="elicitation",
     note=_DECLARE_NOTE_2026.format(method="elicitation/create", capability="elicitation"),
 )
+
+
+# -- pagination (server/utilities/pagination) --------------------------------------------------------
+
+define(
+    "client.pagination.opaque-cursor",
+    "MUST",
+    url=spec_url(LATEST, "server/utilities/pagination", "implementation-guidelines"),
+    quote=(
+        "Clients MUST treat cursors as opaque tokens: - Don't make assumptions about cursor format "
+        "- Don't attempt to parse or modify cursors"
+    ),
+    role="client",
+    area="pagination",
+    note=(
+        "Judged on every request the client sent with params.cursor: the cursor must be, byte for "
+        "byte, a nextCursor the suite's server gave it in the run (a cursor changed, decoded, "
+        "re-encoded, trimmed or made up is flagged). The suite's server pages tools/list with a "
+        "cursor that a sloppy client is tempted to touch (upper case, a space, a colon, a slash, "
+        "'='), and answers any other cursor with -32602 (Invalid params). A client that does not "
+        "follow nextCursor is not judged here (paging is up to it)."
+    ),
+)
