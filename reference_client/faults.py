@@ -144,6 +144,10 @@ FAULTS: dict[str, Fault] = {
     "accept-json-only": _f("one extra POST with Accept: application/json only", FROM_2025_03, HTTP),
     "post-array": _f("one extra POST whose body is a JSON array (a batch of one ping)", FROM_2025_06, HTTP),
     "drop-session-id": _f("one extra POST after initialize without the Mcp-Session-Id header", ("2025-11-25",), HTTP),
+    "get-accept-json": _f("the GET that opens (or resumes) an SSE stream sends Accept: application/json",
+                          FROM_2025_03, HTTP),
+    "version-header-asked": _f("after a counter-offer, MCP-Protocol-Version carries the version the client asked "
+                               "for, not the negotiated one", FROM_2025_06, HTTP),
     "no-version-header": _f("one extra POST after initialize without MCP-Protocol-Version", FROM_2025_06, HTTP),
     "give-up-after-404": _f("HTTP 404 on a request with the session id ends the client (no new initialize)",
                             ("2025-11-25",), HTTP),

@@ -406,6 +406,8 @@ class HttpLink:
     def _stream_headers(self, last_id: str | None) -> dict[str, str]:
         """A GET for an SSE stream of this session (resumed after ``last_id`` when given)."""
         headers = {"Accept": "text/event-stream"}
+        if self.faulty("get-accept-json"):
+            headers["Accept"] = "application/json"  # fault: the GET does not list text/event-stream
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version is not None:

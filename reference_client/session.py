@@ -547,6 +547,9 @@ async def legacy_handshake(session: Session, asked: str, *, reinit: bool = False
     core.negotiated = offered
     if spec(offered).protocol_version_header and session.transport == "streamable-http":
         link.protocol_version = offered  # "MCP-Protocol-Version: <protocol-version>" on all subsequent requests
+        if session.faulty("version-header-asked") and asked != offered and asked in LEGACY_VERSIONS:
+            link.protocol_version = asked  # fault: the version it asked for, not the one negotiated
+            log(f"fault version-header-asked: MCP-Protocol-Version {asked} (negotiated {offered})")
     session.server_caps = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
     if not session.faulty("no-initialized"):
         note = core.notification("notifications/initialized")

@@ -685,6 +685,8 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
                                  and w.raw.rstrip(b"\n").endswith(b"]")),
     "post-array": _expect_extra(lambda w: isinstance(w.value, list) and len(w.value) == 1 and w.value[0]["method"] == "ping"),
     "drop-session-id": _expect_extra(lambda w: w.tweak.drop_headers == ("Mcp-Session-Id",)),
+    "get-accept-json": _no_diff,  # the GET lives in the link: test_fault_get_accept_json
+    "version-header-asked": None,  # set below
     "no-version-header": _expect_extra(lambda w: w.tweak.drop_headers == ("MCP-Protocol-Version",)),
     "give-up-after-404": _no_diff,
     "no-delete": _no_diff,
@@ -792,6 +794,17 @@ def _pings_unanswered(strict: Run, faulty: Run) -> None:
     assert [v["id"] for v in removed] == [101, "108"] and all(is_reply(v, v["id"]) for v in removed)
 
 
+def _version_header_asked(strict: Run, faulty: Run) -> None:
+    assert strict.values == faulty.values  # the same messages ...
+    assert strict.core.negotiated == faulty.core.negotiated == "2025-06-18"  # (asked 2025-11-25: counter-offered)
+    init = next(i for i, v in enumerate(strict.values) if is_request(v, "initialize"))
+    assert [w.protocol_version for w in faulty.sent[:init + 1]] == [w.protocol_version for w in strict.sent[:init + 1]]
+    assert len(strict.sent) > init + 2  # after initialize: the negotiated version, or (fault) the asked one
+    assert all(w.protocol_version == "2025-06-18" for w in strict.sent[init + 1:])
+    assert all(w.protocol_version == "2025-11-25" for w in faulty.sent[init + 1:])
+
+
+CHECKS["version-header-asked"] = _version_header_asked
 CHECKS["result-and-error"] = _pings_both
 CHECKS["ignore-ping"] = _pings_unanswered
 CHECKS["error-wrong-id"] = _error_wrong_id
@@ -1127,6 +1140,17 @@ def test_sse_stream_faults() -> None:
         mock, outcome = http_run(fault, "2025-06-18", poll_ms=300)
         get = _first_get(mock)
         assert outcome == [] and get is not None and get[0].headers["last-event-id"] == "e-1", fault
+
+
+def test_fault_get_accept_json() -> None:
+    from types import SimpleNamespace
+
+    link = SimpleNamespace(session_id="s", protocol_version="2025-11-25", faulty=lambda name: False)
+    assert HttpLink._stream_headers(link, None)["Accept"] == "text/event-stream"  # type: ignore[arg-type]
+    link.faulty = lambda name: name == "get-accept-json"
+    headers = HttpLink._stream_headers(link, "e1")  # type: ignore[arg-type]
+    assert headers == {"Accept": "application/json", "Mcp-Session-Id": "s", "MCP-Protocol-Version": "2025-11-25",
+                       "Last-Event-ID": "e1"}
 
 
 def test_fault_give_up_after_404() -> None:

@@ -53,6 +53,8 @@ W_REQUIREMENTS = (
     "client.http.session-id",
     "client.http.session-id-2025-03-26",
     "client.http.version-header",
+    "client.http.version-header-negotiated",
+    "client.http.get-accept",
     "client.http.single-message-body",
     "client.sse.post-to-endpoint",
     "client.meta.required-fields",
@@ -592,6 +594,19 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
                   expected="application/json, text/event-stream", actual=r.header("accept"), peer=run.peer)
     else:
         ctx.check(pick(version, "client.http.accept"), True, peer=run.peer)
+    if not vspec.stateless:  # the GET that opens or resumes an SSE stream lists text/event-stream
+        gets = [r for r in reqs if r.method == "GET"]
+        bad_get = [r for r in gets if "text/event-stream" not in _media_types(r.header("accept"))]
+        if bad_get:
+            r = bad_get[0]
+            ctx.check("client.http.get-accept", False, problem="GetAcceptWithoutEventStream",
+                      message=f"GET #{r.n}{' (resuming a stream)' if r.header('last-event-id') else ''} has Accept: "
+                              f"{r.header('accept')!r}; it must list text/event-stream",
+                      expected="text/event-stream", actual=r.header("accept"), peer=run.peer)
+        elif gets:
+            ctx.check("client.http.get-accept", True, peer=run.peer)
+        else:
+            ctx.not_reached("client.http.get-accept", "the client sent no GET")
     arrays = [r for r in posts if r.body.lstrip()[:1] == b"["]
     if vspec.stateless:
         rid = "client.http2026.single-body"
@@ -677,6 +692,34 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
                       expected=version, actual=None, peer=run.peer)
         else:
             ctx.check("client.http.version-header", True, peer=run.peer)
+        # its value: the version our initialize result named (also after a counter-offer)
+        offered = _offered_version(w)
+        if offered is not None:
+            wrong = [r for r in after if r.header("mcp-protocol-version") and r.header("mcp-protocol-version") != offered]
+            if wrong:
+                r = wrong[0]
+                ctx.check("client.http.version-header-negotiated", False, problem="ProtocolVersionHeaderNotNegotiated",
+                          message=f"{r.method} #{r.n} has MCP-Protocol-Version {r.header('mcp-protocol-version')!r}, "
+                                  f"but the version negotiated in initialize was {offered!r}",
+                          expected=offered, actual=r.header("mcp-protocol-version"), peer=run.peer)
+            elif any(r.header("mcp-protocol-version") for r in after):
+                ctx.check("client.http.version-header-negotiated", True, peer=run.peer)
+
+
+def _offered_version(w: Wire) -> str | None:
+    """The protocolVersion of our (last successful) initialize result: the negotiated version."""
+    init_ids = [m.env.id for m in w.msgs if m.env.method == "initialize" and m.env.kind is Kind.REQUEST]
+    offered = None
+    for e in w.out:
+        env = e.envelope
+        if env is not None and env.kind is Kind.RESULT and isinstance(env.result, dict) \
+                and any(_same(env.id, i) for i in init_ids) and isinstance(env.result.get("protocolVersion"), str):
+            offered = env.result["protocolVersion"]
+    return offered
+
+
+def _media_types(value: str | None) -> set[str]:
+    return {part.split(";")[0].strip().lower() for part in (value or "").split(",") if part.strip()}
 
 
 def _legacy_initialize(r: Any) -> bool:
