@@ -138,6 +138,8 @@ FAULTS: dict[str, Fault] = {
                                      LEGACY, STDIO),
     "batch-stdio": _f("one extra JSON-RPC batch (an array of two pings) written on a version without batches",
                       FROM_2025_06, STDIO),
+    "no-escalation": _f("shutdown: stdin closed, then the client exits after 2 s, leaving a server that stays "
+                        "running (no SIGTERM, no SIGKILL)", LEGACY, STDIO),
     "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),
     # -- streamable HTTP ------------------------------------------------------------------------------
     "put-message": _f("one extra request sent by PUT instead of POST", FROM_2025_03, HTTP),
@@ -193,6 +195,7 @@ FAULTS.update({
     "undeclared-roots-2026": _variant("undeclared-roots", MODERN, ("stdio", "streamable-http")),
     "undeclared-sampling-2026": _variant("undeclared-sampling", MODERN, ("stdio", "streamable-http")),
     "undeclared-elicitation-2026": _variant("undeclared-elicitation", MODERN, ("stdio", "streamable-http")),
+    "no-escalation-2026": _variant("no-escalation", MODERN),
     "kill-without-closing-stdin-2026": _variant("kill-without-closing-stdin", MODERN),
     "batch-sse": _variant("batch-stdio", FROM_2025_06, SSE),
     "put-message-2026": _variant("put-message", MODERN),

@@ -150,6 +150,7 @@ class StdioLink:
     def __init__(self, argv: list[str], *, close_stdin_first: bool = True) -> None:
         self.argv = argv
         self.close_stdin_first = close_stdin_first  # False: fault kill-without-closing-stdin
+        self.escalate = True  # False: fault no-escalation (close stdin, wait, and leave the server running)
         self.proc: Any = None
         self._inbox = _Inbox()
         self._tg: Any = None
@@ -209,6 +210,8 @@ class StdioLink:
                     pass
             else:
                 steps = steps[1:]  # fault kill-without-closing-stdin: straight to SIGTERM
+            if not self.escalate:
+                steps = steps[:1]  # fault no-escalation: no SIGTERM, no SIGKILL for a server that stays
             for sig, wait in steps:
                 if sig is not None and proc.returncode is None:
                     try:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
+import signal
 import time
 import sys
 from dataclasses import dataclass, field
@@ -677,6 +679,7 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "pretty-json": _expect_extra(lambda w: w.raw.count(b"\n") > 2 and w.value is not None),
     "stdin-garbage": _expect_extra(lambda w: w.value is None and w.raw.endswith(b"\n")),
     "kill-without-closing-stdin": _no_diff,
+    "no-escalation": _no_diff,  # in the link: test_fault_no_escalation
     "stdio-write-response": _expect_extra(lambda w: w.value == {"jsonrpc": "2.0", "id": 0, "result": {"resultType": "complete"}}),
     "http-write-response": _expect_extra(lambda w: w.value == {"jsonrpc": "2.0", "id": 0, "result": {"resultType": "complete"}}),
     "put-message": _expect_extra(lambda w: w.tweak.http_method == "PUT"),
@@ -1224,7 +1227,8 @@ time.sleep(30 if len(sys.argv) > 2 else 0)
 """
 
 
-def _stdio_shutdown(tmp_path: Path, close_stdin_first: bool, *, stubborn: bool = False) -> list[str]:
+def _stdio_shutdown(tmp_path: Path, close_stdin_first: bool, *, stubborn: bool = False,
+                    escalate: bool = True) -> list[str]:
     script = tmp_path / "recorder.py"
     script.write_text(RECORDER)
     record = tmp_path / "record.txt"
@@ -1232,6 +1236,7 @@ def _stdio_shutdown(tmp_path: Path, close_stdin_first: bool, *, stubborn: bool =
 
     async def main() -> None:
         link = StdioLink(argv, close_stdin_first=close_stdin_first)
+        link.escalate = escalate
         async with link:
             await link.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             await link.send(None, tweak=Tweak(raw=b"pretty\n  json\n"))
@@ -1249,6 +1254,47 @@ def test_stdio_shutdown_closes_stdin_first(tmp_path: Path) -> None:
 def test_stdio_shutdown_escalates_to_sigterm_for_a_server_that_stays(tmp_path: Path) -> None:
     lines = _stdio_shutdown(tmp_path, True, stubborn=True)
     assert lines[-2:] == ["EOF", "SIGTERM"]
+
+
+def test_stdio_shutdown_escalates_to_sigkill_for_a_server_that_ignores_sigterm(tmp_path: Path) -> None:
+    script = tmp_path / "deaf.py"
+    record = tmp_path / "record.txt"
+    script.write_text("import signal, sys, time\n"
+                      "signal.signal(signal.SIGTERM, lambda *a: open(sys.argv[1], 'a').write('SIGTERM\\n'))\n"
+                      "sys.stdin.read(); open(sys.argv[1], 'a').write('EOF\\n')\n"
+                      "time.sleep(30); open(sys.argv[1], 'a').write('STILL HERE\\n')\n")
+
+    async def main() -> Any:
+        link = StdioLink([sys.executable, str(script), str(record)])
+        async with link:
+            await anyio.sleep(0.3)
+        return link.proc.returncode
+
+    code = anyio.run(main)
+    assert record.read_text().splitlines() == ["EOF", "SIGTERM"] and code == -signal.SIGKILL
+
+
+def test_fault_no_escalation(tmp_path: Path) -> None:
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    record = tmp_path / "record.txt"
+
+    async def main() -> Any:
+        link = StdioLink([sys.executable, str(script), str(record), "stubborn"])
+        link.escalate = False
+        async with link:
+            await link.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        left = link.proc.returncode  # None: left running, no SIGTERM, no SIGKILL
+        lines = record.read_text().splitlines()
+        os.killpg(link.proc.pid, signal.SIGKILL)  # the test's own clean-up
+        await link.proc.aclose()
+        return left, lines
+
+    left, lines = anyio.run(main)
+    assert left is None and lines[-1] == "EOF" and "SIGTERM" not in lines
+    assert ClientCore("2025-11-25", fault="no-escalation", transport="stdio").faulty("no-escalation")
+    assert not ClientCore(MODERN, fault="no-escalation", transport="stdio").faulty("no-escalation")
+    assert ClientCore(MODERN, fault="no-escalation-2026", transport="stdio").faulty("no-escalation")
 
 
 def test_fault_kill_without_closing_stdin(tmp_path: Path) -> None:
