@@ -100,6 +100,8 @@ FAULTS: dict[str, Fault] = {
     "ignore-ping": _f("server pings are not answered", LEGACY),
     "exit-on-cancel-race": _f("the server's cancellation of a request it sent the client (answered or not) makes the "
                               "client quit", LEGACY),
+    "answer-cancelled": _f("sampling/createMessage is answered after a 0.3 s 'model call', even when the server "
+                           "cancelled it meanwhile", LEGACY),
     "exit-on-invalid-cancel": _f("an invalid notifications/cancelled (unknown id, no requestId) makes the client quit"),
     # -- lifecycle --------------------------------------------------------------------------------
     "request-before-initialize": _f("tools/list is sent before initialize", LEGACY),

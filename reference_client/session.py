@@ -90,6 +90,9 @@ def _same_id(a: Any, b: Any) -> bool:
 _AGAIN: Any = object()  # the request must be sent again (in a new session)
 
 
+SLOW_MODEL = 0.3  # seconds a sampling answer takes under the fault answer-cancelled
+
+
 class Session:
     def __init__(self, core: ClientCore, link: Any, *, timeout: float, log: Callable[[str], None] | None = None) -> None:
         self.core = core
@@ -254,11 +257,27 @@ class Session:
         if self.core.quit:
             raise ClientQuit(self.core.quit)
         items = incoming.items if incoming.kind == "batch" else [incoming]
+        if self.faulty("answer-cancelled") and incoming.kind != "batch" and incoming.kind == "request" \
+                and incoming.method == "sampling/createMessage" and incoming.reply is not None \
+                and getattr(self.link, "_tg", None) is not None:
+            # fault: the model call takes a moment, in the background, and a cancellation of the
+            # request by the server does not stop its answer
+            self.link._tg.start_soon(self._answer_later, incoming.reply)
+            return []
         replies = [i.reply for i in items if i.reply is not None
                    and not (i.kind == "request" and self.core.cancelled_by_server(i.id))]
         if replies:
             await self.link.send(replies if incoming.kind == "batch" else replies[0])
         return [i.message for i in items if i.kind == "response"]
+
+    async def _answer_later(self, reply: dict[str, Any]) -> None:
+        await anyio.sleep(SLOW_MODEL)
+        if self.core.cancelled_by_server(reply.get("id")):
+            self.log(f"fault answer-cancelled: answering {reply.get('id')!r}, which the server cancelled")
+        try:
+            await self.link.send(reply, quiet=True)
+        except Exception:
+            pass
 
     async def _new_session(self, why: str) -> None:
         """HTTP 404 on a request that carried the session id: "the client MUST start a new

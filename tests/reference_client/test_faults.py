@@ -659,6 +659,7 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "ignore-batch": _expect_removed(lambda v: isinstance(v, list)),
     "ignore-ping": None,  # set below: both ping answers go
     "exit-on-invalid-cancel": _check_quit,
+    "answer-cancelled": _no_diff,  # needs a link with a task group: on the wire in tests/broken_clients
     "exit-on-cancel-race": _check_quit,
     "request-before-initialize": _before_initialize,
     "no-client-info": _check_initialize_changed(lambda a, b: "clientInfo" not in b["params"]

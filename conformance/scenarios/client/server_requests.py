@@ -34,7 +34,9 @@ P_REQUIREMENTS = (
     "client.sampling.declare", "client.elicitation.declare",
     "client.basic.notification-no-response", "client.cancel.invalid-ignored", "client.basic.batch-receive",
     "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should", "client.cancel.race",
+    "client.cancel.no-response",
 )
+LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
 DIGIT_ID_METHODS = ("ping", "mcp-conformance/unknown-method")  # asked with ids like "701"
 UNDECLARED_METHODS = ("prompts/", "resources/", "logging/setLevel", "completion/complete")
@@ -281,6 +283,14 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                       expected="the cancelled ping answered or not, the next ping answered", actual=None)
         else:
             ctx.not_reached("client.cancel.race", "the client answers no ping, so the barrier cannot tell")
+        # 9. the server cancels a request the client may still be working on (sampling: a model
+        #    call), then a barrier ping: an answer to the cancelled request after the barrier's
+        #    answer was sent after the client had read the cancellation (which came first)
+        if not state["pings"] or not alive:
+            ctx.not_reached("client.cancel.no-response", stopped if state["pings"] else
+                            "the client answers no ping, so the barrier cannot tell")
+        else:
+            await _cancelled_request(ctx, server, caps, n + 1, barrier)
     except ConnectionLost:
         if state.get("race"):
             ctx.check("client.cancel.race", False, problem="CancelRaceNotHandled",
@@ -288,6 +298,45 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                       expected="the next ping answered", actual="the connection ended")
         for rid in P_REQUIREMENTS:
             ctx.not_reached(rid, "the client went away during the probes")
+
+
+async def _cancelled_request(ctx: ClientContext, server: ScenarioServer, caps: dict[str, Any], n: int, barrier: Any) -> None:
+    peer = server.peer
+    if "sampling" in caps:
+        method, params = "sampling/createMessage", {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "mcp-conformance: think it over"}}],
+            "maxTokens": 16}
+    elif "elicitation" in caps and spec(ctx.version).elicitation:
+        method, params = "elicitation/create", {"message": "mcp-conformance: may I ask?", "requestedSchema": {
+            "type": "object", "properties": {"ok": {"type": "boolean"}}}}
+    elif "roots" in caps:
+        method, params = "roots/list", MISSING
+    else:
+        method, params = "ping", MISSING
+    victim = f"mcpc-cancelled-{n}"
+    await peer.request(method, params, id=victim, meta=None)
+    await peer.notify("notifications/cancelled", {"requestId": victim, "reason": "mcp-conformance: no longer needed"})
+    resp, before = await barrier()
+    if resp is None:
+        ctx.not_reached("client.cancel.no-response", "the client did not answer the barrier ping")
+        return
+    if any(r.id == victim for r in before):
+        ctx.check("client.cancel.no-response", True, message=f"the cancelled {method} was answered before the "
+                  "barrier: the race the timing section allows")
+        return
+    late = None
+    with anyio.move_on_after(LATE_ANSWER):
+        while late is None:
+            got = await server.response(LATE_ANSWER)
+            if got is None:
+                break
+            if got.id == victim:
+                late = got
+    ctx.check("client.cancel.no-response", late is None, problem="CancelledRequestAnswered",
+              message="" if late is None else f"the client answered the {method} the server had cancelled after it had "
+                                              "answered the ping sent behind the cancellation",
+              expected="no response for the cancelled request", actual=_answer(late) if late is not None else None,
+              entries=[late] if late is not None else [])
 
 
 def _answer(env: Envelope) -> str:
