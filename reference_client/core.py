@@ -43,7 +43,7 @@ EXTRA_IDS = 900_001  # ids of a fault's extra requests: their own range, so the 
 SAMPLED_TEXT = "mcp-reference-client: a deterministic sampling answer"
 
 
-def elicitation_answer(params: Any) -> dict[str, Any]:
+def elicitation_answer(params: Any, *, defaults: bool = True) -> dict[str, Any]:
     """Accept a form elicitation with every field at its schema default (SEP-1034: clients fill in
     the defaults) or, without one, a plain value of its type; decline anything else (a URL to
     open, a schema this client cannot fill)."""
@@ -56,7 +56,7 @@ def elicitation_answer(params: Any) -> dict[str, Any]:
     for name, sub in props.items():
         if not isinstance(sub, dict):
             continue
-        if "default" in sub:
+        if "default" in sub and defaults:  # (fault no-defaults: optional fields left out)
             content[name] = sub["default"]
         elif name in required:
             value = _plain_value(sub)
@@ -421,7 +421,14 @@ class ClientCore:
             if self.faulty("string-error-code"):
                 return {"jsonrpc": "2.0", "id": rid, "error": {"code": str(codes.METHOD_NOT_FOUND), "message": "Method not found: sampling is not supported"}}
         if known and method == "elicitation/create" and ("elicitation" in self.capabilities or self.faulty("undeclared-elicitation")):
-            answer = elicitation_answer(params)
+            mode = params.get("mode", "form") if isinstance(params, dict) else "form"
+            declared = self.capabilities.get("elicitation")
+            modes = {m for m in ("form", "url") if isinstance(declared, dict) and m in declared} or {"form"}
+            if "elicitation" in self.capabilities and mode not in modes and not self.faulty("undeclared-mode-answered"):
+                # "Server sends an elicitation/create request with a mode not declared in client
+                # capabilities: -32602 (Invalid params)" (2025-11-25 client/elicitation#error-handling)
+                return self._error(rid, codes.INVALID_PARAMS, f"elicitation mode {mode!r} was not declared")
+            answer = elicitation_answer(params, defaults=not self.faulty("no-defaults"))
             schema = params.get("requestedSchema") if isinstance(params, dict) else None
             required = set(schema.get("required") or []) if isinstance(schema, dict) else set()
             return {"jsonrpc": "2.0", "id": rid, "result": fit_elicitation(answer, version, required)}

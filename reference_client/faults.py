@@ -133,6 +133,9 @@ FAULTS: dict[str, Fault] = {
                               LEGACY),
     "undeclared-elicitation": _f("elicitation is not declared, yet elicitation/create is answered with a result",
                                  FROM_2025_06),
+    "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "
+                                   "only) is answered with a decline result, not -32602", ("2025-11-25",)),
+    "no-defaults": _f("a form elicitation is accepted with the fields that have a default left out", ("2025-11-25",)),
     # -- stdio --------------------------------------------------------------------------------------
     "pretty-json": _f("one extra message written pretty-printed, over several lines", transports=STDIO),
     "stdin-garbage": _f("one extra line that is not JSON written to the server's stdin", transports=STDIO),

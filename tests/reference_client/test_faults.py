@@ -156,8 +156,13 @@ class ScriptServer:
         ]
         if spec(v).elicitation:
             out.append({"jsonrpc": "2.0", "id": 105, "method": "elicitation/create", "params": {
-                "message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}},
-                                                        "required": ["name"]}}})
+                "message": "name?", "requestedSchema": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "color": {"type": "string", "default": "Red"}}, "required": ["name"]}}})
+        init = next((m for m in self.received if isinstance(m, dict) and m.get("method") == "initialize"), {})
+        declared = ((init.get("params") or {}).get("capabilities") or {}).get("elicitation")
+        if v == "2025-11-25" and declared == {}:  # url mode, which the client (form only) did not declare
+            out.append({"jsonrpc": "2.0", "id": 109, "method": "elicitation/create", "params": {
+                "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
         out.append({"jsonrpc": "2.0", "id": "108", "method": "ping"})  # an id that is a string of digits
         out.append({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}})
         out.append(invalid_cancel)
@@ -379,6 +384,9 @@ def test_strict_client_answers_the_probes(version: str) -> None:
     assert "result" in replies[json.dumps(104)]
     if spec(version).elicitation:
         assert "result" in replies[json.dumps(105)]
+        assert replies[json.dumps(105)]["result"]["content"]["color"] == "Red"  # the default, pre-populated
+    if version == "2025-11-25":
+        assert replies[json.dumps(109)]["error"]["code"] == -32602  # a mode it did not declare
     if spec(version).batching:  # answered as one batch
         batch = [v for v in values if isinstance(v, list)]
         assert batch == [[{"jsonrpc": "2.0", "id": 106, "result": {}}, {"jsonrpc": "2.0", "id": 107, "result": {}}]]
@@ -677,6 +685,10 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "undeclared-elicitation": _expect_reply_changed(105, lambda a, b: a["error"]["code"] == -32601 and b["result"]["action"] == "accept"),
     "modify-cursor": _expect_reply_changed_request("tools/list", lambda a, b: a["params"]["cursor"] == CURSOR
                                                    and b == {**a, "params": {"cursor": "mcpc%3APage%202%2F2%3D"}}),
+    "undeclared-mode-answered": _expect_reply_changed(109, lambda a, b: a["error"]["code"] == -32602
+                                                      and b == {"jsonrpc": "2.0", "id": 109, "result": {"action": "decline"}}),
+    "no-defaults": _expect_reply_changed(105, lambda a, b: a["result"]["content"]["color"] == "Red"
+                                         and b["result"]["content"] == {"name": a["result"]["content"]["name"]}),
     "pretty-json": _expect_extra(lambda w: w.raw.count(b"\n") > 2 and w.value is not None),
     "stdin-garbage": _expect_extra(lambda w: w.value is None and w.raw.endswith(b"\n")),
     "kill-without-closing-stdin": _no_diff,
