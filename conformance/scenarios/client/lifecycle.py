@@ -22,7 +22,7 @@ from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
 from conformance.wire.envelope import Envelope, Kind
 
 MODERN_FIRST = next(v for v in VERSIONS if spec(v).stateless)
-STUBBORN_EXTRA = 6.0  # seconds a stdio_shutdown run waits, after stdin closed, for the client's escalation
+STUBBORN_EXTRA = 6.0  # seconds a stdio_escalation run waits, after stdin closed, for the client's escalation
 HOLD_PROGRESS = 0.3  # seconds a request with a progressToken is held (baseline)
 HOLD_FIRST = 0.3  # seconds the first request after server/discover is held (2026-07-28)
 
@@ -108,7 +108,7 @@ async def baseline(ctx: ClientContext) -> None:
 
 
 @scenario(requirements=[*SHUTDOWN, *W_REQUIREMENTS], role="client", transports=[Transport.STDIO], order=1)
-async def stdio_shutdown(ctx: ClientContext) -> None:
+async def stdio_escalation(ctx: ClientContext) -> None:
     """A stubborn server: it ignores the closed stdin and SIGTERM, and stays until SIGKILL.  The
     client that is done should close the server's stdin, then (the server does not exit) send
     SIGTERM, then (it still does not) SIGKILL: from the signals the server process received and

@@ -173,7 +173,7 @@ _SHUTDOWN_NOTE = (
     "signals it receives and its own end. Expected when the client is done: stdin closed first; "
     "a forced termination (SIGTERM, then SIGKILL) only after the server failed to exit. Probe: a "
     "stubborn server that ignores end-of-file and SIGTERM shows the escalation (scenario "
-    "stdio_shutdown): after stdin is closed it must get SIGTERM, then SIGKILL; a client that "
+    "stdio_escalation): after stdin is closed it must get SIGTERM, then SIGKILL; a client that "
     "exits leaving it running, or stops at SIGTERM, is flagged (2026-07-28: the server must be "
     "forcibly terminated, by whatever signals). 'A reasonable time' is not measured: only the "
     "order is judged."
