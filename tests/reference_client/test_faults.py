@@ -551,20 +551,17 @@ def _harmless(w: Wire, version: str) -> bool:
     return is_request(w.value, "server/discover" if spec(version).stateless else "ping")
 
 
+def _expect_changed(what: Callable[[Any], bool], pred: Callable[[Any, Any], bool]) -> Callable[[Run, Run], None]:
+    """Exactly one message changed: one that ``what`` picks, changed as ``pred`` says."""
+    def check(strict: Run, faulty: Run) -> None:
+        before, after = one_changed(strict, faulty)
+        assert what(before), before
+        assert pred(before, after), (before, after)
+    return check
+
+
 def _expect_reply_changed(rid: Any, pred: Callable[[Any, Any], bool]) -> Callable[[Run, Run], None]:
-    def check(strict: Run, faulty: Run) -> None:
-        before, after = one_changed(strict, faulty)
-        assert is_reply(before, rid), before
-        assert pred(before, after), (before, after)
-    return check
-
-
-def _expect_reply_changed_request(method: str, pred: Callable[[Any, Any], bool]) -> Callable[[Run, Run], None]:
-    def check(strict: Run, faulty: Run) -> None:
-        before, after = one_changed(strict, faulty)
-        assert is_request(before, method), before
-        assert pred(before, after), (before, after)
-    return check
+    return _expect_changed(lambda v: is_reply(v, rid), pred)
 
 
 def _expect_removed(pred: Callable[[Any], bool]) -> Callable[[Run, Run], None]:
@@ -683,8 +680,9 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "https-root": _expect_reply_changed(103, lambda a, b: b["result"]["roots"][0]["uri"].startswith("https://")),
     "undeclared-sampling": _expect_reply_changed(104, lambda a, b: a["error"]["code"] == -32601 and b["result"]["role"] == "assistant"),
     "undeclared-elicitation": _expect_reply_changed(105, lambda a, b: a["error"]["code"] == -32601 and b["result"]["action"] == "accept"),
-    "modify-cursor": _expect_reply_changed_request("tools/list", lambda a, b: a["params"]["cursor"] == CURSOR
-                                                   and b == {**a, "params": {"cursor": "mcpc%3APage%202%2F2%3D"}}),
+    "modify-cursor": _expect_changed(lambda v: is_request(v, "tools/list"),
+                                     lambda a, b: a["params"]["cursor"] == CURSOR
+                                     and b == {**a, "params": {"cursor": "mcpc%3APage%202%2F2%3D"}}),
     "undeclared-mode-answered": _expect_reply_changed(109, lambda a, b: a["error"]["code"] == -32602
                                                       and b == {"jsonrpc": "2.0", "id": 109, "result": {"action": "decline"}}),
     "no-defaults": _expect_reply_changed(105, lambda a, b: a["result"]["content"]["color"] == "Red"

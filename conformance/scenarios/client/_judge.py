@@ -405,7 +405,8 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
     given = {e.envelope.result["nextCursor"] for e in w.out
              if e.envelope is not None and e.envelope.kind is Kind.RESULT and isinstance(e.envelope.result, dict)
              and isinstance(e.envelope.result.get("nextCursor"), str)}
-    paged = [m for m in real if isinstance(m.env.params, dict) and "cursor" in m.env.params]
+    # (a null cursor is no cursor, not a changed one: the schema rule takes it)
+    paged = [m for m in real if isinstance(m.env.params, dict) and isinstance(m.env.params.get("cursor"), str)]
     alien = [m for m in paged if m.env.params.get("cursor") not in given]
     if alien:
         m = alien[0]
