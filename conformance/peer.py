@@ -35,7 +35,7 @@ from conformance.schema.findings import Finding
 from conformance.spec import methods as _methods
 from conformance.spec.versions import spec
 from conformance.transcript import Direction, Transcript, TranscriptEntry
-from conformance.transports.base import Inbound, Transport, TransportClosed, TransportError
+from conformance.transports.base import Inbound, PeerSilent, Transport, TransportClosed, TransportError
 from conformance.transports.procstat import busy
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, parse_envelope, same_id
 from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
@@ -675,10 +675,13 @@ class RawPeer:
         entry = self.transcript.outbound(body, env, meta)
         if auto is None:
             self._last_send_n = len(self._recs)
+        started = time.monotonic()
         try:
             result = await self.transport.send(body, **opts)
         except TransportClosed as exc:
             raise self._lost_on_send(exc) from exc
+        except PeerSilent as exc:
+            raise self._silent_on_send(env, exc, time.monotonic() - started) from exc
         if result is not None:
             self.last_exchange = result
             stream = getattr(result, "stream", None)
@@ -687,7 +690,25 @@ class RawPeer:
                 status = getattr(result, "status", None)
                 if status is not None:
                     entry.meta["http_status"] = status
+            if getattr(result, "stalled", False) and env is not None and env.kind is Kind.REQUEST:
+                partial = parse_envelope(result.body) if result.body else None
+                if partial is None or partial.kind not in (Kind.RESULT, Kind.ERROR, Kind.BATCH):
+                    # the body that was to carry the answer never ended: that answer is not coming
+                    raise self._silent_on_send(env, PeerSilent("; ".join(result.problems[-1:])), time.monotonic() - started)
         return result
+
+    def _silent_on_send(self, env: Envelope | None, exc: BaseException, waited: float) -> ExpectTimeout:
+        """The peer left the message we sent unanswered at the transport level (HTTP: no response
+        headers, or a body that never ended, within the timeout): the same silence as a response
+        that never comes, so the same ExpectTimeout, never a failure of ours."""
+        self.transcript.note(f"no answer: {exc}")
+        if env is not None and env.kind is Kind.REQUEST:
+            what = self._request_label(env.id)
+        elif env is not None and env.kind is Kind.NOTIFICATION:
+            what = f"the HTTP response to notification {env.method}"
+        else:
+            what = "the HTTP response to the message sent"
+        return ExpectTimeout(what, waited, [], detail=f"; {exc}")
 
     def _lost_on_send(self, exc: TransportClosed) -> ConnectionLost:
         self.transcript.note(f"send failed, connection closed: {exc}")

@@ -99,6 +99,7 @@ async def _run(ns: argparse.Namespace) -> int:
                 log(f"FAILED {exc}")
             finally:  # the shutdown faults act on the version the session settled on
                 link.close_stdin_first = not core.faulty("kill-without-closing-stdin")
+                link.escalate = not core.faulty("no-escalation")
                 link.delete_session = not core.faulty("no-delete")
     except LinkClosed as exc:
         print(f"mcp-reference-client: {exc}", file=sys.stderr)

@@ -41,7 +41,7 @@ EXTRA_IDS = 900_001  # ids of a fault's extra requests: their own range, so the 
 SAMPLED_TEXT = "mcp-reference-client: a deterministic sampling answer"
 
 
-def elicitation_answer(params: Any) -> dict[str, Any]:
+def elicitation_answer(params: Any, *, defaults: bool = True) -> dict[str, Any]:
     """Accept a form elicitation with every field at its schema default (SEP-1034: clients fill in
     the defaults) or, without one, a plain value of its type; decline anything else (a URL to
     open, a schema this client cannot fill)."""
@@ -54,7 +54,7 @@ def elicitation_answer(params: Any) -> dict[str, Any]:
     for name, sub in props.items():
         if not isinstance(sub, dict):
             continue
-        if "default" in sub:
+        if "default" in sub and defaults:  # (fault no-defaults: optional fields left out)
             content[name] = sub["default"]
         elif name in required:
             value = _plain_value(sub)
@@ -119,6 +119,11 @@ _UNDECLARED = {
     "string-error-code": "sampling",
     "undeclared-elicitation": "elicitation",
 }
+
+
+def _digits(rid: Any) -> bool:
+    """A string id that is a string of digits ("7"), which a sloppy client answers as 7."""
+    return isinstance(rid, str) and rid.isascii() and rid.isdigit()
 
 
 def other_id(rid: Any) -> Any:
@@ -395,6 +400,8 @@ class ClientCore:
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": {}}
             if self.faulty("response-wrong-id") or self.faulty("result-wrong-id"):
                 reply["id"] = other_id(rid)
+            if self.faulty("digit-id-as-number") and _digits(rid):
+                reply["id"] = int(rid)
             if self.faulty("result-and-error"):
                 reply["error"] = {"code": codes.INTERNAL_ERROR, "message": "mcp-reference-client: both result and error"}
             return reply
@@ -412,7 +419,14 @@ class ClientCore:
             if self.faulty("string-error-code"):
                 return {"jsonrpc": "2.0", "id": rid, "error": {"code": str(codes.METHOD_NOT_FOUND), "message": "Method not found: sampling is not supported"}}
         if known and method == "elicitation/create" and ("elicitation" in self.capabilities or self.faulty("undeclared-elicitation")):
-            answer = elicitation_answer(params)
+            mode = params.get("mode", "form") if isinstance(params, dict) else "form"
+            declared = self.capabilities.get("elicitation")
+            modes = {m for m in ("form", "url") if isinstance(declared, dict) and m in declared} or {"form"}
+            if "elicitation" in self.capabilities and mode not in modes and not self.faulty("undeclared-mode-answered"):
+                # "Server sends an elicitation/create request with a mode not declared in client
+                # capabilities: -32602 (Invalid params)" (2025-11-25 client/elicitation#error-handling)
+                return self._error(rid, codes.INVALID_PARAMS, f"elicitation mode {mode!r} was not declared")
+            answer = elicitation_answer(params, defaults=not self.faulty("no-defaults"))
             schema = params.get("requestedSchema") if isinstance(params, dict) else None
             required = set(schema.get("required") or []) if isinstance(schema, dict) else set()
             return {"jsonrpc": "2.0", "id": rid, "result": fit_elicitation(answer, version, required)}
@@ -422,6 +436,8 @@ class ClientCore:
         reply = self._error(rid, code, f"Method not found: {method}")
         if self.faulty("error-wrong-id"):
             reply["id"] = other_id(rid)
+        if self.faulty("error-digit-id-as-number") and _digits(rid):
+            reply["id"] = int(rid)
         return reply
 
     @staticmethod

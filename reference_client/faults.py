@@ -75,6 +75,7 @@ FAULTS: dict[str, Fault] = {
     "float-id": _f("one extra request with a fractional id (e.g. 7.5)"),
     "null-id": _f("one extra request with id null"),
     "reuse-answered-id": _f("one extra ping reusing the id of an answered request of the session", LEGACY),
+    "reuse-initialize-id": _f("one extra ping reusing the id of the session's initialize request", LEGACY),
     "reuse-inflight-id": _f("the first request after the handshake is sent twice at once with one id", MODERN),
     "notification-with-id": _f("notifications/initialized carries an id", LEGACY),
     "cancel-unknown-id": _f("one extra notifications/cancelled naming an id the client never used", LEGACY),
@@ -85,6 +86,10 @@ FAULTS: dict[str, Fault] = {
                             ALL_VERSIONS[:3]),
     "result-wrong-id": _f('a server ping is answered with the id changed (7 -> "7", "7" -> 7, "s" -> "s-wrong")',
                           ("2025-11-25",)),
+    "digit-id-as-number": _f('a server ping whose id is a string of digits is answered with it as a number '
+                             '("701" -> 701); other ids are echoed exactly', ALL_VERSIONS[:3]),
+    "error-digit-id-as-number": _f('error answers to server requests whose id is a string of digits carry it as a '
+                                   'number ("702" -> 702)', ("2025-11-25",)),
     "error-wrong-id": _f("error answers (unknown method, undeclared capability) carry the id changed", ("2025-11-25",)),
     "result-and-error": _f("a server ping is answered with both result and error", ALL_VERSIONS[:3]),
     "string-error-code": _f('sampling is not declared and sampling/createMessage is answered with code "-32601" '
@@ -95,6 +100,8 @@ FAULTS: dict[str, Fault] = {
     "ignore-ping": _f("server pings are not answered", LEGACY),
     "exit-on-cancel-race": _f("the server's cancellation of a request it sent the client (answered or not) makes the "
                               "client quit", LEGACY),
+    "answer-cancelled": _f("sampling/createMessage is answered after a 0.3 s 'model call', even when the server "
+                           "cancelled it meanwhile", LEGACY),
     "exit-on-invalid-cancel": _f("an invalid notifications/cancelled (unknown id, no requestId) makes the client quit"),
     # -- lifecycle --------------------------------------------------------------------------------
     "request-before-initialize": _f("tools/list is sent before initialize", LEGACY),
@@ -117,6 +124,7 @@ FAULTS: dict[str, Fault] = {
                            "a version the client speaks", MODERN, ("stdio", "streamable-http")),
     "initialize-before-discover": _f("dual-era, but initialize first (server/discover only if initialize fails)",
                                      transports=("stdio", "streamable-http")),
+    "modify-cursor": _f("a nextCursor is sent back URL-encoded (\"a b/c=\" -> \"a%20b%2Fc%3D\"), not as given"),
     # -- client capabilities ------------------------------------------------------------------------
     "undeclared-roots": _f("roots is not declared, yet roots/list is answered with roots", LEGACY),
     "roots-unsupported-internal-error": _f("roots is not declared and roots/list is answered -32603", LEGACY),
@@ -125,17 +133,28 @@ FAULTS: dict[str, Fault] = {
                               LEGACY),
     "undeclared-elicitation": _f("elicitation is not declared, yet elicitation/create is answered with a result",
                                  FROM_2025_06),
+    "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "
+                                   "only) is answered with a decline result, not -32602", ("2025-11-25",)),
+    "no-defaults": _f("a form elicitation is accepted with the fields that have a default left out", ("2025-11-25",)),
     # -- stdio --------------------------------------------------------------------------------------
     "pretty-json": _f("one extra message written pretty-printed, over several lines", transports=STDIO),
     "stdin-garbage": _f("one extra line that is not JSON written to the server's stdin", transports=STDIO),
     "kill-without-closing-stdin": _f("shutdown by SIGTERM (then SIGKILL) without closing the server's stdin first",
                                      LEGACY, STDIO),
+    "batch-stdio": _f("one extra JSON-RPC batch (an array of two pings) written on a version without batches",
+                      FROM_2025_06, STDIO),
+    "no-escalation": _f("shutdown: stdin closed, then the client exits after 2 s, leaving a server that stays "
+                        "running (no SIGTERM, no SIGKILL)", LEGACY, STDIO),
     "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),
     # -- streamable HTTP ------------------------------------------------------------------------------
     "put-message": _f("one extra request sent by PUT instead of POST", FROM_2025_03, HTTP),
     "accept-json-only": _f("one extra POST with Accept: application/json only", FROM_2025_03, HTTP),
     "post-array": _f("one extra POST whose body is a JSON array (a batch of one ping)", FROM_2025_06, HTTP),
     "drop-session-id": _f("one extra POST after initialize without the Mcp-Session-Id header", ("2025-11-25",), HTTP),
+    "get-accept-json": _f("the GET that opens (or resumes) an SSE stream sends Accept: application/json",
+                          FROM_2025_03, HTTP),
+    "version-header-asked": _f("after a counter-offer, MCP-Protocol-Version carries the version the client asked "
+                               "for, not the negotiated one", FROM_2025_06, HTTP),
     "no-version-header": _f("one extra POST after initialize without MCP-Protocol-Version", FROM_2025_06, HTTP),
     "give-up-after-404": _f("HTTP 404 on a request with the session id ends the client (no new initialize)",
                             ("2025-11-25",), HTTP),
@@ -172,6 +191,7 @@ FAULTS: dict[str, Fault] = {
 # the catalogue splits some rules by version (client.http.accept / client.http.accept-2026, ...):
 # one fault per requirement id, the same misbehaviour
 FAULTS.update({
+    "digit-id-as-number-2025-11-25": _variant("digit-id-as-number", ("2025-11-25",)),
     "no-timeout-2024": _variant("no-timeout", ALL_VERSIONS[:1]),
     "timeout-without-cancel-2026": _variant("timeout-without-cancel", MODERN, STDIO),  # HTTP: its exit closes the stream
     "cancel-unknown-id-2026": _variant("cancel-unknown-id", MODERN, STDIO),  # HTTP 2026: no client notifications
@@ -180,7 +200,9 @@ FAULTS.update({
     "undeclared-roots-2026": _variant("undeclared-roots", MODERN, ("stdio", "streamable-http")),
     "undeclared-sampling-2026": _variant("undeclared-sampling", MODERN, ("stdio", "streamable-http")),
     "undeclared-elicitation-2026": _variant("undeclared-elicitation", MODERN, ("stdio", "streamable-http")),
+    "no-escalation-2026": _variant("no-escalation", MODERN),
     "kill-without-closing-stdin-2026": _variant("kill-without-closing-stdin", MODERN),
+    "batch-sse": _variant("batch-stdio", FROM_2025_06, SSE),
     "put-message-2026": _variant("put-message", MODERN),
     "accept-json-only-2026": _variant("accept-json-only", MODERN),
     "drop-session-id-2025-03-26": _variant("drop-session-id", ALL_VERSIONS[1:3]),

@@ -150,6 +150,7 @@ class StdioLink:
     def __init__(self, argv: list[str], *, close_stdin_first: bool = True) -> None:
         self.argv = argv
         self.close_stdin_first = close_stdin_first  # False: fault kill-without-closing-stdin
+        self.escalate = True  # False: fault no-escalation (close stdin, wait, and leave the server running)
         self.proc: Any = None
         self._inbox = _Inbox()
         self._tg: Any = None
@@ -209,6 +210,8 @@ class StdioLink:
                     pass
             else:
                 steps = steps[1:]  # fault kill-without-closing-stdin: straight to SIGTERM
+            if not self.escalate:
+                steps = steps[:1]  # fault no-escalation: no SIGTERM, no SIGKILL for a server that stays
             for sig, wait in steps:
                 if sig is not None and proc.returncode is None:
                     try:
@@ -406,6 +409,8 @@ class HttpLink:
     def _stream_headers(self, last_id: str | None) -> dict[str, str]:
         """A GET for an SSE stream of this session (resumed after ``last_id`` when given)."""
         headers = {"Accept": "text/event-stream"}
+        if self.faulty("get-accept-json"):
+            headers["Accept"] = "application/json"  # fault: the GET does not list text/event-stream
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version is not None:

@@ -30,6 +30,8 @@ in the core (answers, ids, ``_meta``) and in the links (shutdown, DELETE).
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import math
 
 import json
@@ -88,6 +90,9 @@ def _same_id(a: Any, b: Any) -> bool:
 _AGAIN: Any = object()  # the request must be sent again (in a new session)
 
 
+SLOW_MODEL = 0.3  # seconds a sampling answer takes under the fault answer-cancelled
+
+
 class Session:
     def __init__(self, core: ClientCore, link: Any, *, timeout: float, log: Callable[[str], None] | None = None) -> None:
         self.core = core
@@ -101,6 +106,7 @@ class Session:
         self.operating = False  # the handshake is done
         self._victim_done = False  # the first request after the handshake has been sent
         self._first_id: Any = None  # ... and its id
+        self._init_id: Any = None  # the id of the (last) initialize request
         self._extras_done = False
         self._reinits = 0
 
@@ -251,11 +257,27 @@ class Session:
         if self.core.quit:
             raise ClientQuit(self.core.quit)
         items = incoming.items if incoming.kind == "batch" else [incoming]
+        if self.faulty("answer-cancelled") and incoming.kind != "batch" and incoming.kind == "request" \
+                and incoming.method == "sampling/createMessage" and incoming.reply is not None \
+                and getattr(self.link, "_tg", None) is not None:
+            # fault: the model call takes a moment, in the background, and a cancellation of the
+            # request by the server does not stop its answer
+            self.link._tg.start_soon(self._answer_later, incoming.reply)
+            return []
         replies = [i.reply for i in items if i.reply is not None
                    and not (i.kind == "request" and self.core.cancelled_by_server(i.id))]
         if replies:
             await self.link.send(replies if incoming.kind == "batch" else replies[0])
         return [i.message for i in items if i.kind == "response"]
+
+    async def _answer_later(self, reply: dict[str, Any]) -> None:
+        await anyio.sleep(SLOW_MODEL)
+        if self.core.cancelled_by_server(reply.get("id")):
+            self.log(f"fault answer-cancelled: answering {reply.get('id')!r}, which the server cancelled")
+        try:
+            await self.link.send(reply, quiet=True)
+        except Exception:
+            pass
 
     async def _new_session(self, why: str) -> None:
         """HTTP 404 on a request that carried the session id: "the client MUST start a new
@@ -315,6 +337,8 @@ class Session:
             return [(self._harmless(rid=None), None)]
         if f("reuse-answered-id") and self._first_id is not None and not self.core.in_flight(self._first_id):
             return [(self._harmless(rid=self._first_id), None)]
+        if f("reuse-initialize-id") and self._init_id is not None:
+            return [(self._harmless(rid=self._init_id), None)]
         if f("cancel-unknown-id"):
             never = "mcp-reference-client-never-sent"  # this client's ids are integers
             return [(self.core.notification("notifications/cancelled", {"requestId": never, "reason": "mcp-reference-client fault"}), None)]
@@ -329,6 +353,10 @@ class Session:
             return [(self._harmless(), Tweak(http_method="PUT"))]
         if f("accept-json-only"):
             return [(self._harmless(), Tweak(set_headers={"Accept": "application/json"}))]
+        if f("batch-stdio"):  # (and batch-sse) a batch of two pings on a version without batches
+            msgs = [self._harmless(), self._harmless()]
+            raw = dumps(msgs) + (b"\n" if self.transport == "stdio" else b"")
+            return [(msgs, Tweak(raw=raw))]
         if f("post-array"):
             msg = self._harmless()
             return [(msg, Tweak(raw=dumps([msg])))]
@@ -520,6 +548,7 @@ async def legacy_handshake(session: Session, asked: str, *, reinit: bool = False
             await link.send(early, quiet=True)
 
     answer = await session.call("initialize", core.initialize_params(), after_send=during)
+    session._init_id = answer.get("id")
     if "error" in answer:
         err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
         raise StepFailed(f"initialize: error {err.get('code')} {err.get('message')!r}")
@@ -537,6 +566,9 @@ async def legacy_handshake(session: Session, asked: str, *, reinit: bool = False
     core.negotiated = offered
     if spec(offered).protocol_version_header and session.transport == "streamable-http":
         link.protocol_version = offered  # "MCP-Protocol-Version: <protocol-version>" on all subsequent requests
+        if session.faulty("version-header-asked") and asked != offered and asked in LEGACY_VERSIONS:
+            link.protocol_version = asked  # fault: the version it asked for, not the one negotiated
+            log(f"fault version-header-asked: MCP-Protocol-Version {asked} (negotiated {offered})")
     session.server_caps = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
     if not session.faulty("no-initialized"):
         note = core.notification("notifications/initialized")
@@ -604,6 +636,9 @@ async def _pages(session: Session, method: str, key: str, log: Callable[[str], N
     items: list[dict[str, Any]] = []
     cursor: Any = None
     for _ in range(100):
+        if cursor is not None and session.faulty("modify-cursor"):
+            cursor = quote(cursor, safe="")  # fault: the opaque cursor URL-encoded ("a b" -> "a%20b")
+            log(f"fault modify-cursor: sending the cursor as {cursor!r}")
         answer = await session.call(method, {"cursor": cursor} if cursor is not None else {})
         result = _result(answer, method)
         page = result.get(key)

@@ -64,8 +64,10 @@ class VersionUnusable(ScenarioError):
     item of the version is skipped at once with ``reason`` -- no item waits the timeout again."""
 
     def __init__(self, requirement: str, *, problem: str, message: str, expected: Any, actual: Any,
-                 reason: str, conn: "Connection | None" = None, hint: str | None = None) -> None:
+                 reason: str, conn: "Connection | None" = None, hint: str | None = None,
+                 version: str | None = None) -> None:
         super().__init__(reason, kind="target", hint=hint)
+        self.version = version  # the version made unusable (else conn's)
         self.requirement = requirement
         self.problem = problem
         self.verdict = message

@@ -25,7 +25,7 @@ import anyio
 
 from conformance.connect import TargetError, target_error, unregister_child
 from conformance.outcomes import Outcome, worst
-from conformance.peer import PeerError
+from conformance.peer import ExpectTimeout, PeerError
 from conformance.registry import Scenario
 from conformance.report.model import RequirementResult
 from conformance.runtime.judge import Judge
@@ -33,7 +33,7 @@ from conformance.runtime.records import Connection, ItemResult, ScenarioError, S
 from conformance.runtime.schedule import Policy, Scheduler
 from conformance.spec.requirements import Requirement, catalogue
 from conformance.spec.versions import VERSIONS, Transport
-from conformance.transports.base import TransportError
+from conformance.transports.base import PeerSilent, TransportError
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -358,6 +358,9 @@ class Run(Generic[R]):
                          f"raise --run-timeout, or --timeout if the {getattr(self.target, 'role', 'server')} is merely slow")
             elif isinstance(exc, TimeoutError):
                 error = ("harness", f"scenario {sc.id} did not finish within its deadline of {limit:g} s", None)
+            elif isinstance(exc, PeerSilent) and role.peer_errors_are_verdicts:
+                # no response headers (a GET stream that never opens...): an answer that never came
+                peer_exc = ExpectTimeout("an answer over HTTP", self.timeout, [], detail=f"; {exc}")
             elif isinstance(exc, (TransportError, OSError)) and role.peer_errors_are_verdicts:
                 err = target_error(exc, self.target, doing="running the scenario")
                 error = ("target", err.message, err.hint)

@@ -49,6 +49,8 @@ class Handshake:
             http = _http_failure(peer, self.target)
             if http is not None:
                 raise ScenarioError(http.message, kind="target", hint=http.hint) from exc
+            if isinstance(exc, ExpectTimeout) and not spec(version).stateless and peer.initialize_result is not MISSING:
+                raise self._unusable(self._initialized_unanswered(conn, exc)) from exc
             if isinstance(exc, ExpectTimeout) and not spec(version).stateless:
                 waited = f"{exc.waited:.3g}"
                 raise self._unusable(VersionUnusable(
@@ -66,6 +68,25 @@ class Handshake:
             raise ScenarioError(self._handshake_failure(version, exc), kind="target",
                                  hint="check that the target is an MCP server speaking this transport") from exc
         return info
+
+    def _initialized_unanswered(self, conn: Connection, exc: ExpectTimeout) -> VersionUnusable:
+        """``initialize`` was answered, and the POST of ``notifications/initialized`` was not (no
+        response headers within the timeout): the session cannot start -- one verdict, the POST's
+        202 Accepted (the endpoint's, on legacy SSE)."""
+        sse = self.target.transport is Transport.SSE
+        rid = "transport.sse.post-endpoint" if sse else "transport.http.post.accepted-202"
+        return VersionUnusable(
+            rid,
+            problem="NoResponse",
+            message=(f"the POST of notifications/initialized ({conn.version}) was not answered: {exc}; "
+                     "the server MUST return 202 Accepted for input it accepts"),
+            expected="202 Accepted within the timeout",
+            actual=f"no response headers within {exc.waited:.3g} s",
+            reason=(f"not reached: the server did not answer the POST of notifications/initialized for {conn.version} "
+                    f"within {exc.waited:.3g} s (see {rid})"),
+            conn=conn,
+            hint="raise --timeout if the server is merely slow",
+        )
 
     def _first_answer_timeout(self, peer: RawPeer) -> float:
         """How long the handshake waits: a stdio server that has not said anything yet may still
@@ -120,7 +141,13 @@ class Handshake:
         version = info.version
         legacy = f"target does not support {version}"
         wait = self._first_answer_timeout(peer)
-        rid = await peer.request("server/discover")
+        silent = (f"{legacy}: no answer to server/discover within {wait:g} s "
+                  "(legacy servers may stay silent: basic/transports/stdio#backward-compatibility)")
+        try:
+            rid = await peer.request("server/discover")
+        except ExpectTimeout:  # HTTP: the POST was never answered (no headers, a body that never ended)
+            info.unsupported = silent
+            return
         exchange = peer.last_exchange
         status = getattr(exchange, "status", None)
         if isinstance(status, int) and status >= 400 and not _json_rpc_body(exchange):
@@ -143,10 +170,7 @@ class Handshake:
         except ExpectTimeout:
             if _http_failure(peer, self.target) is not None:
                 raise
-            info.unsupported = (
-                f"{legacy}: no answer to server/discover within {wait:g} s "
-                "(legacy servers may stay silent: basic/transports/stdio#backward-compatibility)"
-            )
+            info.unsupported = silent
             return
         if env.kind is Kind.ERROR:
             code = env.error_code

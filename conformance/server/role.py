@@ -38,7 +38,7 @@ from conformance.server.handshake import Handshake
 from conformance.server.server_wide import ServerWide
 from conformance.spec.versions import Transport
 from conformance.transcript import Direction
-from conformance.transports.base import TransportError
+from conformance.transports.base import PeerSilent, TransportError
 from conformance.wire.envelope import Kind
 from conformance.wire.rules import barrier_method
 
@@ -332,6 +332,8 @@ class ServerRole:
 
         try:
             host = await self.run.host(peer_factory, registered)
+        except PeerSilent as exc:  # reached, and silent (legacy SSE: no stream, no endpoint event)
+            raise self._mark_unusable(self._silent_start(version, exc)) from exc
         except (TransportError, OSError) as exc:
             err = target_error(exc, target)
             if not self.run.connections:
@@ -367,8 +369,30 @@ class ServerRole:
                 self.sessions.setdefault(version, conn.info)
             return conn
 
+    def _silent_start(self, version: str, exc: PeerSilent) -> VersionUnusable:
+        """A connection the target accepted and then never made usable (legacy SSE: the GET of
+        the stream never answered, or no ``endpoint`` event on it): one verdict for the version,
+        as an unanswered ``initialize`` is -- the endpoint event where that requirement applies,
+        else the ``initialize`` that could not even be sent."""
+        run = self.run
+        rid = "transport.sse.endpoint-event"
+        if not (run.is_selected(rid) and run.requirement(rid).applies_to(version, self.target.transport)):
+            rid = "lifecycle.initialize.result"
+        return VersionUnusable(
+            rid,
+            problem="NoEndpointEvent" if rid != "lifecycle.initialize.result" else "InitializeUnanswered",
+            message=(f"the {self.target.transport.value} connection for {version} was accepted but never became usable "
+                     f"within {run.timeout:g} s ({exc}): the server MUST send an endpoint event when a client connects, "
+                     "and respond to initialize"),
+            expected="an SSE stream whose first event is `endpoint`, within the timeout",
+            actual=str(exc),
+            reason=f"not reached: the {version} connection never became usable: {exc} (see {rid})",
+            version=version,
+            hint="raise --timeout if the server is merely slow",
+        )
+
     def _mark_unusable(self, exc: VersionUnusable) -> VersionUnusable:
-        version = exc.conn.version if exc.conn is not None else None
+        version = exc.version or (exc.conn.version if exc.conn is not None else None)
         if version is not None:
             self._unusable.setdefault(version, exc)
             self._shared_error.setdefault(version, self._unusable[version])

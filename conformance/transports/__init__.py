@@ -25,6 +25,7 @@ from conformance.transports.base import (
     TransportClosed,
     TransportError,
     TransportTimeout,
+    PeerSilent,
 )
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ __all__ = [
     "TransportError",
     "TransportClosed",
     "TransportTimeout",
+    "PeerSilent",
     "ProcessExited",
     "StartError",
     "ConnectError",

@@ -32,6 +32,7 @@ __all__ = [
     "TransportError",
     "TransportClosed",
     "TransportTimeout",
+    "PeerSilent",
     "ProcessExited",
     "StartError",
     "ConnectError",
@@ -82,6 +83,13 @@ class ProcessExited(TransportClosed):
 
 class TransportTimeout(TransportError):
     """A transport-level wait (connect, start-up, HTTP response headers) passed its deadline."""
+
+
+class PeerSilent(TransportTimeout):
+    """The peer was reached and then left us waiting past the deadline: no HTTP response headers
+    (a POST held while the server works, a GET stream that never opens), no ``endpoint`` event on
+    an SSE stream.  The peer's silence -- like a JSON-RPC response that never comes, a verdict
+    about the peer -- unlike a connection that could not be made."""
 
 
 class StartError(TransportError):

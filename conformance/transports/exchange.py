@@ -38,6 +38,7 @@ class HttpExchange:
     last_event_id: str | None = None  # the latest SSE ``id`` seen on this stream
     closed_by: str | None = None  # "server", "client" or "error" once ``done`` is set
     dropped_events: int = 0  # SSE events not kept in ``sse_events`` (over the limit)
+    stalled: bool = False  # a non-SSE body that did not end within the timeout (what came is in ``body``)
 
     @property
     def ok(self) -> bool:

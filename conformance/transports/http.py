@@ -19,7 +19,10 @@
   (:meth:`send` also waits for room to queue a JSON answer: keep a reader on :meth:`receive`.)
 
 Deadlines: response headers (and a non-SSE body) within ``timeout`` seconds, else
-:class:`TransportTimeout`; a refused connection or a bad URL is a :class:`ConnectError`.
+:class:`PeerSilent` (a :class:`TransportTimeout`: the request reached the server, and no answer
+came; a connection not made in time is a plain :class:`TransportTimeout`), and a body that stalls
+marks its exchange ``stalled``;
+a refused connection or a bad URL is a :class:`ConnectError`.
 Background tasks live in a task group entered by :meth:`start` and left by :meth:`aclose`: both
 must run in the same task (``async with StreamableHttpTransport(...)``).
 """
@@ -35,7 +38,7 @@ import anyio
 import anyio.abc
 import httpx
 
-from conformance.transports.base import ConnectError, Inbound, Transport, TransportClosed, TransportError, TransportTimeout
+from conformance.transports.base import ConnectError, Inbound, PeerSilent, Transport, TransportClosed, TransportError, TransportTimeout
 from conformance.transports.exchange import JSON_TYPE, SSE_TYPE, HttpExchange  # noqa: F401 - re-exported
 from conformance.wire.envelope import Kind, parse_envelope
 from conformance.wire.headers import request_metadata_headers
@@ -271,8 +274,15 @@ class HttpTransportBase(Transport):
         url = url or self.url
         stream = f"{kind or method.lower()}:{next(self._counter)}"
         header_list, removed = self._build_headers(method, body, headers)
+        reached = False  # our request went out on a connection (the server has it)
+
+        async def trace(name: str, info: Any) -> None:
+            nonlocal reached
+            if name.endswith("send_request_headers.started"):
+                reached = True
+
         try:
-            request = client.build_request(method, url, content=body, headers=header_list)
+            request = client.build_request(method, url, content=body, headers=header_list, extensions={"trace": trace})
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
             raise ConnectError(f"bad URL {url!r}: {exc}", url=url, reason=str(exc)) from exc
         except UnicodeEncodeError as exc:
@@ -285,9 +295,12 @@ class HttpTransportBase(Transport):
             with anyio.fail_after(self.timeout):
                 response = await client.send(request, stream=True)
         except (TimeoutError, httpx.TimeoutException) as exc:
-            what = "could not connect" if isinstance(exc, httpx.ConnectTimeout) else "no response headers"
+            what = "no response headers" if reached else "could not connect"
             self._event(f"{method} {url}: {what} within {self.timeout:g} s", stream=stream, method=method, url=url)
-            raise TransportTimeout(f"{method} {url}: {what} within {self.timeout:g} s", url=url, stream=stream) from exc
+            # the request reached the server, and not a byte of an answer came: the server's silence,
+            # unlike a connection that was never made
+            raise (PeerSilent if reached else TransportTimeout)(
+                f"{method} {url}: {what} within {self.timeout:g} s", url=url, stream=stream) from exc
         except httpx.ConnectError as exc:
             reason = _reason(exc)
             self._event(f"{method} {url}: cannot connect: {reason}", stream=stream, method=method, url=url)
@@ -360,6 +373,7 @@ class HttpTransportBase(Transport):
             ex.closed_by = "server"
         except TimeoutError:
             ex.closed_by = "client"
+            ex.stalled = True
             ex.problems.append(f"response body not complete within {self.timeout:g} s ({size} bytes received)")
             self._event(f"{ex.method} {ex.url}: response body stalled", stream=ex.stream, received=size)
         except httpx.HTTPError as exc:

@@ -52,6 +52,7 @@ class HttpRequestRecord:
     answered: float | None = None  # when we sent the response head (monotonic)
     abandoned: float | None = None  # when the client closed the connection before our answer (monotonic)
     envelopes: list[Envelope] = field(default_factory=list)
+    issued_session: str | None = None  # the session id our answer to it issued (an initialize POST)
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -313,6 +314,7 @@ class HttpEndpoint(Transport):
         if is_init and self.sessions:
             self.session_id = secrets.token_hex(16)
             self.sessions_issued.append(self.session_id)
+            rec.issued_session = self.session_id
             extra.append((b"mcp-session-id", self.session_id.encode()))
         if env.kind is Kind.PARSE_ERROR:
             await self._deliver(rec, name)

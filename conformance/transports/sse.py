@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import httpx
 
-from conformance.transports.base import HttpStatusError, TransportClosed, TransportError, TransportTimeout
+from conformance.transports.base import HttpStatusError, PeerSilent, TransportClosed, TransportError
 from conformance.transports.http import (
     DEFAULT_MAX_BODY_BYTES,
     JSON_TYPE,
@@ -83,7 +83,7 @@ class LegacySseTransport(HttpTransportBase):
             if self.endpoint is None:
                 if ex.done.is_set():
                     raise TransportClosed(f"the SSE stream of {ex.url} ended before the endpoint event", url=ex.url)
-                raise TransportTimeout(f"no endpoint event on {ex.url} within {self.timeout:g} s", url=ex.url)
+                raise PeerSilent(f"no endpoint event on {ex.url} within {self.timeout:g} s", url=ex.url)
         except BaseException:
             await self.aclose()
             raise

@@ -145,9 +145,14 @@ def test_suite_flags_exactly_the_broken_requirement(d: registry.Defect, suite_ru
     # a MUST fail gates the run; a SHOULD warning does not (outside --strict); a server that never
     # answered anything within the run (initialize answered after 30 s) exits 3 with its verdict
     answered = report["implementation"]["answered"]
-    assert answered or d.name in ("initialize-slow", "initialize-slow-http"), f"{d.name}: the report says it never answered"
+    assert answered or d.name in NEVER_ANSWER, f"{d.name}: the report says it never answered"
     assert code == (3 if not answered else 1 if expected == "fail" else 0)
 
+
+# servers that never send a JSON-RPC message the run can read (exit 3: "the target never answered")
+NEVER_ANSWER = ("initialize-slow", "initialize-slow-http", "http-never-writes", "http-headers-then-nothing",
+                "sse-never-writes", "sse-headers-then-nothing", "initialize-2x-timeout", "initialize-2x-timeout-http",
+                "initialize-2x-timeout-sse")
 
 UNUSABLE = {  # defect -> what the one verdict says, and what every other result of the version says
     "initialize-slow": ("InitializeUnanswered", "did not answer initialize"),
@@ -170,3 +175,84 @@ def test_an_unusable_version_is_one_verdict_and_everything_else_is_skipped_with_
     others = [r for r in report["results"] if r["outcome"] != "fail"]
     assert others and all(r["outcome"] == "skip" and reason in r["reason"] for r in others), \
         sorted({(r["outcome"], r["reason"]) for r in others if r["outcome"] != "skip" or reason not in r["reason"]})[:5]
+
+
+SILENT = {  # issue 23: silence in every form, on every transport -> (problem, what the skips say)
+    "initialize-2x-timeout": ("InitializeUnanswered", "did not answer initialize"),
+    "initialize-2x-timeout-http": ("InitializeUnanswered", "did not answer initialize"),
+    "initialize-2x-timeout-sse": ("InitializeUnanswered", "did not answer initialize"),
+    "first-post-slow-http": ("InitializeUnanswered", "did not answer initialize"),
+    "first-post-slow-sse": ("InitializeUnanswered", "did not answer initialize"),
+    "http-never-writes": ("InitializeUnanswered", "did not answer initialize"),
+    "http-headers-then-nothing": ("InitializeUnanswered", "did not answer initialize"),
+    "sse-never-writes": ("NoEndpointEvent", "never became usable"),
+    "sse-headers-then-nothing": ("NoEndpointEvent", "never became usable"),
+    "initialized-notification-held-http": ("NoResponse", "did not answer the POST of notifications/initialized"),
+    "initialized-notification-held-sse": ("NoResponse", "did not answer the POST of notifications/initialized"),
+}
+
+
+@pytest.mark.parametrize("d", [registry.get(n) for n in SILENT], ids=lambda d: d.name)
+def test_silence_in_any_form_is_one_verdict_per_version_never_an_error(
+        d: registry.Defect, suite_runs: dict[str, Future]) -> None:
+    """A request left unanswered -- no JSON-RPC response, no HTTP response headers, a body that
+    never ends, no SSE endpoint event -- is the target's failure, never an error of ours; a version
+    whose handshake went unanswered is that one verdict, and every other result of the version is a
+    skip naming it (so nothing else of the version waited the timeout again).  Initialize-based
+    versions the silence did not reach (the slow first POST) and 2026-07-28 run as usual."""
+    problem, reason = SILENT[d.name]
+    code, report = suite_runs[d.name].result()
+    assert report["errors"] == [] and not [r for r in report["results"] if r["outcome"] == "error"]
+    failed = [r for r in report["results"] if r["outcome"] == "fail"]
+    assert {r["requirement"] for r in failed} == {d.requirement}
+    assert all(v["problem"] == problem for r in failed for v in r["violations"])
+    unusable = {r["version"] for r in failed}
+    if d.name.startswith("first-post-slow"):
+        assert len(unusable) == 1, unusable  # one POST was slow: one version lost its handshake
+    else:
+        assert unusable == set(d.versions)
+    for version in unusable:
+        others = [r for r in report["results"] if r["version"] == version and r["outcome"] != "fail"]
+        assert others and all(r["outcome"] == "skip" and reason in r["reason"] for r in others), \
+            sorted({(r["outcome"], r["reason"]) for r in others if r["outcome"] != "skip" or reason not in r["reason"]})[:5]
+    assert code == (1 if report["implementation"]["answered"] else 3)
+
+
+@pytest.mark.parametrize("name", ["initialize-2x-timeout", "initialize-2x-timeout-http"])
+def test_a_slow_handshake_with_version_all_is_one_verdict_per_version_and_exit_1(name: str, tmp_path: Path) -> None:
+    """The issue's run: ``--version all`` against a server that answers initialize after twice the
+    timeout (over HTTP holding the POST without response headers).  Each initialize-based version
+    is one lifecycle.initialize.result failure with the rest of it skipped; 2026-07-28 (no
+    initialize) runs as usual and answers, so the run exits 1 -- with no error of ours."""
+    from dataclasses import replace
+
+    from conformance.spec.versions import VERSIONS
+
+    d = replace(registry.get(name), versions=tuple(VERSIONS))
+    code, report = _run_suite(d, tmp_path)
+    assert report["errors"] == []
+    flagged = sorted({(r["requirement"], r["version"], r["outcome"]) for r in report["results"] if r["outcome"] in FLAGGED})
+    handshake = [v for v in VERSIONS if v != "2026-07-28" and (v != "2024-11-05" or d.transport == "stdio")]
+    assert flagged == [("lifecycle.initialize.result", v, "fail") for v in handshake]
+    modern = [r for r in report["results"] if r["version"] == "2026-07-28"]
+    assert any(r["outcome"] == "pass" for r in modern)
+    assert report["implementation"]["answered"] and code == 1
+
+
+def test_a_get_stream_that_never_opens_is_the_servers_failure_never_an_error(tmp_path: Path) -> None:
+    """A streamable HTTP server that answers every POST and holds the GET of the endpoint without
+    response headers: transport.http.get.sse-or-405 fails (and what needs the GET stream), nothing is
+    an error of ours, exit 1."""
+    launch = (f"import sys; sys.path[:0] = [{str(BROKEN)!r}, {str(ROOT)!r}]; import defects_bounded; "
+              "defects_bounded.get_never_opens(); from reference_server.__main__ import main; sys.exit(main(sys.argv[1:]))")
+    cmd = subprocess.list2cmdline([sys.executable, "-c", launch, "--transport", "streamable-http", "--port", "{port}"])
+    argv = [sys.executable, "-m", "conformance.cli", "server", "--command", cmd, "--url", "http://127.0.0.1:{port}/mcp",
+            "--transport", "streamable-http", "--version", "2025-11-25", "--timeout", "2", "--report-dir", str(tmp_path),
+            "--report-format", "none"]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=_environ(), timeout=300)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["errors"] == [] and not [r for r in report["results"] if r["outcome"] == "error"]
+    failed = {r["requirement"] for r in report["results"] if r["outcome"] == "fail"}
+    assert "transport.http.get.sse-or-405" in failed
+    assert all(r["violations"] and "GET" in r["violations"][0]["message"] for r in report["results"] if r["outcome"] == "fail")
+    assert proc.returncode == 1

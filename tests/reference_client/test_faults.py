@@ -15,6 +15,8 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
+import signal
 import time
 import sys
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ from fixtures.broken_clients.defects import DEFECTS  # noqa: E402
 
 LEGACY = [v for v in VERSIONS if not spec(v).stateless]
 MODERN = "2026-07-28"
+CURSOR = "mcpc:Page 2/2="  # as the suite's server
 TOOLS = [{"name": "add_numbers", "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}}}}]
 PV = "io.modelcontextprotocol/protocolVersion"
 CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -53,8 +56,10 @@ class ScriptServer:
 
     def __init__(self, version: str, *, era: str | None = None, server_caps: dict[str, Any] | None = None,
                  offer: str | None = None, probes: bool = True, never_answer: frozenset[str] = frozenset(),
-                 input_required: bool = False, refuse: list[str] | None = None, refuse_every: bool = False) -> None:
+                 input_required: bool = False, refuse: list[str] | None = None, refuse_every: bool = False,
+                 pages: bool = False) -> None:
         self.version = version
+        self.pages = pages  # tools/list in two pages (nextCursor CURSOR; another cursor: -32602)
         # server/discover refused with -32022 listing ``refuse``: the first one (``refuse_every``: each one)
         self.refuse, self.refuse_every, self.refused = refuse, refuse_every, 0
         self.input_required = input_required  # tools/call without inputResponses: an InputRequiredResult
@@ -122,6 +127,13 @@ class ScriptServer:
             return out + [self._result(rid, {"resultType": "complete", "content": []})]
         if method == "ping":
             return out + [self._result(rid, {})]
+        if method == "tools/list" and "tools" in self.caps and self.pages:
+            cursor = (msg.get("params") or {}).get("cursor")
+            if cursor is None:
+                return out + [self._result(rid, {"tools": TOOLS, "nextCursor": CURSOR})]
+            if cursor != CURSOR:
+                return out + [self._error(rid, -32602, "Invalid cursor")]
+            return out + [self._result(rid, {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})]
         if method == "tools/list" and "tools" in self.caps:
             return out + [self._result(rid, {"tools": TOOLS})]
         if method == "logging/setLevel" and "logging" in self.caps:
@@ -144,8 +156,14 @@ class ScriptServer:
         ]
         if spec(v).elicitation:
             out.append({"jsonrpc": "2.0", "id": 105, "method": "elicitation/create", "params": {
-                "message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}},
-                                                        "required": ["name"]}}})
+                "message": "name?", "requestedSchema": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "color": {"type": "string", "default": "Red"}}, "required": ["name"]}}})
+        init = next((m for m in self.received if isinstance(m, dict) and m.get("method") == "initialize"), {})
+        declared = ((init.get("params") or {}).get("capabilities") or {}).get("elicitation")
+        if v == "2025-11-25" and declared == {}:  # url mode, which the client (form only) did not declare
+            out.append({"jsonrpc": "2.0", "id": 109, "method": "elicitation/create", "params": {
+                "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
+        out.append({"jsonrpc": "2.0", "id": "108", "method": "ping"})  # an id that is a string of digits
         out.append({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}})
         out.append(invalid_cancel)
         # the server cancels a request of its own the client has answered (the race; ignored when strict)
@@ -361,10 +379,14 @@ def test_strict_client_answers_the_probes(version: str) -> None:
     replies = {json.dumps(v.get("id")): v for v in values if isinstance(v, dict) and "method" not in v}
     assert replies[json.dumps(101)] == {"jsonrpc": "2.0", "id": 101, "result": {}}
     assert replies[json.dumps("102")]["error"]["code"] == -32601
+    assert replies[json.dumps("108")] == {"jsonrpc": "2.0", "id": "108", "result": {}}  # "108", not 108
     assert replies[json.dumps(103)]["result"]["roots"][0]["uri"].startswith("file://")
     assert "result" in replies[json.dumps(104)]
     if spec(version).elicitation:
         assert "result" in replies[json.dumps(105)]
+        assert replies[json.dumps(105)]["result"]["content"]["color"] == "Red"  # the default, pre-populated
+    if version == "2025-11-25":
+        assert replies[json.dumps(109)]["error"]["code"] == -32602  # a mode it did not declare
     if spec(version).batching:  # answered as one batch
         batch = [v for v in values if isinstance(v, list)]
         assert batch == [[{"jsonrpc": "2.0", "id": 106, "result": {}}, {"jsonrpc": "2.0", "id": 107, "result": {}}]]
@@ -529,12 +551,17 @@ def _harmless(w: Wire, version: str) -> bool:
     return is_request(w.value, "server/discover" if spec(version).stateless else "ping")
 
 
-def _expect_reply_changed(rid: Any, pred: Callable[[Any, Any], bool]) -> Callable[[Run, Run], None]:
+def _expect_changed(what: Callable[[Any], bool], pred: Callable[[Any, Any], bool]) -> Callable[[Run, Run], None]:
+    """Exactly one message changed: one that ``what`` picks, changed as ``pred`` says."""
     def check(strict: Run, faulty: Run) -> None:
         before, after = one_changed(strict, faulty)
-        assert is_reply(before, rid), before
+        assert what(before), before
         assert pred(before, after), (before, after)
     return check
+
+
+def _expect_reply_changed(rid: Any, pred: Callable[[Any, Any], bool]) -> Callable[[Run, Run], None]:
+    return _expect_changed(lambda v: is_reply(v, rid), pred)
 
 
 def _expect_removed(pred: Callable[[Any], bool]) -> Callable[[Run, Run], None]:
@@ -620,20 +647,24 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "float-id": _expect_extra(lambda w: isinstance(w.value["id"], float)),
     "null-id": _expect_extra(lambda w: w.value["id"] is None and "method" in w.value),
     "reuse-answered-id": _expect_extra(lambda w: is_request(w.value, "ping") and w.value["id"] == 2),
+    "reuse-initialize-id": _expect_extra(lambda w: is_request(w.value, "ping") and w.value["id"] == 1),
     "reuse-inflight-id": _check_reuse_inflight,
     "notification-with-id": None,  # set below
     "cancel-unknown-id": _expect_extra(lambda w: w.value["method"] == "notifications/cancelled"
                                        and w.value["params"]["requestId"] == "mcp-reference-client-never-sent"),
     "shared-progress-token": _check_shared_token,
-    "response-wrong-id": _expect_reply_changed(101, lambda a, b: b == {**a, "id": "101"}),
+    "response-wrong-id": None,  # set below: both ping answers change
     "error-wrong-id": None,  # set below: several error answers change
-    "result-and-error": _expect_reply_changed(101, lambda a, b: b["result"] == {} and "error" in b and b["id"] == 101),
+    "digit-id-as-number": _expect_reply_changed("108", lambda a, b: b == {**a, "id": 108}),
+    "error-digit-id-as-number": _expect_reply_changed("102", lambda a, b: b == {**a, "id": 102}),
+    "result-and-error": None,  # set below: both ping answers change
     "string-error-code": _expect_reply_changed(104, lambda a, b: a["error"]["code"] == -32601 and b["error"]["code"] == "-32601"),
     "unknown-method-wrong-code": _expect_reply_changed("102", lambda a, b: b == {**a, "error": {**a["error"], "code": -32600}}),
     "answer-notification": None,  # set below
     "ignore-batch": _expect_removed(lambda v: isinstance(v, list)),
-    "ignore-ping": _expect_removed(lambda v: is_reply(v, 101)),
+    "ignore-ping": None,  # set below: both ping answers go
     "exit-on-invalid-cancel": _check_quit,
+    "answer-cancelled": _no_diff,  # needs a link with a task group: on the wire in tests/broken_clients
     "exit-on-cancel-race": _check_quit,
     "request-before-initialize": _before_initialize,
     "no-client-info": _check_initialize_changed(lambda a, b: "clientInfo" not in b["params"]
@@ -649,15 +680,27 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "https-root": _expect_reply_changed(103, lambda a, b: b["result"]["roots"][0]["uri"].startswith("https://")),
     "undeclared-sampling": _expect_reply_changed(104, lambda a, b: a["error"]["code"] == -32601 and b["result"]["role"] == "assistant"),
     "undeclared-elicitation": _expect_reply_changed(105, lambda a, b: a["error"]["code"] == -32601 and b["result"]["action"] == "accept"),
+    "modify-cursor": _expect_changed(lambda v: is_request(v, "tools/list"),
+                                     lambda a, b: a["params"]["cursor"] == CURSOR
+                                     and b == {**a, "params": {"cursor": "mcpc%3APage%202%2F2%3D"}}),
+    "undeclared-mode-answered": _expect_reply_changed(109, lambda a, b: a["error"]["code"] == -32602
+                                                      and b == {"jsonrpc": "2.0", "id": 109, "result": {"action": "decline"}}),
+    "no-defaults": _expect_reply_changed(105, lambda a, b: a["result"]["content"]["color"] == "Red"
+                                         and b["result"]["content"] == {"name": a["result"]["content"]["name"]}),
     "pretty-json": _expect_extra(lambda w: w.raw.count(b"\n") > 2 and w.value is not None),
     "stdin-garbage": _expect_extra(lambda w: w.value is None and w.raw.endswith(b"\n")),
     "kill-without-closing-stdin": _no_diff,
+    "no-escalation": _no_diff,  # in the link: test_fault_no_escalation
     "stdio-write-response": _expect_extra(lambda w: w.value == {"jsonrpc": "2.0", "id": 0, "result": {"resultType": "complete"}}),
     "http-write-response": _expect_extra(lambda w: w.value == {"jsonrpc": "2.0", "id": 0, "result": {"resultType": "complete"}}),
     "put-message": _expect_extra(lambda w: w.tweak.http_method == "PUT"),
     "accept-json-only": _expect_extra(lambda w: w.tweak.set_headers == {"Accept": "application/json"}),
+    "batch-stdio": _expect_extra(lambda w: isinstance(w.value, list) and [v["method"] for v in w.value] == ["ping", "ping"]
+                                 and w.raw.rstrip(b"\n").endswith(b"]")),
     "post-array": _expect_extra(lambda w: isinstance(w.value, list) and len(w.value) == 1 and w.value[0]["method"] == "ping"),
     "drop-session-id": _expect_extra(lambda w: w.tweak.drop_headers == ("Mcp-Session-Id",)),
+    "get-accept-json": _no_diff,  # the GET lives in the link: test_fault_get_accept_json
+    "version-header-asked": None,  # set below
     "no-version-header": _expect_extra(lambda w: w.tweak.drop_headers == ("MCP-Protocol-Version",)),
     "give-up-after-404": _no_diff,
     "no-delete": _no_diff,
@@ -738,7 +781,46 @@ def _no_version_retry(strict: Run, faulty: Run) -> None:
 
 CHECKS["retry-unlisted-version"] = _retry_unlisted_version
 CHECKS["no-version-retry"] = _no_version_retry
-CHECKS["result-wrong-id"] = _expect_reply_changed(101, lambda a, b: b == {**a, "id": "101"})
+def _ping_ids_changed(strict: Run, faulty: Run) -> None:
+    changes = diff(strict, faulty)
+    pairs = [(a.value, b.value) for _, before, after in changes for a, b in zip(before, after)]
+    assert all(tag == "replace" for tag, *_ in changes)
+    assert [a["id"] for a, _ in pairs] == [101, "108"]  # the two pings
+    for a, b in pairs:
+        assert b == {**a, "id": other_id(a["id"])}
+
+
+CHECKS["response-wrong-id"] = CHECKS["result-wrong-id"] = _ping_ids_changed
+
+
+def _pings_both(strict: Run, faulty: Run) -> None:
+    changes = diff(strict, faulty)
+    pairs = [(a.value, b.value) for _, before, after in changes for a, b in zip(before, after)]
+    assert all(tag == "replace" for tag, *_ in changes) and [a["id"] for a, _ in pairs] == [101, "108"]
+    for a, b in pairs:
+        assert b["result"] == {} and "error" in b and b["id"] == a["id"]
+
+
+def _pings_unanswered(strict: Run, faulty: Run) -> None:
+    changes = diff(strict, faulty)
+    removed = [w.value for tag, before, _ in changes for w in before]
+    assert all(tag == "delete" for tag, *_ in changes)
+    assert [v["id"] for v in removed] == [101, "108"] and all(is_reply(v, v["id"]) for v in removed)
+
+
+def _version_header_asked(strict: Run, faulty: Run) -> None:
+    assert strict.values == faulty.values  # the same messages ...
+    assert strict.core.negotiated == faulty.core.negotiated == "2025-06-18"  # (asked 2025-11-25: counter-offered)
+    init = next(i for i, v in enumerate(strict.values) if is_request(v, "initialize"))
+    assert [w.protocol_version for w in faulty.sent[:init + 1]] == [w.protocol_version for w in strict.sent[:init + 1]]
+    assert len(strict.sent) > init + 2  # after initialize: the negotiated version, or (fault) the asked one
+    assert all(w.protocol_version == "2025-06-18" for w in strict.sent[init + 1:])
+    assert all(w.protocol_version == "2025-11-25" for w in faulty.sent[init + 1:])
+
+
+CHECKS["version-header-asked"] = _version_header_asked
+CHECKS["result-and-error"] = _pings_both
+CHECKS["ignore-ping"] = _pings_unanswered
 CHECKS["error-wrong-id"] = _error_wrong_id
 CHECKS["answer-notification"] = _answer_notification
 
@@ -755,6 +837,7 @@ _SERVER = {
     "exit-on-invalid-cancel": {"server_caps": {"tools": {}, "prompts": {}}},
     "exit-on-cancel-race": {"server_caps": {"tools": {}, "prompts": {}}},
     "initialize-before-discover": {"era": "dual"},
+    "modify-cursor": {"pages": True},
     "timeout-without-cancel": {"never_answer": NEVER},
     "timeout-without-cancel-2026": {"never_answer": NEVER},
     "no-timeout": {"never_answer": NEVER, "limit": 2.0},
@@ -1073,6 +1156,17 @@ def test_sse_stream_faults() -> None:
         assert outcome == [] and get is not None and get[0].headers["last-event-id"] == "e-1", fault
 
 
+def test_fault_get_accept_json() -> None:
+    from types import SimpleNamespace
+
+    link = SimpleNamespace(session_id="s", protocol_version="2025-11-25", faulty=lambda name: False)
+    assert HttpLink._stream_headers(link, None)["Accept"] == "text/event-stream"  # type: ignore[arg-type]
+    link.faulty = lambda name: name == "get-accept-json"
+    headers = HttpLink._stream_headers(link, "e1")  # type: ignore[arg-type]
+    assert headers == {"Accept": "application/json", "Mcp-Session-Id": "s", "MCP-Protocol-Version": "2025-11-25",
+                       "Last-Event-ID": "e1"}
+
+
 def test_fault_give_up_after_404() -> None:
     mock, outcome = http_run("give-up-after-404", "2025-11-25", expire_after=2)
     methods = [json.loads(r.content).get("method") for r in _posts(mock)]
@@ -1144,7 +1238,8 @@ time.sleep(30 if len(sys.argv) > 2 else 0)
 """
 
 
-def _stdio_shutdown(tmp_path: Path, close_stdin_first: bool, *, stubborn: bool = False) -> list[str]:
+def _stdio_shutdown(tmp_path: Path, close_stdin_first: bool, *, stubborn: bool = False,
+                    escalate: bool = True) -> list[str]:
     script = tmp_path / "recorder.py"
     script.write_text(RECORDER)
     record = tmp_path / "record.txt"
@@ -1152,6 +1247,7 @@ def _stdio_shutdown(tmp_path: Path, close_stdin_first: bool, *, stubborn: bool =
 
     async def main() -> None:
         link = StdioLink(argv, close_stdin_first=close_stdin_first)
+        link.escalate = escalate
         async with link:
             await link.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             await link.send(None, tweak=Tweak(raw=b"pretty\n  json\n"))
@@ -1169,6 +1265,47 @@ def test_stdio_shutdown_closes_stdin_first(tmp_path: Path) -> None:
 def test_stdio_shutdown_escalates_to_sigterm_for_a_server_that_stays(tmp_path: Path) -> None:
     lines = _stdio_shutdown(tmp_path, True, stubborn=True)
     assert lines[-2:] == ["EOF", "SIGTERM"]
+
+
+def test_stdio_shutdown_escalates_to_sigkill_for_a_server_that_ignores_sigterm(tmp_path: Path) -> None:
+    script = tmp_path / "deaf.py"
+    record = tmp_path / "record.txt"
+    script.write_text("import signal, sys, time\n"
+                      "signal.signal(signal.SIGTERM, lambda *a: open(sys.argv[1], 'a').write('SIGTERM\\n'))\n"
+                      "sys.stdin.read(); open(sys.argv[1], 'a').write('EOF\\n')\n"
+                      "time.sleep(30); open(sys.argv[1], 'a').write('STILL HERE\\n')\n")
+
+    async def main() -> Any:
+        link = StdioLink([sys.executable, str(script), str(record)])
+        async with link:
+            await anyio.sleep(0.3)
+        return link.proc.returncode
+
+    code = anyio.run(main)
+    assert record.read_text().splitlines() == ["EOF", "SIGTERM"] and code == -signal.SIGKILL
+
+
+def test_fault_no_escalation(tmp_path: Path) -> None:
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    record = tmp_path / "record.txt"
+
+    async def main() -> Any:
+        link = StdioLink([sys.executable, str(script), str(record), "stubborn"])
+        link.escalate = False
+        async with link:
+            await link.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        left = link.proc.returncode  # None: left running, no SIGTERM, no SIGKILL
+        lines = record.read_text().splitlines()
+        os.killpg(link.proc.pid, signal.SIGKILL)  # the test's own clean-up
+        await link.proc.aclose()
+        return left, lines
+
+    left, lines = anyio.run(main)
+    assert left is None and lines[-1] == "EOF" and "SIGTERM" not in lines
+    assert ClientCore("2025-11-25", fault="no-escalation", transport="stdio").faulty("no-escalation")
+    assert not ClientCore(MODERN, fault="no-escalation", transport="stdio").faulty("no-escalation")
+    assert ClientCore(MODERN, fault="no-escalation-2026", transport="stdio").faulty("no-escalation")
 
 
 def test_fault_kill_without_closing_stdin(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance.transports import ConnectError, HttpExchange, StreamableHttpTransport, TransportClosed, TransportTimeout
+from conformance.transports import ConnectError, HttpExchange, PeerSilent, StreamableHttpTransport, TransportClosed, TransportTimeout
 from conformance.wire.headers import header_value, request_metadata_headers
 from conformance.wire.envelope import Kind
 
@@ -169,13 +169,14 @@ async def test_stalled_body_is_bounded_and_recorded(http_peer: HttpPeer) -> None
         ex = await t.send(req("json/stall", id="st"))
         assert ex.status == 200 and ex.body == b'{"jsonrpc":"2.0",'
         assert ex.problems and "not complete within 0.3 s" in ex.problems[0]
-        assert ex.closed_by == "client"
+        assert ex.closed_by == "client" and ex.stalled
     await wait_for(lambda: "stall:st" in http_peer.state.disconnected, "the server to see the disconnect")
 
 
 async def test_no_answer_is_a_timeout(http_peer: HttpPeer) -> None:
     async with StreamableHttpTransport(http_peer.url(), timeout=0.3) as t:
-        with pytest.raises(TransportTimeout, match="no response headers within 0.3 s"):
+        # the server took the request and never answered: its silence (PeerSilent), a TransportTimeout
+        with pytest.raises(PeerSilent, match="no response headers within 0.3 s"):
             await t.send(req("slow", id="sl"))
         await t.send(req("ping", id=2))  # still usable
         assert (await t.receive()).envelope.id == 2  # type: ignore[union-attr]
@@ -309,3 +310,17 @@ async def test_flood_is_held_back_not_buffered(http_peer: HttpPeer) -> None:
         assert stats().current_buffer_used == 4
     assert ex.closed_by == "client"
     await wait_for(lambda: "flood:fl" in http_peer.state.disconnected, "the server to see the disconnect")
+
+
+async def test_a_post_never_answered_is_the_peers_silence_for_the_raw_peer(http_peer: HttpPeer) -> None:
+    """Through RawPeer, a request whose POST gets no response headers -- or a body that never ends --
+    is the same ExpectTimeout as a response that never comes (a verdict about the peer), not a
+    transport failure of ours; the peer stays usable."""
+    from conformance.peer import ExpectTimeout, RawPeer
+
+    async with RawPeer(StreamableHttpTransport(http_peer.url(), timeout=0.3), version="2025-11-25", timeout=0.3) as peer:
+        with pytest.raises(ExpectTimeout, match=r'the response to request "sl" \(slow\).*no response headers within 0.3 s'):
+            await peer.request("slow", id="sl")
+        with pytest.raises(ExpectTimeout, match=r'the response to request "st" \(json/stall\).*not complete within 0.3 s'):
+            await peer.request("json/stall", id="st")
+        assert (await peer.call("ping")) == {"method": "ping"}  # still usable (this test peer echoes)

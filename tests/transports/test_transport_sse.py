@@ -9,7 +9,7 @@ import anyio
 import httpx
 import pytest
 
-from conformance.transports import ConnectError, HttpStatusError, LegacySseTransport, TransportClosed, TransportTimeout
+from conformance.transports import ConnectError, HttpStatusError, LegacySseTransport, PeerSilent, TransportClosed
 from conformance.wire.envelope import Kind
 
 from .conftest import HttpPeer
@@ -83,7 +83,7 @@ async def test_rejected_post_is_returned_and_its_json_error_delivered(http_peer:
 async def test_no_endpoint_event_is_a_timeout(http_peer: HttpPeer) -> None:
     http_peer.state.disconnected.discard("no-endpoint")
     t = LegacySseTransport(http_peer.url("/sse-no-endpoint"), timeout=0.3)
-    with pytest.raises(TransportTimeout, match="no endpoint event"):
+    with pytest.raises(PeerSilent, match="no endpoint event"):
         await t.start()
     await wait_for(lambda: "no-endpoint" in http_peer.state.disconnected, "the server to see the disconnect")
 

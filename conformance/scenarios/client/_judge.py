@@ -42,8 +42,10 @@ W_REQUIREMENTS = (
     "client.cancel.not-initialize",
     "client.progress.token-unique",
     "client.progress.token-unique-2026",
+    "client.pagination.opaque-cursor",
     "client.stdio.no-embedded-newlines",
     "client.stdio.only-mcp",
+    "client.stdio.individual-messages",
     "client.stdio.no-responses",
     "client.http.post",
     "client.http.post-2026",
@@ -52,6 +54,8 @@ W_REQUIREMENTS = (
     "client.http.session-id",
     "client.http.session-id-2025-03-26",
     "client.http.version-header",
+    "client.http.version-header-negotiated",
+    "client.http.get-accept",
     "client.http.single-message-body",
     "client.sse.post-to-endpoint",
     "client.meta.required-fields",
@@ -174,6 +178,7 @@ def engaged(w: Wire, version: str) -> bool:
     return any(m.t > answered and m.env.method not in ("initialize", "server/discover") for m in w.msgs)
 
 
+NO_BATCH_VERSIONS = ("2025-06-18", "2025-11-25")  # batching removed; 2026-07-28 has rules of its own
 _ID_PROBLEMS = ('"id" must be a string or an integer',)
 
 
@@ -217,6 +222,22 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
                  expected="only MCP messages on the server's stdin", actual=_raw(entry))
         if w.msgs and not w.garbage:
             ok("client.stdio.only-mcp")
+
+    # -- batches where the version has none (2025-06-18, 2025-11-25): stdio and HTTP+SSE here,
+    #    streamable HTTP by the POST body rule (_judge_http)
+    if version in NO_BATCH_VERSIONS and ctx.transport is not Transport.STREAMABLE_HTTP:
+        batches = [m for m in w.msgs if m.top is not m.env and m.top.kind is Kind.BATCH]
+        first = {id(m.top): m for m in reversed(batches)}
+        rid = "client.stdio.individual-messages" if stdio else "client.basic.schema-valid"
+        for m in list(first.values())[:1]:
+            fail(rid, m.entry, "BatchSent",
+                 f"the client sent a JSON-RPC batch of {len(m.top.items)} on {version}, which has no batches "
+                 "(removed in 2025-06-18)", expected="individual JSON-RPC requests, notifications or responses",
+                 actual=_raw(m.entry))
+            for b in batches:
+                flagged.add(id(b.env))
+        if stdio and w.msgs and not batches:
+            ok(rid)
 
     # -- JSON-RPC envelope --------------------------------------------------------------------
     for m in w.msgs:
@@ -279,8 +300,14 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
     else:
         seen: dict[Any, Msg] = {}
         dup = None
+        scope: Any = None  # without a session id: the scope of the last initialize
         for m in real:
-            k = (_session_of(m), _key(m.env.id))
+            session = _session_of(m, run)
+            if session is _NEW_SCOPE:
+                session = scope = ("init", m.entry.seq)
+            elif session is None:
+                session = scope
+            k = (session, _key(m.env.id))
             if k in seen:
                 dup = (seen[k], m)
                 break
@@ -375,6 +402,24 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
     elif tokens:
         ok(pick(version, "client.progress.token-unique"))
 
+    # -- cursors: exactly a nextCursor we gave ----------------------------------------------------
+    given = {e.envelope.result["nextCursor"] for e in w.out
+             if e.envelope is not None and e.envelope.kind is Kind.RESULT and isinstance(e.envelope.result, dict)
+             and isinstance(e.envelope.result.get("nextCursor"), str)}
+    # (a null cursor is no cursor, not a changed one: the schema rule takes it)
+    paged = [m for m in real if isinstance(m.env.params, dict) and isinstance(m.env.params.get("cursor"), str)]
+    alien = [m for m in paged if m.env.params.get("cursor") not in given]
+    if alien:
+        m = alien[0]
+        fail("client.pagination.opaque-cursor", m, "CursorModified",
+             f"the client's {m.env.method} sent the cursor {m.env.params.get('cursor')!r}, which is not a nextCursor "
+             "the server gave", expected=sorted(given) or "no cursor (the server gave none)",
+             actual=m.env.params.get("cursor"))
+    elif paged:
+        ok("client.pagination.opaque-cursor")
+    else:
+        ctx.not_reached("client.pagination.opaque-cursor", "the client sent no request with a cursor")
+
     # -- 2026-07-28: per-request _meta, no responses ---------------------------------------------
     if vspec.stateless:
         real = [m for m in real if m.env.method != "initialize"]  # a dual-era client's legacy handshake has no _meta
@@ -424,7 +469,9 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
         fail("client.basic.schema-valid", m, "SchemaMismatch",
              f"the client's {m.env.method or m.env.kind.value} does not match the {version} schema: {f}",
              expected=f.definition or "the official schema", actual=f.json_path, )
-    if w.msgs and not invalid:
+    sse_batch = ctx.transport is Transport.SSE and version in NO_BATCH_VERSIONS and \
+        any(m.top is not m.env and m.top.kind is Kind.BATCH for m in w.msgs)
+    if w.msgs and not invalid and not sse_batch:
         ok("client.basic.schema-valid")
     return w
 
@@ -435,14 +482,32 @@ def _raw(entry: TranscriptEntry) -> str:
     return text if len(text) <= 300 else text[:300] + "..."
 
 
-def _session_of(m: Msg) -> Any:
-    headers = m.meta.get("headers") or {}
+def _session_of(m: Msg, run: ClientRun) -> Any:
+    """The session a client message belongs to, for the request-id rule: on streamable HTTP the
+    Mcp-Session-Id it carries, and for an initialize POST the id our answer to it issued (the
+    initialize request is part of the session it opens: "counting every request from initialize
+    on"); without session ids, each initialize starts a new scope.  stdio (one server process)
+    and HTTP+SSE (one SSE connection, named by the endpoint's session_id) are one session each."""
+    meta = m.meta
+    headers = meta.get("headers") or {}
     sid = headers.get("mcp-session-id")
     if sid:
         return sid
-    if m.env.method == "initialize":
-        return ("init", m.entry.seq)
+    if meta.get("path", "").endswith("/messages"):  # HTTP+SSE: the endpoint's session
+        for part in (meta.get("query") or "").split("&"):
+            if part.startswith("session_id="):
+                return part[len("session_id="):]
+        return None
+    ep = run.endpoint
+    if m.env.method == "initialize" and ep is not None:
+        rec = next((r for r in ep.requests if r.n == meta.get("http_request")), None)
+        if rec is not None and rec.issued_session:
+            return rec.issued_session
+        return _NEW_SCOPE
     return None
+
+
+_NEW_SCOPE = object()  # an initialize on streamable HTTP without session ids: a new scope from here
 
 
 def _initialize_problems(env: Envelope) -> list[str]:
@@ -531,6 +596,19 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
                   expected="application/json, text/event-stream", actual=r.header("accept"), peer=run.peer)
     else:
         ctx.check(pick(version, "client.http.accept"), True, peer=run.peer)
+    if not vspec.stateless:  # the GET that opens or resumes an SSE stream lists text/event-stream
+        gets = [r for r in reqs if r.method == "GET"]
+        bad_get = [r for r in gets if "text/event-stream" not in _media_types(r.header("accept"))]
+        if bad_get:
+            r = bad_get[0]
+            ctx.check("client.http.get-accept", False, problem="GetAcceptWithoutEventStream",
+                      message=f"GET #{r.n}{' (resuming a stream)' if r.header('last-event-id') else ''} has Accept: "
+                              f"{r.header('accept')!r}; it must list text/event-stream",
+                      expected="text/event-stream", actual=r.header("accept"), peer=run.peer)
+        elif gets:
+            ctx.check("client.http.get-accept", True, peer=run.peer)
+        else:
+            ctx.not_reached("client.http.get-accept", "the client sent no GET")
     arrays = [r for r in posts if r.body.lstrip()[:1] == b"["]
     if vspec.stateless:
         rid = "client.http2026.single-body"
@@ -616,6 +694,34 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
                       expected=version, actual=None, peer=run.peer)
         else:
             ctx.check("client.http.version-header", True, peer=run.peer)
+        # its value: the version our initialize result named (also after a counter-offer)
+        offered = _offered_version(w)
+        if offered is not None:
+            wrong = [r for r in after if r.header("mcp-protocol-version") and r.header("mcp-protocol-version") != offered]
+            if wrong:
+                r = wrong[0]
+                ctx.check("client.http.version-header-negotiated", False, problem="ProtocolVersionHeaderNotNegotiated",
+                          message=f"{r.method} #{r.n} has MCP-Protocol-Version {r.header('mcp-protocol-version')!r}, "
+                                  f"but the version negotiated in initialize was {offered!r}",
+                          expected=offered, actual=r.header("mcp-protocol-version"), peer=run.peer)
+            elif any(r.header("mcp-protocol-version") for r in after):
+                ctx.check("client.http.version-header-negotiated", True, peer=run.peer)
+
+
+def _offered_version(w: Wire) -> str | None:
+    """The protocolVersion of our (last successful) initialize result: the negotiated version."""
+    init_ids = [m.env.id for m in w.msgs if m.env.method == "initialize" and m.env.kind is Kind.REQUEST]
+    offered = None
+    for e in w.out:
+        env = e.envelope
+        if env is not None and env.kind is Kind.RESULT and isinstance(env.result, dict) \
+                and any(_same(env.id, i) for i in init_ids) and isinstance(env.result.get("protocolVersion"), str):
+            offered = env.result["protocolVersion"]
+    return offered
+
+
+def _media_types(value: str | None) -> set[str]:
+    return {part.split(";")[0].strip().lower() for part in (value or "").split(",") if part.strip()}
 
 
 def _legacy_initialize(r: Any) -> bool:

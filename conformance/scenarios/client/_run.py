@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
@@ -23,6 +24,10 @@ class Played:
     wire: Wire
     engaged: bool
     ended_by_client: bool  # the client exited (or ended its server) before we had to stop it
+    #: stdio: what the client did to its server process, as it stood before the suite ended the
+    #: client (the suite's own end of the run kills what the client left behind)
+    relay_facts: Any = None
+    client_exited: bool = False  # the client had exited by itself by then
 
 
 def describe_exit(run: ClientRun) -> str:
@@ -43,10 +48,12 @@ async def play(
     judge: bool = True,
     setup: Callable[[ClientRun], None] | None = None,
     budget: float | None = None,
+    linger: float = 0.0,
 ) -> Played:
     """Start the client, play the server until the client is done (it exits, or closes the
     server's stdin) or the run's budget passes (``budget``, default ``--client-timeout``), then
-    end it and judge what it did."""
+    end it and judge what it did.  ``linger``: once the connection has ended, wait up to that long
+    for the client to exit by itself, reading what it does to its server meanwhile (stdio)."""
     client = ctx.client
     run = await ctx.launch(**(launch or {}))
     if setup is not None:
@@ -100,12 +107,25 @@ async def play(
         server.stop.set()
         tg.cancel_scope.cancel()
     relay = run.relay_transport
+    if linger and relay is not None and run.exit_code is None:
+        # the connection has ended (stdin closed), the client has not: watch what it does to its
+        # server meanwhile (signals, the kill) until it exits, within ``linger`` s
+        async with anyio.create_task_group() as tg:
+            async def frames() -> None:
+                await relay.wait_gone(linger)
+
+            tg.start_soon(frames)
+            await ctx.wait_exit(run, linger)
+            tg.cancel_scope.cancel()
+    snapshot = None
     if relay is not None:
         await relay.wait_gone(0.5)
         facts = relay.facts
         if facts.stdin_closed is not None or facts.signals or facts.killed is not None:
             ended_by_client = True  # the client ended its server (how: the shutdown check says)
+        snapshot = dataclasses.replace(facts, signals=list(facts.signals))
+    client_exited = run.exit_code is not None
     # the server is done with the client: a client that did not end the session itself is ended now
     await client.end_client(run, 2.0)  # a client that ended its session gets the time to exit by itself
     wire = judge_run(ctx, run, unsupported_offer=unsupported_offer) if judge else Wire(run)
-    return Played(run, server, wire, engaged(wire, ctx.version), ended_by_client)
+    return Played(run, server, wire, engaged(wire, ctx.version), ended_by_client, snapshot, client_exited)

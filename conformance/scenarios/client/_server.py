@@ -22,7 +22,7 @@ from conformance.peer import ConnectionLost, ExpectTimeout, RawPeer
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import Envelope, Kind
 
-__all__ = ["ScenarioServer", "Answer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE", "unsupported_version", "request_meta"]
+__all__ = ["CURSOR", "ScenarioServer", "Answer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE", "unsupported_version", "request_meta"]
 
 SERVER_INFO = {"name": "mcp-conformance-scenario-server", "version": __version__}
 MODERN = [v for v in VERSIONS if spec(v).stateless]
@@ -30,6 +30,9 @@ LEGACY = [v for v in VERSIONS if not spec(v).stateless]
 CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
                        "resources/read"})
 META_PV = "io.modelcontextprotocol/protocolVersion"
+#: the nextCursor of tools/list's first page: opaque, with what a sloppy client is tempted to
+#: touch (upper case, a space, a colon, a slash, '='); only exactly this string gets page 2
+CURSOR = "mcpc:Page 2/2="
 
 TOOL = {
     "name": "add_numbers",
@@ -106,6 +109,10 @@ class ScenarioServer:
     gate: Callable[[Envelope], Answer | None] | None = None
     #: before the result of a request that carries a progressToken, send notifications/progress for it
     progress: bool = False
+    #: seconds the answer to a request that carries a progressToken is held: another request sent
+    #: with the same token meanwhile is in flight with it, as the server sees it (over HTTP+SSE
+    #: an answer sent at once can beat the client's next POST)
+    progress_hold: float = 0.0
     requests: list[Envelope] = field(default_factory=list)
     initialized: bool = False
     first_request: Envelope | None = None
@@ -224,6 +231,8 @@ class ScenarioServer:
                                               *([answer.error["data"]] if "data" in answer.error else []))
             else:
                 token = _progress_token(env)
+                if token is not None and self.progress_hold and method != "initialize":
+                    await anyio.sleep(self.progress_hold)
                 if self.progress and token is not None and method != "initialize":
                     await self.peer.notify("notifications/progress", {
                         "progressToken": token, "progress": 1, "total": 1, "message": "mcp-conformance: done"})
@@ -272,10 +281,13 @@ class ScenarioServer:
                 return unsupported_version(requested, MODERN)
         caps = self.capabilities or {}
         if method == "tools/list" and "tools" in caps:
-            cursor = params.get("cursor")
-            if cursor == "page-2":
+            cursor = params.get("cursor", None)
+            if cursor is None:
+                return Answer(result=self._result(method, {"tools": [TOOL], "nextCursor": CURSOR}))
+            if cursor == CURSOR:
                 return Answer(result=self._result(method, {"tools": [TOOL_2]}))
-            return Answer(result=self._result(method, {"tools": [TOOL], "nextCursor": "page-2"}))
+            # "Invalid cursors SHOULD result in an error with code -32602 (Invalid params)."
+            return Answer(error={"code": -32602, "message": "Invalid cursor"})
         if method == "tools/call" and "tools" in caps:
             name = params.get("name")
             args = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}

@@ -22,6 +22,8 @@ from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
 from conformance.wire.envelope import Envelope, Kind
 
 MODERN_FIRST = next(v for v in VERSIONS if spec(v).stateless)
+STUBBORN_EXTRA = 6.0  # seconds a stdio_escalation run waits, after stdin closed, for the client's escalation
+HOLD_PROGRESS = 0.3  # seconds a request with a progressToken is held (baseline)
 HOLD_FIRST = 0.3  # seconds the first request after server/discover is held (2026-07-28)
 
 SHUTDOWN = ("client.lifecycle.stdio-shutdown", "client.lifecycle.stdio-shutdown-2026")
@@ -42,6 +44,9 @@ async def baseline(ctx: ClientContext) -> None:
         # answer (stdio, the legacy SSE stream; over streamable HTTP it would need the request's
         # own SSE stream, and a JSON answer has none)
         server.progress = ctx.transport in (Transport.STDIO, Transport.SSE)
+        # and a request that carries a progress token is answered after a moment, so that another
+        # request the client sends with the same token meanwhile is seen in flight with it
+        server.progress_hold = HOLD_PROGRESS
         if spec(version).stateless:
             async def hold(env: Envelope) -> None:
                 # 2026-07-28 has no server requests to probe with; holding the first request a
@@ -100,6 +105,63 @@ async def baseline(ctx: ClientContext) -> None:
             ctx.check("client.discover.first", True)
         else:
             ctx.not_reached("client.discover.first", "the client did not show that it supports both eras")
+
+
+@scenario(requirements=[*SHUTDOWN, *W_REQUIREMENTS], role="client", transports=[Transport.STDIO], order=1)
+async def stdio_escalation(ctx: ClientContext) -> None:
+    """A stubborn server: it ignores the closed stdin and SIGTERM, and stays until SIGKILL.  The
+    client that is done should close the server's stdin, then (the server does not exit) send
+    SIGTERM, then (it still does not) SIGKILL: from the signals the server process received and
+    its end (lifecycle#stdio; 2026-07-28 transports/stdio#shutdown: "forcibly terminating")."""
+    version = ctx.version
+    rid = pick(version, "client.lifecycle.stdio-shutdown")
+    # after the connection ends, room for the escalation: real clients wait about 2 s at each step
+    played = await play(ctx, launch={"stubborn": True}, linger=STUBBORN_EXTRA)
+    facts = played.relay_facts
+    if facts is None or not played.client_exited:
+        ctx.not_reached(rid, "the client did not end within the run (the suite stopped it)")
+        return
+    signals = [name for _, name in facts.signals]
+    if facts.stdin_closed is None and not signals and facts.killed is None:
+        ctx.not_reached(rid, "the client exited without ending its server in any way: closing stdin, a signal "
+                             "or a kill (it may not have started one)")
+        if not played.engaged:
+            return
+    closed_first = facts.stdin_closed is not None and all(t >= facts.stdin_closed for t, _ in facts.signals) and \
+        (facts.killed is None or facts.killed >= facts.stdin_closed)
+    term = "SIGTERM" in signals
+    killed = facts.killed is not None
+    expected = "close the server's stdin, then SIGTERM, then SIGKILL (the server ignores the first two)"
+    if facts.stdin_closed is None:
+        if signals or killed:
+            ctx.check(rid, False, problem="ShutdownWithoutClosingStdin",
+                      message=f"the client sent the server {signals[0] if signals else 'SIGKILL'} without closing its stdin "
+                              "first", expected=expected, actual=signals[0] if signals else "SIGKILL")
+        return
+    if not closed_first:
+        ctx.check(rid, False, problem="ShutdownWithoutClosingStdin",
+                  message="the client signalled the server before closing its stdin", expected=expected,
+                  actual=signals[0] if signals else "SIGKILL")
+    elif not term and not killed:
+        ctx.check(rid, False, problem="ServerLeftRunning",
+                  message="the client closed the server's stdin and exited, leaving the server (which did not exit) "
+                          "running: no SIGTERM, no SIGKILL", expected=expected, actual="stdin closed, then nothing")
+    elif spec(version).stateless:
+        # 2026-07-28: "forcibly terminating the process using the mechanism appropriate for the
+        # operating system" ("typically escalates from SIGTERM to SIGKILL"): the server must be gone
+        ctx.check(rid, killed, problem="ServerLeftRunning",
+                  message="" if killed else "the client sent SIGTERM, which the server ignored, and exited leaving it "
+                                            "running (no SIGKILL)", expected=expected, actual=", ".join(signals))
+    elif not term:
+        ctx.check(rid, False, problem="SigkillWithoutSigterm",
+                  message="the client killed the server (SIGKILL) without sending SIGTERM first", expected=expected,
+                  actual="SIGKILL")
+    elif not killed:
+        ctx.check(rid, False, problem="NoSigkill",
+                  message="the client sent SIGTERM, which the server ignored, and exited leaving it running (no SIGKILL)",
+                  expected=expected, actual=", ".join(signals))
+    else:
+        ctx.check(rid, True, message="stdin closed, then SIGTERM, then SIGKILL")
 
 
 @scenario(requirements=["client.lifecycle.version-unsupported-disconnect", *W_REQUIREMENTS], role="client",

@@ -34,8 +34,11 @@ P_REQUIREMENTS = (
     "client.sampling.declare", "client.elicitation.declare",
     "client.basic.notification-no-response", "client.cancel.invalid-ignored", "client.basic.batch-receive",
     "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should", "client.cancel.race",
+    "client.cancel.no-response", "client.elicitation.undeclared-mode-error", "client.elicitation.defaults",
 )
+LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
+DIGIT_ID_METHODS = ("ping", "mcp-conformance/unknown-method")  # asked with ids like "701"
 UNDECLARED_METHODS = ("prompts/", "resources/", "logging/setLevel", "completion/complete")
 
 
@@ -101,7 +104,9 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
     async def ask(method: str, params: Any = MISSING) -> tuple[Any, Envelope | None]:
         nonlocal n
         n += 1
-        rid = f"mcpc-{method.replace('/', '-')}-{n}"
+        # pings and the unknown method get ids that are strings of digits ("701"): the answer must
+        # carry the id exactly, "701" and not 701; the others, strings that are not numbers
+        rid = f"{700 + n}" if method in DIGIT_ID_METHODS else f"mcpc-{method.replace('/', '-')}-{n}"
         await peer.request(method, params, id=rid, meta=None)
         return rid, await server.response(timeout)
 
@@ -111,7 +116,7 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         echo rule takes that, not the barrier."""
         rid, resp = await ask("ping")
         before = []
-        while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):
+        while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):  # "701" or 701
             before.append(resp)
             resp = await server.response(timeout)
         return resp, before
@@ -206,11 +211,13 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                       actual=_answer(resp), entries=[resp])
         # 5. elicitation/create
         if vspec.elicitation:
+            # every field has a default: a client that fills the form pre-populates them
             params = {"message": "mcp-conformance: may I ask?",
-                      "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}
+                      "requestedSchema": {"type": "object", "properties": FORM_DEFAULTS}}
             rid, resp = await ask("elicitation/create", params)
             if resp is not None and judge_answer(rid, resp, "elicitation/create"):
                 declared = "elicitation" in caps
+                _judge_defaults(ctx, resp, declared)
                 # a decline or cancel without content is a refusal, not support (the Inspector's
                 # fallback for unhandled requests answers "cancel"): only an accept counts
                 ok = declared or resp.kind is not Kind.RESULT or not elicitation_accepted(resp.result)
@@ -222,6 +229,9 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                           message="" if ok else "the client answered elicitation/create with a result but did not "
                                                 "declare the elicitation capability", expected="an error",
                           actual=_answer(resp), entries=[resp])
+        # 5b. elicitation in a mode the client did not declare (2025-11-25: form and url modes)
+        if "client.elicitation.undeclared-mode-error" in ctx.requirements:
+            await _undeclared_mode(ctx, caps, ask, judge_answer)
         # 6. notifications, then a barrier ping: nothing may answer them
         await peer.notify("notifications/message", {"level": "info", "logger": "mcp-conformance", "data": "hello"})
         await peer.notify("notifications/tools/list_changed")
@@ -278,6 +288,14 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                       expected="the cancelled ping answered or not, the next ping answered", actual=None)
         else:
             ctx.not_reached("client.cancel.race", "the client answers no ping, so the barrier cannot tell")
+        # 9. the server cancels a request the client may still be working on (sampling: a model
+        #    call), then a barrier ping: an answer to the cancelled request after the barrier's
+        #    answer was sent after the client had read the cancellation (which came first)
+        if not state["pings"] or not alive:
+            ctx.not_reached("client.cancel.no-response", stopped if state["pings"] else
+                            "the client answers no ping, so the barrier cannot tell")
+        else:
+            await _cancelled_request(ctx, server, caps, n + 1, barrier)
     except ConnectionLost:
         if state.get("race"):
             ctx.check("client.cancel.race", False, problem="CancelRaceNotHandled",
@@ -285,6 +303,104 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                       expected="the next ping answered", actual="the connection ended")
         for rid in P_REQUIREMENTS:
             ctx.not_reached(rid, "the client went away during the probes")
+
+
+FORM_DEFAULTS = {"ok": {"type": "boolean", "default": True},
+                 "nickname": {"type": "string", "default": "mcp-conformance"}}
+
+
+def _judge_defaults(ctx: ClientContext, resp: Envelope, declared: bool) -> None:
+    rid = "client.elicitation.defaults"
+    if rid not in ctx.requirements:
+        return
+    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else None
+    content = result.get("content") if result is not None else None
+    if not declared or result is None or result.get("action") != "accept" or not isinstance(content, dict):
+        ctx.not_reached(rid, "the client did not accept the form it was asked to fill")
+        return
+    left_out = [k for k in FORM_DEFAULTS if k not in content]
+    ctx.check(rid, not left_out, problem="DefaultsNotPrePopulated",
+              message="" if not left_out else f"the client accepted the form but left out {', '.join(left_out)}, whose "
+                                              "schema gives a default",
+              expected={k: v["default"] for k, v in FORM_DEFAULTS.items()}, actual=content, entries=[resp])
+
+
+def _modes(caps: dict[str, Any]) -> set[str] | None:
+    """The elicitation modes the client declared (None: no elicitation); {} means form only."""
+    el = caps.get("elicitation")
+    if not isinstance(el, dict):
+        return None
+    modes = {m for m in ("form", "url") if m in el}
+    return modes or {"form"}
+
+
+async def _undeclared_mode(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_answer: Any) -> None:
+    rid = "client.elicitation.undeclared-mode-error"
+    modes = _modes(caps)
+    if modes is None:
+        ctx.not_reached(rid, "the client did not declare elicitation (client.elicitation.declare judges that)")
+        return
+    if modes >= {"form", "url"}:
+        ctx.not_reached(rid, "the client declared both elicitation modes")
+        return
+    if "url" not in modes:
+        mode, params = "url", {"mode": "url", "message": "mcp-conformance: please open this page",
+                               "url": "https://example.com/mcp-conformance/elicit", "elicitationId": "mcpc-elicitation-1"}
+    else:
+        mode, params = "form", {"mode": "form", "message": "mcp-conformance: may I ask?",
+                                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}
+    req_id, resp = await ask("elicitation/create", params)
+    if resp is None:
+        ctx.check(rid, False, problem="UndeclaredModeNotAnswered",
+                  message=f"the client did not answer elicitation/create in {mode} mode (it declared only "
+                          f"{', '.join(sorted(modes))}) within {ctx.timeout:g} s", expected="error -32602", actual=None)
+        return
+    if not judge_answer(req_id, resp, f"elicitation/create ({mode} mode)"):
+        return
+    code = resp.error_code if resp.kind is Kind.ERROR else None
+    ctx.check(rid, code == -32602, problem="UndeclaredModeNotRefused",
+              message="" if code == -32602 else f"elicitation/create in {mode} mode, which the client did not declare "
+                                                 f"(it declared {', '.join(sorted(modes))}), was answered with {_answer(resp)}",
+              expected="error -32602 (Invalid params)", actual=_answer(resp), entries=[resp])
+
+
+async def _cancelled_request(ctx: ClientContext, server: ScenarioServer, caps: dict[str, Any], n: int, barrier: Any) -> None:
+    peer = server.peer
+    if "sampling" in caps:
+        method, params = "sampling/createMessage", {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "mcp-conformance: think it over"}}],
+            "maxTokens": 16}
+    elif "elicitation" in caps and spec(ctx.version).elicitation:
+        method, params = "elicitation/create", {"message": "mcp-conformance: may I ask?", "requestedSchema": {
+            "type": "object", "properties": {"ok": {"type": "boolean"}}}}
+    elif "roots" in caps:
+        method, params = "roots/list", MISSING
+    else:
+        method, params = "ping", MISSING
+    victim = f"mcpc-cancelled-{n}"
+    await peer.request(method, params, id=victim, meta=None)
+    await peer.notify("notifications/cancelled", {"requestId": victim, "reason": "mcp-conformance: no longer needed"})
+    resp, before = await barrier()
+    if resp is None:
+        ctx.not_reached("client.cancel.no-response", "the client did not answer the barrier ping")
+        return
+    if any(r.id == victim for r in before):
+        ctx.check("client.cancel.no-response", True, message=f"the cancelled {method} was answered before the "
+                  "barrier: the race the timing section allows")
+        return
+    late = None
+    with anyio.move_on_after(LATE_ANSWER):
+        while late is None:
+            got = await server.response(LATE_ANSWER)
+            if got is None:
+                break
+            if got.id == victim:
+                late = got
+    ctx.check("client.cancel.no-response", late is None, problem="CancelledRequestAnswered",
+              message="" if late is None else f"the client answered the {method} the server had cancelled after it had "
+                                              "answered the ping sent behind the cancellation",
+              expected="no response for the cancelled request", actual=_answer(late) if late is not None else None,
+              entries=[late] if late is not None else [])
 
 
 def _answer(env: Envelope) -> str:

@@ -78,7 +78,10 @@ async def sse_poll(ctx: ClientContext) -> None:
 
         def poll(rec: Any, envelopes: list[Any]) -> int | None:
             if state["polled"] is None and rec.header("mcp-session-id") and any(
-                    e.kind is Kind.REQUEST and e.method not in ("initialize", "ping") for e in envelopes):
+                    e.kind is Kind.REQUEST and e.method not in ("initialize", "ping")
+                    and not (e.method or "").startswith("notifications/") for e in envelopes):
+                # (a notification sent with an id -- a client's fault, client.basic.notification-no-id --
+                # is no request the client waits for: its stream is not the one to close)
                 state["polled"] = rec
                 return RETRY_MS
             return None

@@ -121,7 +121,10 @@ async def ask(
     if headers is not None:
         opts["headers"] = headers
     before = peer.last_exchange
-    rid = await peer.request(method, params, id=id, meta=meta, **opts)
+    try:
+        rid = await peer.request(method, params, id=id, meta=meta, **opts)
+    except ExpectTimeout:  # HTTP: the POST itself was never answered (no response headers in time)
+        return Answer(None if id is AUTO else id, None, None)
     exchange = peer.last_exchange if peer.last_exchange is not before else None
     stream = getattr(exchange, "stream", None)
 

@@ -25,9 +25,10 @@ _NO_2026_RESPONSES = (
 
 _ID_PROBES = (
     "Probes: the suite's server sends requests (ping, roots/list, sampling/createMessage, "
-    "elicitation/create, a method that does not exist) with string ids (one that looks like a "
-    "number) and integer ids; the same ID means the same JSON value and type (\"7\" and 7 are "
-    "different ids)."
+    "elicitation/create, a method that does not exist) with string ids: strings of digits for "
+    "the pings and the unknown method (\"701\"), other strings for the rest; the same ID means "
+    "the same JSON value and type (\"701\" and 701 are different ids, so a client that answers "
+    "\"701\" with 701 fails)."
 )
 
 # -- messages ---------------------------------------------------------------------------------------
@@ -105,7 +106,9 @@ define(
     role="client",
     area=AREA,
     note=(
-        "Judged on every request the client sent, per session: one stdio server process, one "
+        "Judged on every request the client sent, per session, counting every request from "
+        "initialize on (the initialize request belongs to the session it opens: on streamable "
+        "HTTP, to the MCP-Session-Id our answer to it issued): one stdio server process, one "
         "HTTP+SSE connection, one MCP-Session-Id on streamable HTTP (without a session id: from "
         "one initialize to the next). A new session (a new initialize, e.g. after a 404) starts a "
         "new scope. Only the client's own ids count (the requestor); ids of the server's requests "

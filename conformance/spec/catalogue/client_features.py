@@ -136,6 +136,52 @@ define(
 )
 
 define(
+    "client.elicitation.undeclared-mode-error",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/elicitation", "error-handling"),
+    quote=(
+        "Clients MUST return standard JSON-RPC errors for common failure cases: - Server sends an "
+        "`elicitation/create` request with a mode not declared in client capabilities: `-32602` "
+        "(Invalid params)"
+    ),
+    role="client",
+    area="elicitation",
+    note=(
+        "Probe: to a client that declared elicitation in one mode only (an empty object is form "
+        "only: 'an empty capabilities object is equivalent to declaring support for form mode "
+        "only'), the suite's server sends elicitation/create in the other mode (url mode with a "
+        "url and an elicitationId, or a form); the answer must be the error -32602. A result "
+        "(even a decline) or another code is flagged. A client that declared both modes, or no "
+        "elicitation (client.elicitation.declare), is not probed. 2025-11-25 is the version with "
+        "two modes and server-to-client requests."
+    ),
+)
+
+define(
+    "client.elicitation.defaults",
+    "SHOULD",
+    since="2025-11-25",
+    until=LATEST_STATEFUL,
+    url=spec_url("2025-11-25", "client/elicitation", "requested-schema"),
+    quote=(
+        "All primitive types support optional default values to provide sensible starting "
+        "points. Clients that support defaults SHOULD pre-populate form fields with these values."
+    ),
+    role="client",
+    area="elicitation",
+    note=(
+        "Probe: the form elicitation the suite's server sends a client that declared elicitation "
+        "gives every field a default. Reading: a client that accepts the form and returns content "
+        "filled it in; a field with a default that its content leaves out was not pre-populated "
+        "(a different value is the user's change, and passes). A decline or cancel is not judged. "
+        "The client cannot declare whether it supports defaults, so the outcome is a warning. "
+        "2026-07-28 has the same sentence; its forms come as InputRequiredResult inputs and are "
+        "not judged here yet."
+    ),
+)
+
+define(
     "client.elicitation.declare-2026",
     "MUST",
     since=LATEST,
@@ -147,4 +193,27 @@ define(
     role="client",
     area="elicitation",
     note=_DECLARE_NOTE_2026.format(method="elicitation/create", capability="elicitation"),
+)
+
+
+# -- pagination (server/utilities/pagination) --------------------------------------------------------
+
+define(
+    "client.pagination.opaque-cursor",
+    "MUST",
+    url=spec_url(LATEST, "server/utilities/pagination", "implementation-guidelines"),
+    quote=(
+        "Clients MUST treat cursors as opaque tokens: - Don't make assumptions about cursor format "
+        "- Don't attempt to parse or modify cursors"
+    ),
+    role="client",
+    area="pagination",
+    note=(
+        "Judged on every request the client sent with params.cursor: the cursor must be, byte for "
+        "byte, a nextCursor the suite's server gave it in the run (a cursor changed, decoded, "
+        "re-encoded, trimmed or made up is flagged). The suite's server pages tools/list with a "
+        "cursor that a sloppy client is tempted to touch (upper case, a space, a colon, a slash, "
+        "'='), and answers any other cursor with -32602 (Invalid params). A client that does not "
+        "follow nextCursor is not judged here (paging is up to it)."
+    ),
 )

@@ -172,9 +172,11 @@ _SHUTDOWN_NOTE = (
     "Observed from the suite's stdio server process, which records stdin end-of-file, the "
     "signals it receives and its own end. Expected when the client is done: stdin closed first; "
     "a forced termination (SIGTERM, then SIGKILL) only after the server failed to exit. Probe: a "
-    "stubborn server that ignores end-of-file and SIGTERM shows the escalation. 'A reasonable "
-    "time' is not measured: only the order is judged, and a client that exits leaving the server "
-    "process running is flagged."
+    "stubborn server that ignores end-of-file and SIGTERM shows the escalation (scenario "
+    "stdio_escalation): after stdin is closed it must get SIGTERM, then SIGKILL; a client that "
+    "exits leaving it running, or stops at SIGTERM, is flagged (2026-07-28: the server must be "
+    "forcibly terminated, by whatever signals). 'A reasonable time' is not measured: only the "
+    "order is judged."
 )
 
 define(

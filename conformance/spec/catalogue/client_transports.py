@@ -50,6 +50,27 @@ define(
     ),
 )
 
+define(
+    "client.stdio.individual-messages",
+    "MUST",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "stdio"),
+    quote="Messages are individual JSON-RPC requests, notifications, or responses.",
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "A JSON array (a JSON-RPC batch) written to the server's stdin is flagged. The sentence "
+        "itself has no keyword; it is graded MUST because the same list says 'The client MUST NOT "
+        "write anything to the server's stdin that is not a valid MCP message', and from 2025-06-18 "
+        "a batch is not an MCP message (changelog: 'Remove support for JSON-RPC batching'; the "
+        "schema's JSONRPCMessage has no batch). 2025-03-26 required batches to be received (not "
+        "applied there); 2024-11-05 does not mention batches (not applied). The same batch over "
+        "HTTP+SSE is client.basic.schema-valid, over streamable HTTP client.http.single-message-body."
+    ),
+)
+
 # -- streamable HTTP: sending messages --------------------------------------------------------------
 
 _POST_NOTE = (
@@ -264,6 +285,45 @@ define(
 )
 
 # -- streamable HTTP: protocol version header (2025-06-18 .. 2025-11-25) ----------------------------
+
+define(
+    "client.http.get-accept",
+    "MUST",
+    since=FIRST_HTTP,
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "listening-for-messages-from-the-server"),
+    quote="The client MUST include an `Accept` header, listing `text/event-stream` as a supported content type.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "Judged on every HTTP GET the client sent to the MCP endpoint: the one that opens the "
+        "server's SSE stream and those that resume a stream (with Last-Event-ID; the resumability "
+        "section sends them the same way). A GET whose Accept does not list text/event-stream "
+        "(missing, application/json only, */* alone) is flagged. The POST rule is "
+        "client.http.accept; 2026-07-28 has no GET stream."
+    ),
+)
+
+define(
+    "client.http.version-header-negotiated",
+    "SHOULD",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "protocol-version-header"),
+    quote="The protocol version sent by the client SHOULD be the one negotiated during initialization.",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "Judged on every request after the initialize result that carries MCP-Protocol-Version: "
+        "its value must be the protocolVersion of the server's initialize result, also when the "
+        "server counter-offered an older version than the client asked for (the suite's server "
+        "does whenever the client asks for a version other than the run's: a client asking for "
+        "2025-11-25 in a 2025-06-18 run is answered 2025-06-18 and must then send "
+        "MCP-Protocol-Version: 2025-06-18). A missing header is client.http.version-header."
+    ),
+)
 
 define(
     "client.http.version-header",

@@ -127,6 +127,29 @@ define(
     ),
 )
 
+define(
+    "client.cancel.no-response",
+    "SHOULD",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, CANCEL_PAGE_LEGACY, "behavior-requirements"),
+    quote=(
+        "Receivers of cancellation notifications SHOULD: - Stop processing the cancelled request "
+        "- Free associated resources - Not send a response for the cancelled request"
+    ),
+    role="client",
+    area="cancellation",
+    note=(
+        "Probe (up to 2025-11-25, the versions with server-to-client requests): the suite's "
+        "server sends a request the client may need time for (sampling/createMessage when the "
+        "client declared sampling; else elicitation/create, roots/list, ping), right behind it "
+        "notifications/cancelled for it, then a barrier ping. An answer to the cancelled request "
+        "that arrives before the client's answer to the barrier is the race the timing section "
+        "allows (the client may have answered before it read the cancellation); one that arrives "
+        "after it (the suite waits a second more) was sent after the client had read the "
+        "cancellation, which came before the barrier on the same channel, and is flagged."
+    ),
+)
+
 # -- progress -------------------------------------------------------------------------------------
 
 _TOKEN_NOTE = (
