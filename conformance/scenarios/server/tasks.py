@@ -34,6 +34,7 @@ SLOW_SECONDS = 1.2  # how long we ask an adjustable tool to take
 TASK_WAIT = 15.0  # how long past its own duration we wait for a task to end
 POLL_MIN, POLL_MAX = 0.05, 0.5  # seconds between tasks/get polls (the server's pollInterval, within these)
 TTL_MS = 60_000
+UNKNOWN_WAIT = 5.0  # how long after cancelling a task of unknown duration we look again
 TOOLS_CALL = "tasks.requests.tools.call"
 _ONLY_TIME = re.compile(r"slow|sleep|delay|wait", re.I)
 _ISO = re.compile(
@@ -256,7 +257,9 @@ async def tool_level_negotiation(ctx: ScenarioContext) -> None:
         ctx.check(
             "tasks.tool.required-without-task", ok, problem="RequiredTaskToolCalledPlainly",
             message=(f"{tool.name} (taskSupport \"required\") called without params.task was answered with "
-                     + ("nothing" if env is None else describe_error(env) if env.kind is Kind.ERROR else "a result")),
+                     + ("nothing" if env is None else describe_error(env) if env.kind is Kind.ERROR
+                        else "a tool result with isError: true, not a JSON-RPC error" if isinstance(env.result, dict)
+                        and env.result.get("isError") is True else "a result")),
             expected=f"error {codes.METHOD_NOT_FOUND} (Method not found)",
             actual=None if env is None else env.error if env.kind is Kind.ERROR else env.result,
             entries=[env] if env is not None else [],
@@ -460,7 +463,17 @@ async def task_lifecycle(ctx: ScenarioContext) -> None:
     # 5. the taskId parameter wins over related-task metadata
     other_id = created[1][0] if len(created) > 1 and created[1][0] != tid else "mcp-conformance-no-such-task"
     env = await _ask(peer, "tasks/get", {"taskId": tid, "_meta": {RELATED_TASK_KEY: {"taskId": other_id}}}, ctx.timeout)
-    if env is not None:
+    if env is None:
+        plain = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
+        if plain is not None and plain.kind is Kind.RESULT:
+            ctx.check("tasks.meta.param-wins", False, problem="TaskRequestRoutedByMetadata",
+                      message=(f"tasks/get with taskId {id_repr(tid)} and related-task metadata naming {id_repr(other_id)} was "
+                               f"not answered within {ctx.timeout:g} s, while the same tasks/get without the metadata was "
+                               "answered at once: the metadata was not ignored"),
+                      expected={"taskId": tid}, actual="no response", entries=[plain])
+        else:
+            ctx.not_reached("tasks.meta.param-wins", "tasks/get was not answered, with or without related-task metadata")
+    else:
         got = env.result.get("taskId") if env.kind is Kind.RESULT and isinstance(env.result, dict) else MISSING
         ctx.check("tasks.meta.param-wins", env.kind is Kind.RESULT and got == tid, problem="TaskIdParamIgnored",
                   message=(f"tasks/get with taskId {id_repr(tid)} and related-task metadata naming {id_repr(other_id)} was "
@@ -612,9 +625,10 @@ async def task_cancellation(ctx: ScenarioContext) -> None:
     peer = await ctx.connect()
     if not declared(ctx.server_capabilities, TOOLS_CALL):
         ctx.skip(f"the server does not declare {TOOLS_CALL}: no task of ours to cancel")
-    tools = [t for t in _capable(callable_tools(await _listed(ctx, peer), seconds=4 * SLOW_SECONDS)) if t.seconds is not None]
+    tools = _capable(callable_tools(await _listed(ctx, peer), seconds=4 * SLOW_SECONDS))
+    tools.sort(key=lambda t: t.seconds is None)  # one we can ask to take a while first
     if not tools:
-        ctx.skip("no task-capable tool whose duration we can set (one that is still working when we cancel)")
+        ctx.skip("no tool we may call is marked taskSupport \"optional\" or \"required\"")
     tool = tools[0]
     env, _ = await _create(peer, tool, ctx.timeout)
     task = _task_of(env)
@@ -652,7 +666,8 @@ async def task_cancellation(ctx: ScenarioContext) -> None:
     else:
         _judge_terminal(ctx, tid, res, "cancelled")
     # the work would have ended by now: the task is still cancelled (or gone)
-    rest = (tool.seconds or 0) - (time.monotonic() - started) + 0.3
+    # (a tool whose duration we cannot set: as long as we wait for an answer, at most UNKNOWN_WAIT)
+    rest = (tool.seconds if tool.seconds is not None else min(ctx.timeout, UNKNOWN_WAIT)) - (time.monotonic() - started) + 0.3
     if rest > 0:
         await anyio.sleep(rest)
     later = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
@@ -661,7 +676,9 @@ async def task_cancellation(ctx: ScenarioContext) -> None:
         return
     gone = later.kind is Kind.ERROR and later.error_code == codes.INVALID_PARAMS
     ctx.check("tasks.cancel.remains-cancelled", gone or _status(later) == "cancelled", problem="CancelledTaskChanged",
-              message=(f"tasks/get for the cancelled task {tid}, once {tool.name} would have finished: "
+              message=(f"tasks/get for the cancelled task {tid}, "
+                       + (f"once {tool.name} would have finished: " if tool.seconds is not None else
+                          f"{time.monotonic() - started:.2g} s after it was created: ")
                        + ("not found (deleted, which the page allows)" if gone else
                           describe_error(later) if later.kind is Kind.ERROR else f"status {_status(later)!r}")),
               expected="cancelled", actual=later.error if later.kind is Kind.ERROR else later.result, entries=[later])
