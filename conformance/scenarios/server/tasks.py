@@ -805,7 +805,10 @@ async def task_messages(ctx: ScenarioContext) -> None:
                               expected="an ISO 8601 date and time", actual=None if value is MISSING else value)
                 status = task.get("status")
                 if isinstance(tid, str) and isinstance(status, str):
-                    before = statuses.get(tid)
+                    # a CreateTaskResult starts a task's history: what was said of that taskId before
+                    # belongs to another task (a reused id is tasks.id.unique's), or came ahead of a
+                    # CreateTaskResult held back (tasks.create.promptly's)
+                    before = None if where == "CreateTaskResult" else statuses.get(tid)
                     if before is not None and before[0] in ("completed", "failed"):
                         judge("tasks.status.valid-paths", status == before[0], conn.peer, entry.seq,
                               problem="TerminalTaskChanged",
