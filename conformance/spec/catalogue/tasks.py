@@ -398,7 +398,8 @@ define(
     ),
     area="tasks",
     note=(
-        "Probe, when the server declares tasks.cancel: tasks/cancel for a task tasks/get reports working. "
+        "Probe, when the server declares tasks.cancel: tasks/cancel for a task tasks/get reports working "
+        "(preferably of a tool asked to take a while). "
         "The CancelTaskResult must say cancelled, and so must a tasks/get sent after it. A rejection is "
         "accepted when the task had meanwhile ended on its own (tasks/get finds it completed or failed)."
     ),
@@ -412,9 +413,10 @@ define(
     quote="Once a task is cancelled, it MUST remain in `cancelled` status even if execution continues to completion or fails.",
     area="tasks",
     note=(
-        "Probe: the cancelled task (a tool asked to take a while) looked up again with tasks/get once the "
-        "time it would have taken has passed: still cancelled. 'Task not found' (-32602) is accepted: "
-        "receivers MAY delete cancelled tasks at any time."
+        "Probe: the cancelled task looked up again with tasks/get once the time it would have taken has "
+        "passed (a tool asked to take a while; for a tool whose duration we cannot set, the answer timeout, "
+        "at most 5 s, after its creation): still cancelled. 'Task not found' (-32602) is accepted: receivers "
+        "MAY delete cancelled tasks at any time."
     ),
 )
 
