@@ -727,6 +727,7 @@ OBSERVED = (
     "tasks.result.related-task",
     "tasks.meta.not-on-results",
     "tasks.status-notification.no-related-task",
+    "tasks.get.no-sse",
 )
 MAX_REPORTED = 5
 
@@ -735,8 +736,9 @@ MAX_REPORTED = 5
 async def task_messages(ctx: ScenarioContext) -> None:
     """Every task message the server sent during the run (like the schema check, on every
     connection of this version): taskIds are strings; every task carries ISO 8601 createdAt and
-    lastUpdatedAt; tasks/get carries ttl; no status leaves completed or failed; tasks/result
-    results carry related-task, tasks/get/list/cancel results and status notifications do not."""
+    lastUpdatedAt; tasks/get carries ttl (as JSON over streamable HTTP, not on an SSE stream); no
+    status leaves completed or failed; tasks/result results carry related-task, tasks/get/list/cancel
+    results and status notifications do not."""
     peer = await ctx.connect()
     await closing_round_trip(ctx, peer)
     seen: dict[str, int] = {r: 0 for r in OBSERVED}
@@ -785,6 +787,11 @@ async def task_messages(ctx: ScenarioContext) -> None:
                           problem="TaskResultWithoutRelatedTask",
                           message=f"the tasks/result result for task {asked!r} lacks _meta[{RELATED_TASK_KEY!r}] naming it",
                           expected={RELATED_TASK_KEY: {"taskId": asked}}, actual=result.get("_meta"), json_path="$.result._meta")
+                if method == "tasks/get" and ctx.applies("tasks.get.no-sse"):
+                    upgraded = "sse_event" in entry.meta or "sse_id" in entry.meta
+                    judge("tasks.get.no-sse", not upgraded, conn.peer, entry.seq, problem="TaskGetOnSseStream",
+                          message=f"a tasks/get was answered on an SSE stream ({entry.meta.get('stream')}), not as JSON",
+                          expected="application/json", actual="text/event-stream")
                 if method == "tasks/get":
                     ttl = result.get("ttl", MISSING)
                     ok = ttl is None or (isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0)

@@ -433,3 +433,17 @@ define(
         "when no offered tool fails."
     ),
 )
+
+define(
+    "tasks.get.no-sse",
+    "SHOULD",
+    versions=V,
+    transports=("streamable-http",),
+    url=_url("input-required-status"),
+    quote=(
+        "Where possible, servers SHOULD NOT upgrade to an SSE stream in response to a `tasks/get` request, as "
+        "the client has indicated it wishes to poll for a result."
+    ),
+    area="tasks",
+    note="Every tasks/get of the run over streamable HTTP: answered as application/json, not on an SSE stream.",
+)
