@@ -307,6 +307,7 @@ LIFE = (
     "tasks.list.retrievable",
     "tasks.cancel.terminal-rejected",
     "tasks.failed.status-message",
+    "tasks.result.error",
 )
 
 
@@ -507,8 +508,9 @@ async def task_lifecycle(ctx: ScenarioContext) -> None:
                       expected=f"error {codes.INVALID_PARAMS} (Invalid params)",
                       actual=env.error if env.kind is Kind.ERROR else env.result, entries=[env])
 
-    # 8. a task that fails says why
+    # 8. a task that fails says why; one whose call ends in a JSON-RPC error returns that error
     await _failed_task(ctx, peer, tools)
+    await _error_task(ctx, peer, tools)
 
 
 def _taskish(env: Envelope) -> bool:
@@ -608,6 +610,33 @@ async def _failed_task(ctx: ScenarioContext, peer: RawPeer, tools: list[TaskTool
                   expected="a statusMessage saying what went wrong", actual=done.result, entries=[done])
         return
     ctx.not_reached(req, "no task-capable tool we may call ended in a failed task (a plain call with isError: true)")
+
+
+async def _error_task(ctx: ScenarioContext, peer: RawPeer, tools: list[TaskTool]) -> None:
+    req = "tasks.result.error"
+    for tool in [t for t in tools if t.support == "optional" and t.seconds is None][:8]:
+        plain = await _ask(peer, "tools/call", {"name": tool.name, "arguments": tool.arguments}, ctx.timeout)
+        if plain is None or plain.kind is not Kind.ERROR:
+            continue
+        env, _ = await _create(peer, tool, ctx.timeout)
+        task = _task_of(env)
+        if task is None or not isinstance(task.get("taskId"), str):
+            continue
+        tid = task["taskId"]
+        done = await _poll(peer, tid, _deadline(ctx, tool), ctx.timeout)
+        if _status(done) not in TERMINAL:
+            continue
+        res = await _ask(peer, "tasks/result", {"taskId": tid}, ctx.timeout)
+        if res is None:
+            continue  # unanswered: tasks.result.terminal's
+        ok = res.kind is Kind.ERROR and res.error_code == plain.error_code
+        ctx.check(req, ok, problem="TaskResultNotTheCallError",
+                  message=(f"{tool.name} called plainly is answered with {describe_error(plain)}; tasks/result for its task "
+                           f"{tid} ({_status(done)}) was answered with "
+                           + (describe_error(res) if res.kind is Kind.ERROR else "a result")),
+                  expected=plain.error, actual=res.error if res.kind is Kind.ERROR else res.result, entries=[res])
+        return
+    ctx.not_reached(req, "no task-capable tool we may call ends in a JSON-RPC error")
 
 
 # ---------------------------------------------------------------------------------------------

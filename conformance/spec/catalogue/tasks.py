@@ -447,3 +447,17 @@ define(
     area="tasks",
     note="Every tasks/get of the run over streamable HTTP: answered as application/json, not on an SSE stream.",
 )
+
+define(
+    "tasks.result.error",
+    "MUST",
+    versions=V,
+    url=_url("task-execution-errors"),
+    quote="If the underlying request resulted in a JSON-RPC error, `tasks/result` MUST return that same JSON-RPC error.",
+    area="tasks",
+    note=(
+        "Probe: a task-capable tool whose plain call with the same arguments is answered with a JSON-RPC "
+        "error, called as a task and run to its end: tasks/result must be an error with the same code (the "
+        "message is not compared). Skipped when no offered tool ends in a JSON-RPC error. " + _TOOLS
+    ),
+)
