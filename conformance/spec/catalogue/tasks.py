@@ -245,7 +245,8 @@ define(
         "Probe: tasks/result for a task that tasks/get reports terminal (completed, failed or, after "
         "tasks/cancel, cancelled) must be answered -- with a result or a JSON-RPC error, either is accepted "
         "(a cancelled call produced no result) -- and not with task data (a `task` object or a taskId/status "
-        "pair in place of the result). What the result must be is tasks.result.success."
+        "pair in place of the result). What the answer must be is tasks.result.success's (a result) and "
+        "tasks.result.error's (an error)."
     ),
 )
 
