@@ -1,7 +1,8 @@
 """The reference server's tools.
 
 Our own: ``echo``, ``add``, ``add_structured`` (structured output), ``slow`` (progress,
-cancellation), ``fail`` (a tool execution error).  The official runner's server scenarios call
+cancellation), ``fail`` (a tool execution error), ``fail_rpc`` (a JSON-RPC error, as a plain call
+and as a task: 2025-11-25's tasks/result returns that same error).  The official runner's server scenarios call
 fixture tools by fixed names (``test_simple_text``, ...); they are defined in
 :mod:`reference_server.features.official_fixtures`.
 """
@@ -13,6 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from conformance.spec import errors as codes
+
+from reference_server.errors import RPCError
 from reference_server.features.tools import Tool, result, text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,6 +62,10 @@ async def _slow_task(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, A
 def _fail(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
     message = args.get("message", "this tool always fails")
     return result(text(message), is_error=True)
+
+
+def _fail_rpc(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    raise RPCError(codes.INTERNAL_ERROR, "Internal error: fail_rpc always ends in a JSON-RPC error")
 
 
 _NUMBERS = {
@@ -121,6 +129,19 @@ def register(registry: "ToolRegistry") -> None:
             title="Fail",
             task_support="optional",
             annotations={"readOnlyHint": True, "openWorldHint": False},
+        )
+    )
+    registry.add(
+        Tool(
+            "fail_rpc",
+            "Always ends in a JSON-RPC error (-32603), also when called as a task (2025-11-25).",
+            {"type": "object", "properties": {}, "additionalProperties": False},
+            _fail_rpc,
+            title="Fail (JSON-RPC error)",
+            task_support="optional",
+            annotations={"readOnlyHint": True, "openWorldHint": False},
+            since="2025-11-25",
+            until="2025-11-25",
         )
     )
     registry.add(

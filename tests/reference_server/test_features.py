@@ -83,6 +83,10 @@ async def test_legacy_feature_tour(version: str, page_size: int) -> None:
             for name in tools:
                 if name in ("test_reconnection", "test_url_elicitation", "test_url_elicitation_required", "slow_task"):  # covered below
                     continue
+                if name == "fail_rpc":
+                    resp = await h.request("tools/call", {"name": name, "arguments": {}})
+                    assert resp["error"]["code"] == codes.INTERNAL_ERROR, resp
+                    continue
                 resp = await h.request("tools/call", {"name": name, "arguments": args.get(name, {})})
                 assert "result" in resp, (name, resp)
                 expect_error = name in ("fail", "test_error_handling")
@@ -315,13 +319,18 @@ async def test_tasks_2025_11_25() -> None:
         failed = (await h.request("tools/call", {"name": "fail", "arguments": {}, "task": {}}))["result"]["task"]
         await h.request("tasks/result", {"taskId": failed["taskId"]})
         assert (await h.request("tasks/get", {"taskId": failed["taskId"]}))["result"]["status"] == "failed"
+        # a JSON-RPC error of the call is the task's: failed, and tasks/result returns that same error
+        erred = (await h.request("tools/call", {"name": "fail_rpc", "arguments": {}, "task": {}}))["result"]["task"]
+        plain = await h.request("tools/call", {"name": "fail_rpc", "arguments": {}})
+        assert (await h.request("tasks/result", {"taskId": erred["taskId"]}))["error"] == plain["error"]
+        assert (await h.request("tasks/get", {"taskId": erred["taskId"]}))["result"]["status"] == "failed"
         # cancel a running task; cancelling again is -32602
         slow = (await h.request("tools/call", {"name": "slow_task", "arguments": {"seconds": 60}, "task": {}}))["result"]["task"]
         cancelled = await h.request("tasks/cancel", {"taskId": slow["taskId"]})
         assert cancelled["result"]["status"] == "cancelled"
         assert (await h.request("tasks/cancel", {"taskId": slow["taskId"]}))["error"]["code"] == codes.INVALID_PARAMS
         listed = (await h.request("tasks/list"))["result"]["tasks"]
-        assert {t["taskId"] for t in listed} == {task["taskId"], failed["taskId"], slow["taskId"]}
+        assert {t["taskId"] for t in listed} == {task["taskId"], failed["taskId"], erred["taskId"], slow["taskId"]}
         # taskSupport rules, unknown ids
         assert (await h.request("tools/call", {"name": "slow_task", "arguments": {}}))["error"]["code"] == codes.METHOD_NOT_FOUND
         assert (await h.request("tools/call", {"name": "test_simple_text", "arguments": {}, "task": {}}))["error"]["code"] == codes.METHOD_NOT_FOUND

@@ -45,7 +45,6 @@ W_REQUIREMENTS = (
     "client.pagination.opaque-cursor",
     "client.stdio.no-embedded-newlines",
     "client.stdio.only-mcp",
-    "client.stdio.individual-messages",
     "client.stdio.no-responses",
     "client.http.post",
     "client.http.post-2026",
@@ -207,6 +206,9 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
         ctx.check(rid, True, message=message, peer=peer)
 
     stdio = ctx.transport is Transport.STDIO
+    batches = []
+    if version in NO_BATCH_VERSIONS and ctx.transport is not Transport.STREAMABLE_HTTP:
+        batches = [m for m in w.msgs if m.top is not m.env and m.top.kind is Kind.BATCH]
 
     # -- framing (stdio) ----------------------------------------------------------------------
     if stdio:
@@ -220,24 +222,22 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
             fail("client.stdio.only-mcp", entry, "NotAnMcpMessage",
                  "the client wrote a line to the server's stdin that is not a JSON-RPC message (not JSON)",
                  expected="only MCP messages on the server's stdin", actual=_raw(entry))
-        if w.msgs and not w.garbage:
+        if w.msgs and not w.garbage and not batches:
             ok("client.stdio.only-mcp")
 
-    # -- batches where the version has none (2025-06-18, 2025-11-25): stdio and HTTP+SSE here,
-    #    streamable HTTP by the POST body rule (_judge_http)
-    if version in NO_BATCH_VERSIONS and ctx.transport is not Transport.STREAMABLE_HTTP:
-        batches = [m for m in w.msgs if m.top is not m.env and m.top.kind is Kind.BATCH]
+    # -- batches where the version has none (2025-06-18, 2025-11-25): on stdio not a valid MCP
+    #    message of the version (client.stdio.only-mcp), over HTTP+SSE not schema-valid; streamable
+    #    HTTP by the POST body rule (_judge_http)
+    if batches:
         first = {id(m.top): m for m in reversed(batches)}
-        rid = "client.stdio.individual-messages" if stdio else "client.basic.schema-valid"
+        rid = "client.stdio.only-mcp" if stdio else "client.basic.schema-valid"
         for m in list(first.values())[:1]:
             fail(rid, m.entry, "BatchSent",
                  f"the client sent a JSON-RPC batch of {len(m.top.items)} on {version}, which has no batches "
-                 "(removed in 2025-06-18)", expected="individual JSON-RPC requests, notifications or responses",
-                 actual=_raw(m.entry))
+                 "(removed in 2025-06-18): not a valid MCP message of that version",
+                 expected="individual JSON-RPC requests, notifications or responses", actual=_raw(m.entry))
             for b in batches:
                 flagged.add(id(b.env))
-        if stdio and w.msgs and not batches:
-            ok(rid)
 
     # -- JSON-RPC envelope --------------------------------------------------------------------
     for m in w.msgs:

@@ -45,29 +45,10 @@ define(
     transports=STDIO,
     note=(
         "Flags stdin lines that are not MCP messages at all: text that is not JSON, blank lines, "
-        "JSON values that are not JSON-RPC messages. A line that is JSON-RPC but invalid for the "
-        "version's schema is judged by client.basic.schema-valid."
-    ),
-)
-
-define(
-    "client.stdio.individual-messages",
-    "MUST",
-    since="2025-06-18",
-    until=LATEST_STATEFUL,
-    url=spec_url(LATEST_STATEFUL, PAGE, "stdio"),
-    quote="Messages are individual JSON-RPC requests, notifications, or responses.",
-    role="client",
-    area="transport-stdio",
-    transports=STDIO,
-    note=(
-        "A JSON array (a JSON-RPC batch) written to the server's stdin is flagged. The sentence "
-        "itself has no keyword; it is graded MUST because the same list says 'The client MUST NOT "
-        "write anything to the server's stdin that is not a valid MCP message', and from 2025-06-18 "
-        "a batch is not an MCP message (changelog: 'Remove support for JSON-RPC batching'; the "
-        "schema's JSONRPCMessage has no batch). 2025-03-26 required batches to be received (not "
-        "applied there); 2024-11-05 does not mention batches (not applied). The same batch over "
-        "HTTP+SSE is client.basic.schema-valid, over streamable HTTP client.http.single-message-body."
+        "JSON values that are not JSON-RPC messages, and from 2025-06-18 a JSON-RPC batch (the "
+        "version has none: its JSONRPCMessage is a single request, notification or response; "
+        "changelog 'Remove support for JSON-RPC batching'). A single message that is JSON-RPC but "
+        "invalid for the version's schema is judged by client.basic.schema-valid."
     ),
 )
 
