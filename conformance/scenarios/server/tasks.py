@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from conformance.context import ScenarioContext
+from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError, RawPeer
 from conformance.registry import scenario
 from conformance.spec import errors as codes
