@@ -132,20 +132,10 @@ def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
     if _o._too_deep(env):
         return [_any("a message nested deeper than parsers must support", _o._lenient_id(raw))]
     if env.kind is Kind.PARSE_ERROR:
+        # not JSON (NaN, a comment, a trailing comma... included, which lenient parsers read): the
+        # catalogue holds no duty of a client for text that is not JSON, so only survival is judged
         utf8 = any("UTF-8" in p for p in env.problems)
-        lenient = _o._lenient_request_id(raw, env)
-        if lenient is MISSING or lenient is None or isinstance(lenient, bool):
-            return [_any("a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 else ""), lenient)]
-        # a request to a lenient parser (RFC 8259 section 9: "A JSON parser MAY accept non-JSON forms or
-        # extensions"): read, it is an rpc call to answer; refused, JSON-RPC 2.0 answers invalid JSON with
-        # a -32700 Response.  Any answer is accepted, silence is not
-        exp = _o._implementation_defined({"method": "", "id": lenient}, ctx,
-                                         "a request that is not valid JSON" + (" (invalid UTF-8)" if utf8 else " (NaN, Infinity, a "
-                                         "comment, a trailing comma or single quotes: forms common parsers accept)"),
-                                         "any answer (a -32700 error, or the answer to the request a lenient parser reads)",
-                                         "LenientJsonRequestUnanswered")
-        exp.quit_ok = True
-        return [exp]
+        return [_any("a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 else ""), _o._lenient_request_id(raw, env))]
     return _expect_env(env, ctx)
 
 
@@ -158,7 +148,7 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
     # what RFC 8259 leaves to the implementation: any answer, but a request whose id can be read
     # must be answered (client.jsonrpc.response-required)
     if _o._beyond_interoperable(value) or _o._big_id(value):
-        exp = _o._implementation_defined(value, ctx, *_o._number_case(value))
+        exp = _o._implementation_defined(value, ctx, *_o._number_case(value), malformed=_o._malformed(env))
         exp.quit_ok = True
         return [exp]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
@@ -166,7 +156,8 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
         twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
         exp = _o._implementation_defined(value, ctx, "a message with a duplicate JSON-RPC member",
                                          "anything: RFC 8259 leaves duplicate names to the implementation",
-                                         "DuplicateMemberUnanswered", ids=_o._top_ids(env.raw) if "id" in twice else None)
+                                         "DuplicateMemberUnanswered", ids=_o._top_ids(env.raw) if "id" in twice else None,
+                                         malformed=_o._malformed(env))
         exp.quit_ok = True
         return [exp]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]

@@ -550,10 +550,10 @@ def _implementation_defined(value: Any, ctx: OracleContext, what: str, accepted:
     # the one id every reader reads the same keys the answer; otherwise its readings route it
     key = id_key(rid) if rid is not MISSING and not id_readings(rid) else None
     required = rules(ctx).response_required if request and ids else None
-    if malformed and required and ctx.role != "client":
-        # an invalid Request object besides: its own rule (-32600) owns the silence
-        required, unanswered = "jsonrpc.error.invalid-request", "NoInvalidRequestResponse"
+    if malformed and required:
         what += " that is also an invalid Request object (" + "; ".join(malformed) + ")"
+        # its own rule (-32600) owns the silence; a client owes nothing for an invalid message
+        required, unanswered = ("jsonrpc.error.invalid-request", "NoInvalidRequestResponse") if ctx.role != "client" else (None, "")
     return Expect(ANY, key=key, echo=rid, member_keys=tuple(k for k in keys if k != key), silence_requirement=required,
                   unanswered=unanswered,
                   what=what, accepted=(accepted + (", but a response: the request has an id" if required else ""),)
