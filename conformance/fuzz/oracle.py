@@ -374,10 +374,11 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
     if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
         # which of two "id"/"method"/... members a server reads is implementation-defined (RFC 8259 4)
         twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
+        # the duplicate is the cause of a silence only where the message, as read, is a valid one
         return [_implementation_defined(env.value, ctx, "a message with a duplicate JSON-RPC member",
                                         "anything: RFC 8259 leaves duplicate names to the implementation",
-                                        "DuplicateMemberUnanswered", ids=_top_ids(raw) if "id" in twice else None,
-                                        malformed=_malformed(env))]
+                                        "DuplicateMemberUnanswered" if _schema_ok(env.value, version) else "",
+                                        ids=_top_ids(raw) if "id" in twice else None, malformed=_malformed(env))]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
     if env.kind is Kind.INVALID or (env.kind in (Kind.REQUEST, Kind.NOTIFICATION) and bad):
         value = env.value

@@ -47,10 +47,11 @@ def big(value, depth=0) -> bool:
 
 
 def request(msg) -> bool:
-    """A Request object: "jsonrpc" "2.0", a string method, a string or integer id."""
+    """A Request object: "jsonrpc" "2.0", a string method, a string or integer id, params an object
+    (MCP's; an array is answered -32600, one of the errors a schema-invalid request may get)."""
     return (isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("method"), str)
             and isinstance(msg.get("id"), (str, int)) and not isinstance(msg.get("id"), bool)
-            and isinstance(msg.get("params", {}), (dict, list)))
+            and isinstance(msg.get("params", {}), dict))
 
 
 for line in sys.stdin:
