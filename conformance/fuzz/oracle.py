@@ -30,7 +30,7 @@ import json
 import re
 from decimal import Decimal
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from conformance.outcomes import Level, Outcome, grade
 from conformance.schema.loader import load_schema
@@ -144,7 +144,7 @@ class Expect:
     asked: str | None = None  # the method of the request (whether it is schema-valid or not)
     # the violation class of a silence, where it is more telling than the requirement's default
     # (a finding signature is (requirement, class): each cause of silence gets its own reproducer)
-    unanswered: str = ""
+    unanswered: str | Callable[[], str] = ""  # (a callable: worked out only when the silence happens)
 
 
 @dataclass
@@ -230,8 +230,8 @@ def lenient_reading(raw: bytes) -> Any:
     """``raw`` as a lenient parser reads it (NaN, Infinity, comments, trailing commas, single
     quotes; invalid UTF-8 replaced), or MISSING: a reading for telling which request a lenient
     server read (its id), never for judging the message."""
-    if not _NON_JSON_FORMS.search(raw):
-        return MISSING
+    if not raw.rstrip(b" \t\r\n").endswith((b"}", b"]")) or not _NON_JSON_FORMS.search(raw):
+        return MISSING  # cut short (the commonest text that is not JSON), or no form a lenient parser reads
     try:
         return json.loads(_LENIENT_TOKEN.sub(_lenient_text, raw.decode("utf-8", "replace")))
     except (ValueError, RecursionError):
@@ -247,11 +247,6 @@ def _lenient_request_id(raw: bytes, env: Envelope) -> Any:
     if isinstance(value, dict) and "method" in value:
         return value.get("id", MISSING)
     return MISSING
-
-
-def _lenient_notification(raw: bytes) -> bool:
-    value = lenient_reading(raw)
-    return isinstance(value, dict) and "method" in value and "id" not in value
 
 
 def id_readings(rid: Any) -> tuple[Any, ...]:
@@ -345,10 +340,11 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         # section 9): a server whose decoder reads invalid UTF-8 leniently, or NaN, comments, trailing
         # commas, single quotes, may answer the request it read -- any answer with that id is accepted.
         # Silence never is: either way a response is due
-        lenient = _lenient_request_id(raw, env)
         utf8 = any("UTF-8" in p for p in env.problems)
+        reading = MISSING if utf8 else lenient_reading(raw)
+        lenient = _lenient_id(raw) if utf8 else (reading.get("id", MISSING) if isinstance(reading, dict) and "method" in reading else MISSING)
         lkey = id_key(lenient) if lenient is not MISSING and not isinstance(lenient, bool) else None
-        if not utf8 and lenient is MISSING and _lenient_notification(raw):
+        if not utf8 and lenient is MISSING and isinstance(reading, dict) and "method" in reading:
             # a notification to a lenient parser: it must not answer it; a strict one answers -32700
             return [Expect(ANY, silence_requirement=None, what="a notification that is not valid JSON (a form common parsers accept)",
                            accepted=("error -32700 with id null or without an id", "no answer (a lenient parser reads a notification)"))]
@@ -377,7 +373,7 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         # the duplicate is the cause of a silence only where the message, as read, is a valid one
         return [_implementation_defined(env.value, ctx, "a message with a duplicate JSON-RPC member",
                                         "anything: RFC 8259 leaves duplicate names to the implementation",
-                                        "DuplicateMemberUnanswered" if _schema_ok(env.value, version) else "",
+                                        functools.partial(_duplicate_cause, env.value, version),
                                         ids=_top_ids(raw) if "id" in twice else None, malformed=_malformed(env))]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
     if env.kind is Kind.INVALID or (env.kind in (Kind.REQUEST, Kind.NOTIFICATION) and bad):
@@ -486,9 +482,9 @@ def unknown_members(value: Any, version: str, definition: str) -> list[str]:
     if known is None or not isinstance(value, dict):
         return []
     top, params = known
-    out = [f"$.{k}" for k in value if k not in top]
+    out = [f"$.{k}" for k in value if k not in top] if value.keys() - top else []  # (in order, when any)
     p = value.get("params")
-    if isinstance(p, dict) and params:
+    if isinstance(p, dict) and params and p.keys() - params:
         out += [f"$.params.{k}" for k in p if k not in params]
     return out
 
@@ -523,6 +519,12 @@ def _number_case(value: Any) -> tuple[str, str, str]:
             "any answer: RFC 8259 leaves such numbers to the implementation", "OutOfRangeNumberUnanswered")
 
 
+def _duplicate_cause(value: Any, version: str) -> str:
+    """The class of a silence after a duplicate name: the duplicate's only where the message as
+    read is schema-valid (else it is the silence of any request)."""
+    return "DuplicateMemberUnanswered" if _schema_ok(value, version) else ""
+
+
 def _malformed(env: Envelope) -> list[str]:
     """What makes ``env`` (as read, the last of duplicate names winning) an invalid Request besides
     what RFC 8259 leaves to the implementation."""
@@ -532,7 +534,7 @@ def _malformed(env: Envelope) -> list[str]:
     return bad or ["not a Request object"]
 
 
-def _implementation_defined(value: Any, ctx: OracleContext, what: str, accepted: str, unanswered: str = "", *,
+def _implementation_defined(value: Any, ctx: OracleContext, what: str, accepted: str, unanswered: str | Callable[[], str] = "", *,
                             ids: list[Any] | None = None, malformed: list[str] | None = None) -> Expect:
     """A message RFC 8259 leaves to the implementation (a number beyond the interoperable range, a
     name given twice): every answer is accepted.  A request whose id can be read -- the id as sent,
@@ -676,7 +678,7 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
         out.extend(shape_findings(env, ctx))
     if exp.kind == ANY:
         if not answers and refused is None and exp.silence_requirement is not None:
-            out.append(finding(exp.silence_requirement, exp.unanswered or "MissingResponse",
+            out.append(finding(exp.silence_requirement, _unanswered(exp) or "MissingResponse",
                                f"no response to {exp.what} (nor within {grace:g} s after the answer to the {barrier} sent after it)",
                                expected=" or ".join(exp.accepted), actual="no response"))
         return out
@@ -689,7 +691,7 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     if not answers:
         if refused is not None or exp.silence_requirement is None:
             return out
-        cls = exp.unanswered or {"jsonrpc.error.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse",
+        cls = _unanswered(exp) or {"jsonrpc.error.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse",
                "client.ping.respond": "PingNotAnswered", "client.basic.batch-receive": "BatchUnanswered",
                "client.jsonrpc.method-not-found": "UnknownMethodNotAnswered"}.get(
             exp.silence_requirement, "BatchUnanswered" if exp.kind == REJECTED else "MissingResponse")
@@ -741,6 +743,10 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
         elif exp.method is not None:
             out.extend(result_findings(env, exp.method, ctx.version, ctx))
     return out
+
+
+def _unanswered(exp: Expect) -> str:
+    return exp.unanswered() if callable(exp.unanswered) else exp.unanswered
 
 
 def _small(value: Any) -> bool:
