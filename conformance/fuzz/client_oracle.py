@@ -156,7 +156,7 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
         twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
         exp = _o._implementation_defined(value, ctx, "a message with a duplicate JSON-RPC member",
                                          "anything: RFC 8259 leaves duplicate names to the implementation",
-                                         lambda: "DuplicateMemberUnanswered" if _schema_ok(value, version) else "",
+                                         functools.partial(_o._duplicate_cause, value, version, _methods.S2C),
                                          ids=_o._top_ids(env.raw) if "id" in twice else None,
                                          malformed=_o._malformed(env))
         exp.quit_ok = True

@@ -519,10 +519,18 @@ def _number_case(value: Any) -> tuple[str, str, str]:
             "any answer: RFC 8259 leaves such numbers to the implementation", "OutOfRangeNumberUnanswered")
 
 
-def _duplicate_cause(value: Any, version: str) -> str:
+def _duplicate_cause(value: Any, version: str, direction: str = _methods.C2S) -> str:
     """The class of a silence after a duplicate name: the duplicate's only where the message as
-    read is schema-valid (else it is the silence of any request)."""
-    return "DuplicateMemberUnanswered" if _schema_ok(value, version) else ""
+    read is schema-valid and has no member nobody defines (else it is the silence of any request,
+    or of one with such a member)."""
+    m = _methods.lookup(value.get("method") if isinstance(value.get("method"), str) else "", direction, version)
+    if m is not None and unknown_members(value, version, m.request_def):
+        return "UnknownMemberUnanswered"
+    try:
+        valid = not validate(value, version, direction)
+    except Exception:  # noqa: BLE001
+        valid = False
+    return "DuplicateMemberUnanswered" if valid else ""
 
 
 def _malformed(env: Envelope) -> list[str]:

@@ -287,3 +287,12 @@ def test_the_quick_number_scan_finds_what_the_regular_expression_finds() -> None
     samples += [b"7" * n for n in (15, 16, 17)]
     for raw in samples:
         assert oracle._numberish(raw) is (oracle._NUMBERISH.search(raw) is not None), raw
+
+
+@pytest.mark.parametrize("raw, problem", [
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","id":"b"}', "DuplicateMemberUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","id":"b","zzz":1}', "UnknownMemberUnanswered"),  # the likelier cause
+    (b'{"jsonrpc":"2.0","id":"a","method":"tasks/get","params":{"taskId":""},"params":[]}', "MissingResponse"),  # schema-invalid as read
+])
+def test_a_silence_after_a_duplicate_is_named_by_its_likeliest_cause(raw: bytes, problem: str) -> None:
+    assert probs(one(raw), []) == [("jsonrpc.request.response-required", problem)]
