@@ -298,7 +298,7 @@ def _objects(msg: dict) -> list[tuple[str, dict]]:
     return [("$", msg)] + [(p, c[k]) for p, c, k in sites(msg) if isinstance(c[k], dict)]
 
 
-@operator("unknown-member", weight=0.5)
+@operator("unknown-member", weight=0.2)
 def _unknown_member(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Members nobody defines, at one level of the message: the envelope, params, params._meta or an
     object inside them (any answer but silence: the message is still a request)."""
@@ -330,7 +330,7 @@ NON_JSON_FORMS = ("NaN", "Infinity", "-Infinity", "comment", "trailing-comma", "
 _MARK = "mcp-conformance-lenient-marker"
 
 
-@operator("lenient-syntax", weight=0.3)
+@operator("lenient-syntax", weight=0.15)
 def _lenient_syntax(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Text common JSON parsers accept but that is not JSON, inside an otherwise valid message:
     NaN, Infinity, -Infinity in params, a comment, a trailing comma, single-quoted names."""
@@ -375,7 +375,7 @@ def big_integer(rng: random.Random, index: int) -> int:
     return -value if rng.random() < 0.5 else value
 
 
-@operator("big-id", weight=0.3)
+@operator("big-id", weight=0.15)
 def _big_id(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """An integer id or progress token at or beyond +-(2^53 - 1), +-2^63, +-2^64 (unique per frame)."""
     value = big_integer(rng, ctx.index)
