@@ -148,7 +148,9 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
     # what RFC 8259 leaves to the implementation: any answer, but a request whose id can be read
     # must be answered (client.jsonrpc.response-required)
     if _o._beyond_interoperable(value) or _o._big_id(value):
-        exp = _o._implementation_defined(value, ctx, *_o._number_case(value), malformed=_o._malformed(env))
+        what, accepted, cls = _o._number_case(value)
+        exp = _o._implementation_defined(value, ctx, what, accepted, _o.Lazy(_o._likeliest, (value, version, cls, _methods.S2C)),
+                                         malformed=_o._malformed(env))
         exp.quit_ok = True
         return [exp]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
@@ -156,7 +158,7 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
         twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
         exp = _o._implementation_defined(value, ctx, "a message with a duplicate JSON-RPC member",
                                          "anything: RFC 8259 leaves duplicate names to the implementation",
-                                         functools.partial(_o._duplicate_cause, value, version, _methods.S2C),
+                                         _o.Lazy(_o._duplicate_cause, (value, version, _methods.S2C)),
                                          ids=_o._top_ids(env.raw) if "id" in twice else None,
                                          malformed=_o._malformed(env))
         exp.quit_ok = True

@@ -120,6 +120,17 @@ def shape_requirement(rid: str, ctx: OracleContext) -> str:
     return "client.basic.schema-valid"
 
 
+@dataclass(frozen=True)
+class Lazy:
+    """A value worked out only when needed (``fn(*args)``); equal when made alike."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+
+    def __call__(self) -> Any:
+        return self.fn(*self.args)
+
+
 @dataclass
 class Expect:
     kind: str
@@ -365,7 +376,9 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         # RFC 8259 section 6: numbers outside IEEE 754 double range / precision "may" not be handled the
         # same everywhere; an error (even a Parse error), a result or a refusal are all acceptable --
         # but not silence after a request whose id can be read ("the Server MUST reply with a Response")
-        return [_implementation_defined(env.value, ctx, *_number_case(env.value), malformed=_malformed(env))]
+        what, accepted, cls = _number_case(env.value)
+        return [_implementation_defined(env.value, ctx, what, accepted, Lazy(_likeliest, (env.value, version, cls)),
+                                        malformed=_malformed(env))]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
     if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
         # which of two "id"/"method"/... members a server reads is implementation-defined (RFC 8259 4)
@@ -373,7 +386,7 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         # the duplicate is the cause of a silence only where the message, as read, is a valid one
         return [_implementation_defined(env.value, ctx, "a message with a duplicate JSON-RPC member",
                                         "anything: RFC 8259 leaves duplicate names to the implementation",
-                                        functools.partial(_duplicate_cause, env.value, version),
+                                        Lazy(_duplicate_cause, (env.value, version)),
                                         ids=_top_ids(raw) if "id" in twice else None, malformed=_malformed(env))]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
     if env.kind is Kind.INVALID or (env.kind in (Kind.REQUEST, Kind.NOTIFICATION) and bad):
@@ -517,6 +530,12 @@ def _number_case(value: Any) -> tuple[str, str, str]:
                 "LargeIdUnanswered")
     return ("a message with a number outside the interoperable range",
             "any answer: RFC 8259 leaves such numbers to the implementation", "OutOfRangeNumberUnanswered")
+
+
+def _likeliest(value: Any, version: str, cls: str, direction: str = _methods.C2S) -> str:
+    """``cls``, unless the message also has a member nobody defines: that is then named the cause."""
+    m = _methods.lookup(value.get("method") if isinstance(value.get("method"), str) else "", direction, version)
+    return "UnknownMemberUnanswered" if m is not None and unknown_members(value, version, m.request_def) else cls
 
 
 def _duplicate_cause(value: Any, version: str, direction: str = _methods.C2S) -> str:

@@ -296,3 +296,13 @@ def test_the_quick_number_scan_finds_what_the_regular_expression_finds() -> None
 ])
 def test_a_silence_after_a_duplicate_is_named_by_its_likeliest_cause(raw: bytes, problem: str) -> None:
     assert probs(one(raw), []) == [("jsonrpc.request.response-required", problem)]
+
+
+@pytest.mark.parametrize("raw, problem", [
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"_meta":{"progressToken":1e400}}}', "OutOfRangeNumberUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","zzz":{"n":1e400}}', "UnknownMemberUnanswered"),  # the likelier cause
+    (b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}', "LargeIdUnanswered"),
+    (b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping","zzz":1}', "UnknownMemberUnanswered"),
+])
+def test_a_silence_after_a_number_beyond_the_range_is_named_by_its_likeliest_cause(raw: bytes, problem: str) -> None:
+    assert probs(one(raw), []) == [("jsonrpc.request.response-required", problem)]
