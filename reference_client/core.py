@@ -75,11 +75,23 @@ def fit_elicitation(answer: dict[str, Any], version: str, required: set[str]) ->
     if not isinstance(content, dict):
         return answer
     for key in list(content):
-        if validate_definition({"action": "accept", "content": {key: content[key]}}, version, "ElicitResult"):
+        if not _json_safe(content[key]) or validate_definition({"action": "accept", "content": {key: content[key]}}, version, "ElicitResult"):
             if key in required:
                 return {"action": "decline"}
             del content[key]
     return answer
+
+
+def _json_safe(value: Any) -> bool:
+    """Whether ``value`` can be written as JSON: a default the server sent as 1e400 reads as
+    infinity, which JSON cannot carry (Python would write ``Infinity``, which is not JSON)."""
+    import json
+
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
 
 
 def _plain_value(sub: dict[str, Any]) -> Any:

@@ -132,9 +132,10 @@ def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
     if _o._too_deep(env):
         return [_any("a message nested deeper than parsers must support", _o._lenient_id(raw))]
     if env.kind is Kind.PARSE_ERROR:
+        # not JSON (NaN, a comment, a trailing comma... included, which lenient parsers read): the
+        # catalogue holds no duty of a client for text that is not JSON, so only survival is judged
         utf8 = any("UTF-8" in p for p in env.problems)
-        return [_any("a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 else ""),
-                     _o._lenient_id(raw) if utf8 else MISSING)]
+        return [_any("a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 else ""), _o._lenient_request_id(raw, env))]
     return _expect_env(env, ctx)
 
 
@@ -144,11 +145,24 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
         return _expect_batch(env, ctx)
     value = env.value
     rid = _o._readable_id(value)
-    if _o._beyond_interoperable(value):
-        return [_any("a message with a number outside the interoperable range", rid)]
+    # what RFC 8259 leaves to the implementation: any answer, but a request whose id can be read
+    # must be answered (client.jsonrpc.response-required)
+    if _o._beyond_interoperable(value) or _o._big_id(value):
+        what, accepted, cls = _o._number_case(value)
+        exp = _o._implementation_defined(value, ctx, what, accepted, _o.Lazy(_o._likeliest, (value, version, cls, _methods.S2C)),
+                                         malformed=_o._malformed(env))
+        exp.quit_ok = True
+        return [exp]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
     if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
-        return [_any("a message with a duplicate JSON-RPC member", rid)]
+        twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
+        exp = _o._implementation_defined(value, ctx, "a message with a duplicate JSON-RPC member",
+                                         "anything: RFC 8259 leaves duplicate names to the implementation",
+                                         _o.Lazy(_o._duplicate_cause, (value, version, _methods.S2C)),
+                                         ids=_o._top_ids(env.raw) if "id" in twice else None,
+                                         malformed=_o._malformed(env))
+        exp.quit_ok = True
+        return [exp]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
     if env.kind is Kind.INVALID or (env.kind in (Kind.REQUEST, Kind.NOTIFICATION) and bad):
         return [_any("an invalid JSON-RPC message (" + ("; ".join(bad) or "not a request, notification or response") + ")", rid)]
@@ -175,12 +189,15 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
                        requirement=METHOD_NOT_FOUND, silence_requirement=METHOD_NOT_FOUND, asked=method,
                        what=f"a request for the unknown method {method!r}", accepted=("error -32601 with the id echoed",))]
     valid = _schema_ok(env.value, version)
+    extra = _o.unknown_members(env.value, version, m.request_def)
+    silent = "UnknownMemberUnanswered" if extra else ""
     if method == "ping" and valid:
         return [Expect(ANSWER, key=key, echo=env.id, method="ping", codes=frozenset(), requirement=PING, silence_requirement=PING,
-                       asked=method, what="a ping", accepted=("an empty result (only _meta may appear)",), ping=True)]
+                       asked=method, what="a ping" + _o._members_text(extra), accepted=("an empty result (only _meta may appear)",),
+                       ping=True, unanswered=silent)]
     return [Expect(ANSWER, key=key, echo=env.id, method=method if valid else None, requirement=RESPONSE_REQUIRED,
-                   silence_requirement=RESPONSE_REQUIRED, asked=method,
-                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request",
+                   silence_requirement=RESPONSE_REQUIRED, asked=method, unanswered=silent,
+                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request" + _o._members_text(extra),
                    accepted=("a result valid for the method", "an error (any code)") if valid
                    else ("an error (any code)", "a result"))]
 

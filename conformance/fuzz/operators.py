@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -180,10 +181,10 @@ def _other_type(rng: random.Random, value: Any) -> Any:
     return rng.choice(pool)
 
 
-def _unique_id_of_other_type(rng: random.Random, value: Any, index: int) -> Any:
+def _unique_id_of_other_type(rng: random.Random, value: Any, index: int, *, usable: bool = False) -> Any:
     """An id of another JSON type that no other frame uses (ids are never reused within a run),
-    or now and then null or a boolean."""
-    pool = [str(index), 20_000_000 + index, index + 0.5, [index], {"i": index}, None, rng.random() < 0.5]
+    or now and then null or a boolean (not when ``usable``: an answer must be told apart by it)."""
+    pool = [str(index), 20_000_000 + index, index + 0.5, [index], {"i": index}] + ([] if usable else [None, rng.random() < 0.5])
     pool = [p for p in pool if type(p) is not type(value)]
     return rng.choice(pool)
 
@@ -215,7 +216,8 @@ def _duplicate_field(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     """Repeat one member of an object with another value (duplicate JSON keys)."""
     objs = [(p, c, k) for p, c, k in sites(msg) if isinstance(c, dict)]
     path, container, key = rng.choice(objs)
-    other = _other_type(rng, container[key])
+    # a second id no other frame uses (either may be read, and answers are told apart by id)
+    other = _unique_id_of_other_type(rng, container[key], ctx.index, usable=True) if path == "$.id" else _other_type(rng, container[key])
     # serialise by hand: the duplicate goes before or after the original member
     marker = "\x00mcp-conformance-dup\x00"
     container[marker] = other
@@ -275,6 +277,123 @@ def _huge_number(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
     container[key] = marker
     text = dumps(msg).decode("utf-8").replace(json.dumps(marker), after_text, 1)
     return Output(data=text.encode("utf-8"), mutations=[Mutation("huge-number", path, short(before), short(after_text))])
+
+
+# -- what parsers disagree on: members nobody defines, non-JSON forms, large integers ----------------
+
+UNKNOWN_NAMES = ("x-mcp-conformance", "unknownMember", "zzz", "__proto__", "constructor", "$ref", "")
+UNKNOWN_VALUES: tuple[Any, ...] = (None, 1, "x", [], {}, {"nested": [1, 2]}, True)
+
+
+def _objects(msg: dict) -> list[tuple[str, dict]]:
+    """The envelope, its params (made if absent), params._meta (made if absent) and every object
+    inside them: each level of a request where a member may be added."""
+    params = msg.get("params")
+    if params is None and "method" in msg:
+        params = msg["params"] = {}
+    if isinstance(params, dict) and not isinstance(params.get("_meta", {}), dict):
+        params = None
+    if isinstance(params, dict):
+        params.setdefault("_meta", {})
+    return [("$", msg)] + [(p, c[k]) for p, c, k in sites(msg) if isinstance(c[k], dict)]
+
+
+@operator("unknown-member", weight=0.2)
+def _unknown_member(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """Members nobody defines, at one level of the message: the envelope, params, params._meta or an
+    object inside them (any answer but silence: the message is still a request)."""
+    objs = _objects(msg)
+    path, obj = rng.choice(objs)
+    name = rng.choice(UNKNOWN_NAMES)
+    if name in obj:
+        name = f"x-mcp-conformance-{ctx.index}"
+    value = rng.choice(UNKNOWN_VALUES)
+    obj[name] = value
+    # the params / _meta made for it are part of the change
+    _drop_empty_meta(msg, keep=obj)
+    p = f"{path}.{name}" if name.isidentifier() else f"{path}[{json.dumps(name)}]"
+    return Output(msg, mutations=[Mutation("unknown-member", p, "<absent>", short(value), "a member nobody defines")])
+
+
+def _drop_empty_meta(msg: dict, keep: dict) -> None:
+    params = msg.get("params")
+    if isinstance(params, dict) and params.get("_meta") == {} and params["_meta"] is not keep:
+        del params["_meta"]
+        if params == {} and params is not keep:
+            del msg["params"]
+
+
+# text common parsers accept but that is not JSON (RFC 8259 section 9: "A JSON parser MAY accept
+# non-JSON forms or extensions."): Python's json reads NaN / Infinity, JSON5 and Jackson's ALLOW_*
+# features comments, trailing commas and single quotes
+NON_JSON_FORMS = ("NaN", "Infinity", "-Infinity", "comment", "trailing-comma", "single-quotes")
+_MARK = "mcp-conformance-lenient-marker"
+
+
+@operator("lenient-syntax", weight=0.15)
+def _lenient_syntax(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """Text common JSON parsers accept but that is not JSON, inside an otherwise valid message:
+    NaN, Infinity, -Infinity in params, a comment, a trailing comma, single-quoted names."""
+    form = rng.choice(NON_JSON_FORMS)
+    if form in ("NaN", "Infinity", "-Infinity"):
+        objs = [(p, o) for p, o in _objects(msg) if p != "$"]
+        path, obj = rng.choice(objs)
+        obj["x-mcp-conformance"] = _MARK
+        _drop_empty_meta(msg, keep=obj)
+        text = dumps(msg).decode("utf-8").replace(json.dumps(_MARK), form, 1)
+        where = f"{path}.x-mcp-conformance"
+    elif form == "comment":
+        text = dumps(msg).decode("utf-8")
+        at = rng.choice([1, len(text) - 1])  # after the opening brace, or before the closing one
+        text = text[:at] + "/* mcp-conformance */" + text[at:]
+        where = f"bytes[{at}]"
+    elif form == "trailing-comma":
+        objs = [(p, o) for p, o in [("$", msg)] + [(p, c[k]) for p, c, k in sites(msg) if isinstance(c[k], dict) and c[k]]]
+        path, obj = rng.choice(objs)
+        obj[_MARK] = 0
+        text = dumps(msg).decode("utf-8").replace("," + json.dumps(_MARK) + ":0", ",", 1)
+        where = path
+    else:
+        names = re.compile(r'(?<![\\])"([A-Za-z0-9_]+)":')
+        text = names.sub(r"'\1':", dumps(msg).decode("utf-8"))
+        where = "$"
+    return Output(data=text.encode("utf-8"), mutations=[Mutation("lenient-syntax", where, "<valid JSON>", form,
+                                                                 "not JSON, but common parsers accept it")])
+
+
+#: anchors of the integers parsers disagree on: +-(2^53 - 1) (the last integer every reader agrees on,
+#: RFC 8259 section 6), 2^53 + 1 (the first a double cannot hold), 2^63 - 1 / 2^63 (int64), 2^64 - 1 /
+#: 2^64 (uint64); each with the direction the frame index moves it (8192 apart: two frames never read
+#: alike, even rounded to a double, so answers are told apart by id)
+BIG_ANCHORS: tuple[tuple[int, int], ...] = ((2**53 - 1, -1), (2**53 + 1, 8192), (2**63 - 1, -8192), (2**63, 8192),
+                                            (2**64 - 1, -8192), (2**64, 8192))
+
+
+def big_integer(rng: random.Random, index: int) -> int:
+    anchor, step = rng.choice(BIG_ANCHORS)
+    value = anchor + step * index
+    return -value if rng.random() < 0.5 else value
+
+
+@operator("big-id", weight=0.15)
+def _big_id(rng: random.Random, msg: dict, ctx: OpContext) -> Output:
+    """An integer id or progress token at or beyond +-(2^53 - 1), +-2^63, +-2^64 (unique per frame)."""
+    value = big_integer(rng, ctx.index)
+    if "id" in msg and (rng.random() < 0.6 or "method" not in msg):
+        before = msg["id"]
+        msg["id"] = value
+        return Output(msg, mutations=[Mutation("big-id", "$.id", short(before), value)])
+    params = msg.get("params")
+    if params is None:
+        params = msg["params"] = {}
+    if not isinstance(params, dict):
+        return Output(msg)
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        meta = params["_meta"] = {}
+    before = meta.get("progressToken", MISSING)
+    meta["progressToken"] = value
+    return Output(msg, mutations=[Mutation("big-id", "$.params._meta.progressToken", short(before), value)])
 
 
 @operator("huge-string", weight=0.1, uses=("c2s", "s2c", "answer"))

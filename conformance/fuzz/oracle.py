@@ -25,12 +25,15 @@ exactly once, responses to its requests judged by the client's requirements) and
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from decimal import Decimal
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from conformance.outcomes import Level, Outcome, grade
+from conformance.schema.loader import load_schema
 from conformance.schema.validate import validate
 from conformance.spec import errors as _errors
 from conformance.spec import methods as _methods
@@ -117,6 +120,17 @@ def shape_requirement(rid: str, ctx: OracleContext) -> str:
     return "client.basic.schema-valid"
 
 
+@dataclass(frozen=True)
+class Lazy:
+    """A value worked out only when needed (``fn(*args)``); equal when made alike."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+
+    def __call__(self) -> Any:
+        return self.fn(*self.args)
+
+
 @dataclass
 class Expect:
     kind: str
@@ -139,6 +153,9 @@ class Expect:
     quit_ok: bool = False
     cancel: bool = False
     asked: str | None = None  # the method of the request (whether it is schema-valid or not)
+    # the violation class of a silence, where it is more telling than the requirement's default
+    # (a finding signature is (requirement, class): each cause of silence gets its own reproducer)
+    unanswered: str | Callable[[], str] = ""  # (a callable: worked out only when the silence happens)
 
 
 @dataclass
@@ -200,6 +217,65 @@ def _lenient_id(raw: bytes) -> Any:
     if isinstance(value, dict) and "method" in value:
         return value.get("id", MISSING)
     return MISSING
+
+
+# JSON text that is not JSON but that common parsers accept (RFC 8259 section 9: "A JSON parser MAY
+# accept non-JSON forms or extensions."): NaN / Infinity / -Infinity (Python's json, JSON5), comments,
+# trailing commas, single-quoted strings (JSON5, Jackson's ALLOW_* features, json5 / hjson readers)
+_NON_JSON_FORMS = re.compile(rb"NaN|Infinity|/\*|//|'|,\s*[}\]]")
+_LENIENT_TOKEN = re.compile(r"""("(?:[^"\\]|\\.)*")|('(?:[^'\\]|\\.)*')|(/\*.*?\*/|//[^\n]*)|(,)(?=\s*[}\]])|(-?Infinity|NaN)""", re.S)
+
+
+def _lenient_text(match: "re.Match[str]") -> str:
+    dq, sq, comment, comma, const = match.groups()
+    if dq is not None:
+        return dq
+    if sq is not None:  # 'x' -> "x": unescape \' and escape "
+        return json.dumps(sq[1:-1].replace("\\'", "'").replace('\\"', '"'), ensure_ascii=False)
+    if comment is not None or comma is not None:
+        return ""
+    return "null"  # the value does not matter: only the id is wanted
+
+
+def lenient_reading(raw: bytes) -> Any:
+    """``raw`` as a lenient parser reads it (NaN, Infinity, comments, trailing commas, single
+    quotes; invalid UTF-8 replaced), or MISSING: a reading for telling which request a lenient
+    server read (its id), never for judging the message."""
+    if not raw.rstrip(b" \t\r\n").endswith((b"}", b"]")) or not _NON_JSON_FORMS.search(raw):
+        return MISSING  # cut short (the commonest text that is not JSON), or no form a lenient parser reads
+    try:
+        return json.loads(_LENIENT_TOKEN.sub(_lenient_text, raw.decode("utf-8", "replace")))
+    except (ValueError, RecursionError):
+        return MISSING
+
+
+def _lenient_request_id(raw: bytes, env: Envelope) -> Any:
+    """The id of the request a lenient reader finds in ``raw`` (not valid JSON): invalid UTF-8
+    replaced, or a non-JSON form common parsers accept; MISSING when there is none."""
+    if any("UTF-8" in p for p in env.problems):
+        return _lenient_id(raw)
+    value = lenient_reading(raw)
+    if isinstance(value, dict) and "method" in value:
+        return value.get("id", MISSING)
+    return MISSING
+
+
+def id_readings(rid: Any) -> tuple[Any, ...]:
+    """The keys of the ids a server may answer a request with id ``rid`` with, besides ``rid``
+    itself: for an integer beyond +-(2**53 - 1) the double it reads as (RFC 8259 section 6: only
+    integers in [-(2**53)+1, (2**53)-1] "are interoperable in the sense that implementations will
+    agree exactly on their numeric values"), written as an integer (exactly, or as the shortest
+    decimal that reads back as that double: JavaScript's 18446744073709552000 for 2**64) or as a number
+    with a fraction or an exponent."""
+    if not isinstance(rid, int) or isinstance(rid, bool) or abs(rid) <= 2**53 - 1:
+        return ()
+    try:
+        f = float(rid)
+    except OverflowError:
+        return ()
+    keys = {id_key(int(f)), id_key(int(Decimal(repr(f)))), id_key(f)}
+    keys.discard(id_key(rid))
+    return tuple(sorted(keys, key=repr))
 
 
 def _plain_id(value: Any) -> Any:
@@ -271,32 +347,47 @@ def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
 def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool) -> list[Expect]:
     version = ctx.version
     if env.kind is Kind.PARSE_ERROR:
-        lenient = _lenient_id(raw) if any("UTF-8" in p for p in env.problems) else MISSING
+        # not JSON, so -32700; but "A JSON parser MAY accept non-JSON forms or extensions" (RFC 8259
+        # section 9): a server whose decoder reads invalid UTF-8 leniently, or NaN, comments, trailing
+        # commas, single quotes, may answer the request it read -- any answer with that id is accepted.
+        # Silence never is: either way a response is due
+        utf8 = any("UTF-8" in p for p in env.problems)
+        reading = MISSING if utf8 else lenient_reading(raw)
+        lenient = _lenient_id(raw) if utf8 else (reading.get("id", MISSING) if isinstance(reading, dict) and "method" in reading else MISSING)
+        lkey = id_key(lenient) if lenient is not MISSING and not isinstance(lenient, bool) else None
+        if not utf8 and lenient is MISSING and isinstance(reading, dict) and "method" in reading:
+            # a notification to a lenient parser: it must not answer it; a strict one answers -32700
+            return [Expect(ANY, silence_requirement=None, what="a notification that is not valid JSON (a form common parsers accept)",
+                           accepted=("error -32700 with id null or without an id", "no answer (a lenient parser reads a notification)"))]
         return [Expect(
             UNREADABLE, codes=frozenset({_errors.PARSE_ERROR}), result_ok=False,
             requirement="jsonrpc.error.parse-error", silence_requirement="jsonrpc.error.parse-error",
-            what="a message that is not valid JSON" + (" (invalid UTF-8)" if lenient is not MISSING else ""),
-            lenient_echo=lenient,
+            what="a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 and lenient is not MISSING else
+                                                        " (a request to a lenient parser)" if lenient is not MISSING else ""),
+            lenient_echo=lenient, member_keys=(lkey, *id_readings(lenient)) if lkey is not None else (),
+            unanswered="LenientJsonRequestUnanswered" if lenient is not MISSING and not utf8 else "",
             accepted=("error -32700 with id null", "error -32700 without an id")
-            + (("any answer with the id a lenient UTF-8 decoder reads",) if lenient is not MISSING else ()),
+            + (("any answer with the id a lenient " + ("UTF-8 decoder" if utf8 else "JSON parser") + " reads",)
+               if lenient is not MISSING else ()),
         )]
     if env.kind is Kind.BATCH:
         return _expect_batch(env, raw, ctx)
-    if _numberish(raw) and _beyond_interoperable(env.value):
+    if _numberish(raw) and (_beyond_interoperable(env.value) or _big_id(env.value)):
         # RFC 8259 section 6: numbers outside IEEE 754 double range / precision "may" not be handled the
-        # same everywhere; an error (even a Parse error), a result or a refusal are all acceptable
-        rid = _plain_id(env.value)
-        return [Expect(ANY, key=id_key(rid) if rid is not MISSING else None, echo=rid, silence_requirement=None,
-                       what="a message with a number outside the interoperable range",
-                       accepted=("any answer: RFC 8259 leaves such numbers to the implementation",))]
+        # same everywhere; an error (even a Parse error), a result or a refusal are all acceptable --
+        # but not silence after a request whose id can be read ("the Server MUST reply with a Response")
+        what, accepted, cls = _number_case(env.value)
+        return [_implementation_defined(env.value, ctx, what, accepted, Lazy(_likeliest, (env.value, version, cls)),
+                                        malformed=_malformed(env))]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
     if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
         # which of two "id"/"method"/... members a server reads is implementation-defined (RFC 8259 4)
         twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
-        rid = _plain_id(env.value) if "id" not in twice else MISSING
-        return [Expect(ANY, key=id_key(rid) if rid is not MISSING else None, echo=rid, silence_requirement=None,
-                       what="a message with a duplicate JSON-RPC member",
-                       accepted=("anything: RFC 8259 leaves duplicate names to the implementation",))]
+        # the duplicate is the cause of a silence only where the message, as read, is a valid one
+        return [_implementation_defined(env.value, ctx, "a message with a duplicate JSON-RPC member",
+                                        "anything: RFC 8259 leaves duplicate names to the implementation",
+                                        Lazy(_duplicate_cause, (env.value, version)),
+                                        ids=_top_ids(raw) if "id" in twice else None, malformed=_malformed(env))]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
     if env.kind is Kind.INVALID or (env.kind in (Kind.REQUEST, Kind.NOTIFICATION) and bad):
         value = env.value
@@ -347,13 +438,156 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
                        requirement="jsonrpc.error.invalid-params", what=f"a {method!r} request without the required {missing[0]!r}",
                        accepted=("error -32602 with the id echoed",))]
     valid = _schema_ok(env.value, version)
+    extra = unknown_members(env.value, version, m.request_def)
     if method == "ping" and valid:
         return [Expect(ANSWER, key=key, echo=env.id, method=method, codes=frozenset(), requirement="ping.response",
-                       what="a ping", accepted=("an empty result (only _meta may appear)",), ping=True)]
+                       what="a ping" + _members_text(extra), accepted=("an empty result (only _meta may appear)",), ping=True,
+                       unanswered="UnknownMemberUnanswered" if extra else "")]
     return [Expect(ANSWER, key=key, echo=env.id, method=method if valid else None,
-                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request",
+                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request" + _members_text(extra),
                    accepted=("a result valid for the method", "an error (any code)")
-                   if valid else ("an error (-32602 or any other code)", "a result (accepting odd input is no MUST violation)"))]
+                   if valid else ("an error (-32602 or any other code)", "a result (accepting odd input is no MUST violation)"),
+                   unanswered="UnknownMemberUnanswered" if extra else "")]
+
+
+def _members_text(extra: list[str]) -> str:
+    return f" with {'a member' if len(extra) == 1 else 'members'} nobody defines ({', '.join(extra[:3])})" if extra else ""
+
+
+@functools.lru_cache(maxsize=None)
+def _defined_members(version: str, definition: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The members the schema of ``version`` defines for the message ``definition`` and for its
+    params (None: the schema cannot tell)."""
+    try:
+        doc = load_schema(version)
+    except Exception:  # noqa: BLE001 - no schema: no reading
+        return None
+    defs = doc.get("$defs") or doc.get("definitions") or {}
+
+    def resolve(node: Any) -> Any:
+        for _ in range(16):
+            if not (isinstance(node, dict) and "$ref" in node):
+                break
+            node = defs.get(node["$ref"].rsplit("/", 1)[-1], {})
+        return node
+
+    def names(node: Any) -> set[str]:
+        node = resolve(node)
+        if not isinstance(node, dict):
+            return set()
+        out = set(node.get("properties") or {})
+        for branch in (*node.get("allOf", ()), *node.get("anyOf", ()), *node.get("oneOf", ())):
+            out |= names(branch)
+        return out
+
+    node = resolve(defs.get(definition))
+    if not isinstance(node, dict):
+        return None
+    top = names(node)
+    params = resolve((node.get("properties") or {}).get("params", {}))
+    return frozenset(top | set(JSONRPC_MEMBERS)), frozenset(names(params) | {"_meta"})  # every version's requests take _meta
+
+
+def unknown_members(value: Any, version: str, definition: str) -> list[str]:
+    """Paths of the members of a request nobody defines: in the envelope, or in its params (the
+    schema's own members; ``_meta`` and what lies inside open objects are anybody's)."""
+    known = _defined_members(version, definition)
+    if known is None or not isinstance(value, dict):
+        return []
+    top, params = known
+    out = [f"$.{k}" for k in value if k not in top] if value.keys() - top else []  # (in order, when any)
+    p = value.get("params")
+    if isinstance(p, dict) and params and p.keys() - params:
+        out += [f"$.params.{k}" for k in p if k not in params]
+    return out
+
+
+def _big_id(value: Any) -> bool:
+    rid = value.get("id") if isinstance(value, dict) else None
+    return isinstance(rid, int) and not isinstance(rid, bool) and abs(rid) > 2**53 - 1
+
+
+def _top_ids(raw: bytes) -> list[Any]:
+    """Every value of the top-level "id" member of ``raw`` (a name given twice: either may be read)."""
+    found: list[Any] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        found[:] = [v for k, v in items if k == "id"]  # the last object closed is the top level
+        return dict(items)
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return []
+    return found
+
+
+def _number_case(value: Any) -> tuple[str, str, str]:
+    """(what, accepted, silence class) of a message with a number beyond the interoperable range."""
+    if _big_id(value):
+        return ("a request whose integer id is beyond +-(2^53 - 1)",
+                "any answer (the id echoed as sent or as a double reads it, or null): RFC 8259 leaves such numbers to the implementation",
+                "LargeIdUnanswered")
+    return ("a message with a number outside the interoperable range",
+            "any answer: RFC 8259 leaves such numbers to the implementation", "OutOfRangeNumberUnanswered")
+
+
+def _likeliest(value: Any, version: str, cls: str, direction: str = _methods.C2S) -> str:
+    """``cls``, unless the message also has a member nobody defines: that is then named the cause."""
+    m = _methods.lookup(value.get("method") if isinstance(value.get("method"), str) else "", direction, version)
+    return "UnknownMemberUnanswered" if m is not None and unknown_members(value, version, m.request_def) else cls
+
+
+def _duplicate_cause(value: Any, version: str, direction: str = _methods.C2S) -> str:
+    """The class of a silence after a duplicate name: the duplicate's only where the message as
+    read is schema-valid and has no member nobody defines (else it is the silence of any request,
+    or of one with such a member)."""
+    m = _methods.lookup(value.get("method") if isinstance(value.get("method"), str) else "", direction, version)
+    if m is not None and unknown_members(value, version, m.request_def):
+        return "UnknownMemberUnanswered"
+    try:
+        valid = not validate(value, version, direction)
+    except Exception:  # noqa: BLE001
+        valid = False
+    return "DuplicateMemberUnanswered" if valid else ""
+
+
+def _malformed(env: Envelope) -> list[str]:
+    """What makes ``env`` (as read, the last of duplicate names winning) an invalid Request besides
+    what RFC 8259 leaves to the implementation."""
+    bad = [p for p in env.problems if not p.startswith("duplicate key")]
+    if env.kind in (Kind.REQUEST, Kind.NOTIFICATION, Kind.RESULT, Kind.ERROR) and not bad:
+        return []
+    return bad or ["not a Request object"]
+
+
+def _implementation_defined(value: Any, ctx: OracleContext, what: str, accepted: str, unanswered: str | Callable[[], str] = "", *,
+                            ids: list[Any] | None = None, malformed: list[str] | None = None) -> Expect:
+    """A message RFC 8259 leaves to the implementation (a number beyond the interoperable range, a
+    name given twice): every answer is accepted.  A request whose id can be read -- the id as sent,
+    as a double reads it, or (a duplicate "id") either of its values -- must still be answered:
+    silence is a finding (the server's, or in the client direction the client's, response duty)."""
+    request = isinstance(value, dict) and "method" in value and not ("result" in value or "error" in value)
+    if ids is None:
+        ids = [value["id"]] if isinstance(value, dict) and "id" in value else []
+    usable = [i for i in ids if i is not None and not isinstance(i, bool)]
+    keys: list[Any] = []
+    for i in usable:
+        for k in (id_key(i), *id_readings(i)):
+            if k not in keys:
+                keys.append(k)
+    rid = usable[0] if len(ids) == 1 and usable else MISSING
+    # the one id every reader reads the same keys the answer; otherwise its readings route it
+    key = id_key(rid) if rid is not MISSING and not id_readings(rid) else None
+    required = rules(ctx).response_required if request and ids else None
+    if malformed and required:
+        what += " that is also an invalid Request object (" + "; ".join(malformed) + ")"
+        # its own rule (-32600) owns the silence; a client owes nothing for an invalid message
+        required, unanswered = ("jsonrpc.error.invalid-request", "NoInvalidRequestResponse") if ctx.role != "client" else (None, "")
+    return Expect(ANY, key=key, echo=rid, member_keys=tuple(k for k in keys if k != key), silence_requirement=required,
+                  unanswered=unanswered,
+                  what=what, accepted=(accepted + (", but a response: the request has an id" if required else ""),)
+                  + (() if required else ("no answer",)))
 
 
 def _valid_with(value: Any, member: str, version: str) -> bool:
@@ -471,7 +705,7 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
         out.extend(shape_findings(env, ctx))
     if exp.kind == ANY:
         if not answers and refused is None and exp.silence_requirement is not None:
-            out.append(finding(exp.silence_requirement, "MissingResponse",
+            out.append(finding(exp.silence_requirement, _unanswered(exp) or "MissingResponse",
                                f"no response to {exp.what} (nor within {grace:g} s after the answer to the {barrier} sent after it)",
                                expected=" or ".join(exp.accepted), actual="no response"))
         return out
@@ -484,7 +718,7 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     if not answers:
         if refused is not None or exp.silence_requirement is None:
             return out
-        cls = {"jsonrpc.error.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse",
+        cls = _unanswered(exp) or {"jsonrpc.error.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse",
                "client.ping.respond": "PingNotAnswered", "client.basic.batch-receive": "BatchUnanswered",
                "client.jsonrpc.method-not-found": "UnknownMethodNotAnswered"}.get(
             exp.silence_requirement, "BatchUnanswered" if exp.kind == REJECTED else "MissingResponse")
@@ -536,6 +770,10 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
         elif exp.method is not None:
             out.extend(result_findings(env, exp.method, ctx.version, ctx))
     return out
+
+
+def _unanswered(exp: Expect) -> str:
+    return exp.unanswered() if callable(exp.unanswered) else exp.unanswered
 
 
 def _small(value: Any) -> bool:

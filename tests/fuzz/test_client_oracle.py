@@ -232,3 +232,37 @@ def test_answer_operators_break_what_they_say(name) -> None:
             assert value.get("result") != resp["result"]
         elif name == "answer-error-shape":
             assert "error" in value and "result" not in value
+
+
+# -- what RFC 8259 leaves to the implementation: any answer, never silence to a request ---------------
+
+R = "client.jsonrpc.response-required"
+
+
+@pytest.mark.parametrize("raw, problem", [
+    (b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}', "LargeIdUnanswered"),
+    (b'{"jsonrpc":"2.0","id":-18446744073709551616,"method":"roots/list"}', "LargeIdUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"_meta":{"progressToken":9223372036854775808}}}', "OutOfRangeNumberUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"_meta":{"x":1e400}}}', "OutOfRangeNumberUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","method":"roots/list"}', "DuplicateMemberUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","id":"b"}', "DuplicateMemberUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","zzz":1}', "UnknownMemberUnanswered"),
+])
+def test_a_request_the_client_can_read_takes_any_answer_but_not_silence(raw: bytes, problem: str) -> None:
+    x = one(raw)
+    assert found(raw, []) == [(x.silence_requirement, problem)]
+    assert x.silence_requirement in (R, co.PING)
+    rid = json.loads(raw)["id"]
+    assert found(raw, [{"jsonrpc": "2.0", "id": rid, "result": {}}]) == []
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"id":9007199254740993,"method":"ping"}',  # no "jsonrpc": not a request, nothing is owed
+    b'{"jsonrpc":2,"id":"a","method":"ping","params":{"n":1e400}}',
+    b'{"jsonrpc":"2.0","id":"a","method":{},"method":"ping","id":[1]}',
+    b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"n":NaN}}',  # not JSON: no client duty in the catalogue
+    b'{"jsonrpc":"2.0","id":"a","method":"ping",}',
+    b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1e400,"progress":1}}',
+])
+def test_what_is_not_a_request_as_read_may_go_unanswered(raw: bytes) -> None:
+    assert found(raw, []) == []

@@ -143,3 +143,87 @@ def test_a_frame_of_our_strict_encoding_is_expected_alike_without_parsing_it_bac
     corpus = plan.corpus
     for op in ("truncate", "invalid-utf8", "duplicate-field"):
         assert frame_at(Plan(3, corpus, [OPERATORS[op]], "stdio"), 0).value is None, op
+
+
+def _mutants(corpus, name, n=400):
+    import random
+
+    seeds = corpus.seeds
+    for i in range(n):
+        seed = seeds[i % len(seeds)]
+        msg = json.loads(json.dumps(dict(seed.message)))
+        if "id" in msg:
+            msg["id"] = frame_id(i)
+        original = json.loads(json.dumps(msg))
+        yield original, OPERATORS[name].fn(random.Random(i), msg, _ctx(corpus, "stdio", i))
+
+
+def _objects_of(value, path="$"):
+    if isinstance(value, dict):
+        yield path, value
+        for k, v in value.items():
+            yield from _objects_of(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _objects_of(v, f"{path}[{i}]")
+
+
+def test_unknown_member_adds_one_member_nobody_defines_at_every_level(corpus) -> None:
+    levels = set()
+    for original, out in _mutants(corpus, "unknown-member"):
+        env = parse_envelope(out.to_bytes())
+        assert env.kind.value in ("request", "notification") and not env.problems  # still a message, strict JSON
+        [m] = out.mutations
+        parent = m.path.rsplit(".", 1)[0] if not m.path.endswith("]") else m.path[: m.path.rindex("[")]
+        levels.add("nested" if parent not in ("$", "$.params", "$.params._meta") else parent)
+        before = dict(_objects_of(original))
+        added = [(p, k) for p, o in _objects_of(env.value) for k in o
+                 if (p in before or p in ("$.params", "$.params._meta")) and k not in before.get(p, {})]
+        # one member nobody defines (and the params / _meta made to hold it)
+        assert len([k for _, k in added if k not in ("params", "_meta")]) == 1, (original, env.value)
+    assert levels == {"$", "$.params", "$.params._meta", "nested"}
+
+
+def test_lenient_syntax_is_not_json_but_a_lenient_parser_reads_the_message(corpus) -> None:
+    from conformance.fuzz.oracle import lenient_reading
+
+    forms = set()
+    for original, out in _mutants(corpus, "lenient-syntax"):
+        data = out.to_bytes()
+        assert parse_envelope(data).kind.value == "parse-error", data
+        [m] = out.mutations
+        forms.add(m.after)
+        read = lenient_reading(data)
+        assert isinstance(read, dict) and read.get("id") == original.get("id") and read["method"] == original["method"]
+        if m.after in ("NaN", "Infinity", "-Infinity"):
+            assert json.loads(data)  # Python's own json reads them: the form common parsers accept
+    assert forms == {"NaN", "Infinity", "-Infinity", "comment", "trailing-comma", "single-quotes"}
+
+
+def test_big_id_puts_ids_and_progress_tokens_at_and_beyond_the_interoperable_range_unique_even_as_doubles(corpus) -> None:
+    from conformance.fuzz.operators import BIG_ANCHORS
+
+    seen_paths, doubles, magnitudes = set(), set(), set()
+    for original, out in _mutants(corpus, "big-id", 600):
+        if not out.mutations:
+            continue
+        [m] = out.mutations
+        seen_paths.add(m.path)
+        value = m.after
+        assert isinstance(value, int) and abs(value) >= 2**53 - 1 - 600
+        magnitudes.add(min(BIG_ANCHORS, key=lambda a: abs(abs(value) - a[0]))[0] * (1 if value > 0 else -1))
+        env = parse_envelope(out.to_bytes())
+        assert not env.problems
+        if m.path == "$.id":
+            assert env.id == value
+            assert float(value) not in doubles  # two frames never read alike, even rounded to a double
+            doubles.add(float(value))
+        else:
+            assert env.value["params"]["_meta"]["progressToken"] == value
+    assert seen_paths == {"$.id", "$.params._meta.progressToken"}
+    assert magnitudes == {s * a for a, _ in BIG_ANCHORS for s in (1, -1)}
+
+
+@pytest.mark.parametrize("name", ["unknown-member", "lenient-syntax", "big-id"])
+def test_the_new_operators_serve_both_directions(name) -> None:
+    assert OPERATORS[name].uses == frozenset({"c2s", "s2c"})

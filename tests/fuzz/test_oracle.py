@@ -8,7 +8,7 @@ import pytest
 from conformance.fuzz.oracle import ANSWER, ANY, REJECTED, SILENCE, UNREADABLE, OracleContext, expect, judge
 from conformance.outcomes import Outcome
 from conformance.spec.requirements import catalogue
-from conformance.wire.envelope import parse_envelope
+from conformance.wire.envelope import MISSING, parse_envelope
 
 CTX = OracleContext("2025-11-25", "stdio", {"tools": {}, "prompts": {}, "resources": {}})
 
@@ -149,21 +149,103 @@ def test_every_finding_cites_the_catalogue_and_is_graded_by_level() -> None:
     assert f.to_json()["quote"] == catalogue()[f.requirement].quote
 
 
-def test_duplicate_jsonrpc_members_accept_anything() -> None:
+def test_duplicate_jsonrpc_members_accept_any_answer_but_not_silence() -> None:
     x = one(b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}')
+    assert x.kind == ANY and x.member_keys == (("int", 1), ("int", 2))  # either id may be read
+    for rid in (1, 2, "null"):
+        assert probs(x, [env(f'{{"jsonrpc":"2.0","id":{rid},"result":{{}}}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"dup"}}')]) == []
+    assert probs(x, []) == [("jsonrpc.request.response-required", "DuplicateMemberUnanswered")]
+
+
+@pytest.mark.parametrize("raw, key, members", [
+    (b'{"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/list"}', ("int", 7), ()),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"n":1e400}}', ("str", "a"), ()),
+    (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', None, (("int", 1), ("int", 2))),  # the reader's choice
+    # cut or rounded by some: the id as sent and as a double reads it (integer or not)
+    (b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping","params":{"n":1e400}}', None,
+     (("int", 9007199254740993), ("float", 9007199254740992.0), ("int", 9007199254740992))),
+])
+def test_anything_goes_but_an_id_every_reader_reads_the_same_owns_its_answers(raw: bytes, key, members) -> None:
+    x = one(raw)
+    assert x.kind == ANY and x.key == key and x.member_keys == members
+    assert x.silence_requirement == "jsonrpc.request.response-required"  # a request: silence is a finding
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"jsonrpc":"2.0","id":true,"method":"ping","params":{"n":1e400}}',
+    b'{"id":46744073708994559,"method":"ping"}',  # no "jsonrpc"
+    b'{"jsonrpc":"2.0","id":"","method":{},"id":5.5}',
+])
+def test_an_invalid_request_beyond_what_rfc_8259_leaves_open_owes_its_invalid_request_answer(raw: bytes) -> None:
+    x = one(raw)
+    assert x.kind == ANY and probs(x, []) == [("jsonrpc.error.invalid-request", "NoInvalidRequestResponse")]
+    assert probs(x, [env('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}')]) == []
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1e400}}',
+    b'{"jsonrpc":"2.0","method":"notifications/initialized","method":"notifications/initialized"}',
+    b'{"jsonrpc":"2.0","id":1,"result":{"n":1e400}}',
+])
+def test_implementation_defined_notifications_and_responses_may_go_unanswered(raw: bytes) -> None:
+    x = one(raw)
     assert x.kind == ANY and probs(x, []) == []
 
 
-@pytest.mark.parametrize("raw, key", [
-    (b'{"jsonrpc":"2.0","id":7,"method":"ping","method":"tools/list"}', ("int", 7)),
-    (b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"n":1e400}}', ("str", "a")),
-    (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', None),  # which id is read: the reader's choice
-    (b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping","params":{"n":1e400}}', None),  # cut or rounded by some
-    (b'{"jsonrpc":"2.0","id":true,"method":"ping","params":{"n":1e400}}', None),
+@pytest.mark.parametrize("rid", [2**53, 2**53 + 1, -(2**53 + 1), 2**63 - 1, 2**63, -(2**63), 2**64 - 1, 2**64, 2**64 + 1])
+def test_an_id_beyond_the_interoperable_range_takes_any_answer_with_the_id_as_sent_or_read_as_a_double(rid: int) -> None:
+    import json
+
+    x = one(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % rid)
+    assert x.kind == ANY and x.silence_requirement == "jsonrpc.request.response-required"
+    assert ("int", rid) in x.member_keys and ("float", float(rid)) in x.member_keys
+    # JavaScript writes the double back as its shortest decimal: 2**64 -> 18446744073709552000
+    assert ("int", int(json.loads(json.dumps(float(rid))))) in x.member_keys or ("int", int(float(rid))) in x.member_keys
+    assert ("int", int(float(repr(float(rid))))) in x.member_keys
+    assert probs(x, [env('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"too big"}}')]) == []
+    assert probs(x, []) == [("jsonrpc.request.response-required", "LargeIdUnanswered")]
+
+
+@pytest.mark.parametrize("rid", [2**53 - 1, -(2**53 - 1)])
+def test_an_id_at_the_interoperable_bound_must_be_echoed_exactly(rid: int) -> None:
+    x = one(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % rid)
+    assert x.kind == ANSWER and x.key == ("int", rid) and not x.member_keys
+
+
+@pytest.mark.parametrize("raw, rid", [
+    (b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"a":NaN}}', 4),
+    (b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"a":Infinity}}', 4),
+    (b'{"jsonrpc":"2.0","id":"s","method":"ping","params":{"a":-Infinity}}', "s"),
+    (b'{"jsonrpc":"2.0","id":4,"method":"ping"/* c */}', 4),
+    (b'{/* c */"jsonrpc":"2.0","id":4,"method":"ping"}', 4),
+    (b'{"jsonrpc":"2.0","id":4,"method":"ping",}', 4),
+    (b'{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"a,}",}}', 4),
+    (b"{'jsonrpc':'2.0','id':'it\\'s','method':'ping'}", "it's"),
+    (b"""{'jsonrpc':"2.0",'id':"fz\\"1",'method':"ping"}""", 'fz"1'),
 ])
-def test_anything_goes_but_an_id_every_reader_reads_the_same_owns_its_answers(raw: bytes, key) -> None:
+def test_non_json_that_common_parsers_accept_takes_a_parse_error_or_the_lenient_answer_never_silence(raw: bytes, rid) -> None:
+    import json
+
     x = one(raw)
-    assert x.kind == ANY and x.key == key and x.silence_requirement is None
+    assert x.kind == UNREADABLE and x.requirement == "jsonrpc.error.parse-error" and x.lenient_echo == rid
+    assert x.member_keys[0] == (type(rid).__name__, rid)
+    assert probs(x, [env('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}')]) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":%s,"result":{}}' % json.dumps(rid))]) == []  # a lenient parser read it
+    assert probs(x, [env('{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"x"}}' % json.dumps(rid))]) == []
+    assert probs(x, []) == [("jsonrpc.error.parse-error", "LenientJsonRequestUnanswered")]
+
+
+def test_a_non_json_notification_a_lenient_parser_reads_may_go_unanswered_or_get_a_parse_error() -> None:
+    x = one(b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{"a":NaN}}')
+    assert x.kind == ANY and probs(x, []) == []
+    assert probs(x, [env('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}')]) == []
+
+
+@pytest.mark.parametrize("raw", [b"NaN", b"[1,]", b'{"a":1,}', b"{'jsonrpc': '2.0'}", b'{"jsonrpc":"2.0","id":1,"method":"ping"'])
+def test_non_json_without_a_request_a_lenient_parser_reads_still_needs_a_parse_error(raw: bytes) -> None:
+    x = one(raw)
+    assert x.kind == UNREADABLE and x.lenient_echo is MISSING and not x.member_keys
 
 
 @pytest.mark.parametrize("raw", [
@@ -205,3 +287,22 @@ def test_the_quick_number_scan_finds_what_the_regular_expression_finds() -> None
     samples += [b"7" * n for n in (15, 16, 17)]
     for raw in samples:
         assert oracle._numberish(raw) is (oracle._NUMBERISH.search(raw) is not None), raw
+
+
+@pytest.mark.parametrize("raw, problem", [
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","id":"b"}', "DuplicateMemberUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","id":"b","zzz":1}', "UnknownMemberUnanswered"),  # the likelier cause
+    (b'{"jsonrpc":"2.0","id":"a","method":"tasks/get","params":{"taskId":""},"params":[]}', "MissingResponse"),  # schema-invalid as read
+])
+def test_a_silence_after_a_duplicate_is_named_by_its_likeliest_cause(raw: bytes, problem: str) -> None:
+    assert probs(one(raw), []) == [("jsonrpc.request.response-required", problem)]
+
+
+@pytest.mark.parametrize("raw, problem", [
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"_meta":{"progressToken":1e400}}}', "OutOfRangeNumberUnanswered"),
+    (b'{"jsonrpc":"2.0","id":"a","method":"ping","zzz":{"n":1e400}}', "UnknownMemberUnanswered"),  # the likelier cause
+    (b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}', "LargeIdUnanswered"),
+    (b'{"jsonrpc":"2.0","id":9007199254740993,"method":"ping","zzz":1}', "UnknownMemberUnanswered"),
+])
+def test_a_silence_after_a_number_beyond_the_range_is_named_by_its_likeliest_cause(raw: bytes, problem: str) -> None:
+    assert probs(one(raw), []) == [("jsonrpc.request.response-required", problem)]
