@@ -115,11 +115,6 @@ KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
     ("conformance.fuzz.client_engine", "conformance.fuzz.client_oracle", "_usable_key"),
     ("conformance.fuzz.client_engine", "conformance.fuzz.engine", "_redact"),
     ("conformance.fuzz.client_engine", "conformance.fuzz.engine", "_rss_kib"),
-    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_beyond_interoperable"),
-    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_known_anywhere"),
-    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_lenient_id"),
-    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_readable_id"),
-    ("conformance.fuzz.client_oracle", "conformance.fuzz.oracle", "_too_deep"),
     ("conformance.fuzz.engine", "conformance.connect", "_build_transport"),
     ("conformance.fuzz.pytest_fuzz", "conformance.fuzz.command", "_campaign_and_shrink"),
     ("conformance.fuzz.pytest_fuzz", "conformance.fuzz.command", "_write_report"),
@@ -148,7 +143,7 @@ def _type_checking_block(node: ast.AST) -> bool:
 def _module_imports(name: str, path: Path, modules: dict[str, Path]) -> dict[str, set[str]]:
     """The project modules ``name`` imports when it runs (module level or inside functions; not
     ``if TYPE_CHECKING:`` blocks, which never run), each with the names it takes from it,
-    attributes read off an imported module included (``oracle._too_deep``)."""
+    attributes read off an imported module included (``engine._rss_kib``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found: dict[str, set[str]] = {}
     aliases: dict[str, str] = {}

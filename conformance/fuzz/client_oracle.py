@@ -129,13 +129,13 @@ def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
     if not raw.strip(b" \t\r"):
         return [_any("a blank line")]
     env = parse_envelope(raw)
-    if _o._too_deep(env):
-        return [_any("a message nested deeper than parsers must support", _o._lenient_id(raw))]
+    if _o.too_deep(env):
+        return [_any("a message nested deeper than parsers must support", _o.lenient_id_of(raw))]
     if env.kind is Kind.PARSE_ERROR:
         # not JSON (NaN, a comment, a trailing comma... included, which lenient parsers read): the
         # catalogue holds no duty of a client for text that is not JSON, so only survival is judged
         utf8 = any("UTF-8" in p for p in env.problems)
-        return [_any("a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 else ""), _o._lenient_request_id(raw, env))]
+        return [_any("a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 else ""), _o.lenient_request_id(raw, env))]
     return _expect_env(env, ctx)
 
 
@@ -144,23 +144,23 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
     if env.kind is Kind.BATCH:
         return _expect_batch(env, ctx)
     value = env.value
-    rid = _o._readable_id(value)
+    rid = _o.readable_id(value)
     # what RFC 8259 leaves to the implementation: any answer, but a request whose id can be read
     # must be answered (client.jsonrpc.response-required)
-    if _o._beyond_interoperable(value) or _o._big_id(value):
-        what, accepted, cls = _o._number_case(value)
-        exp = _o._implementation_defined(value, ctx, what, accepted, _o.Lazy(_o._likeliest, (value, version, cls, _methods.S2C)),
-                                         malformed=_o._malformed(env))
+    if _o.beyond_interoperable(value) or _o.is_big_id(value):
+        what, accepted, cls = _o.number_case(value)
+        exp = _o.implementation_defined(value, ctx, what, accepted, _o.Lazy(_o.likeliest_cause, (value, version, cls, _methods.S2C)),
+                                         malformed=_o.malformed_problems(env))
         exp.quit_ok = True
         return [exp]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
     if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
         twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
-        exp = _o._implementation_defined(value, ctx, "a message with a duplicate JSON-RPC member",
+        exp = _o.implementation_defined(value, ctx, "a message with a duplicate JSON-RPC member",
                                          "anything: RFC 8259 leaves duplicate names to the implementation",
-                                         _o.Lazy(_o._duplicate_cause, (value, version, _methods.S2C)),
-                                         ids=_o._top_ids(env.raw) if "id" in twice else None,
-                                         malformed=_o._malformed(env))
+                                         _o.Lazy(_o.duplicate_cause, (value, version, _methods.S2C)),
+                                         ids=_o.top_ids(env.raw) if "id" in twice else None,
+                                         malformed=_o.malformed_problems(env))
         exp.quit_ok = True
         return [exp]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
@@ -181,7 +181,7 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
     key = id_key(env.id)
     m = _methods.lookup(method, _methods.S2C, version)
     if m is None or m.kind != _methods.REQUEST:
-        if _o._known_anywhere(method):
+        if _o.known_method(method):
             return [Expect(ANSWER, key=key, echo=env.id, requirement=RESPONSE_REQUIRED, silence_requirement=RESPONSE_REQUIRED,
                            asked=method, what=f"a request for {method!r}, not a server-to-client request of {version}",
                            accepted=("any error", "a result"))]
@@ -193,11 +193,11 @@ def _expect_env(env: Envelope, ctx: OracleContext) -> list[Expect]:
     silent = "UnknownMemberUnanswered" if extra else ""
     if method == "ping" and valid:
         return [Expect(ANSWER, key=key, echo=env.id, method="ping", codes=frozenset(), requirement=PING, silence_requirement=PING,
-                       asked=method, what="a ping" + _o._members_text(extra), accepted=("an empty result (only _meta may appear)",),
+                       asked=method, what="a ping" + _o.members_text(extra), accepted=("an empty result (only _meta may appear)",),
                        ping=True, unanswered=silent)]
     return [Expect(ANSWER, key=key, echo=env.id, method=method if valid else None, requirement=RESPONSE_REQUIRED,
                    silence_requirement=RESPONSE_REQUIRED, asked=method, unanswered=silent,
-                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request" + _o._members_text(extra),
+                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request" + _o.members_text(extra),
                    accepted=("a result valid for the method", "an error (any code)") if valid
                    else ("an error (any code)", "a result"))]
 

@@ -202,14 +202,14 @@ def id_echo_requirement(version: str, is_error: bool, role: str = "server") -> s
     return base + ("error-id-echo" if is_error else "result-id-echo")
 
 
-def _known_anywhere(method: str) -> bool:
+def known_method(method: str) -> bool:
     return any(m.name == method for m in _methods.METHODS)
 
 
 _TOP_ID = re.compile(rb'\{\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*,')
 
 
-def _lenient_id(raw: bytes) -> Any:
+def lenient_id_of(raw: bytes) -> Any:
     value = lenient_value(raw)
     if value is MISSING:
         m = _TOP_ID.match(raw)  # too deep for the parser: the id is usually written first
@@ -249,11 +249,11 @@ def lenient_reading(raw: bytes) -> Any:
         return MISSING
 
 
-def _lenient_request_id(raw: bytes, env: Envelope) -> Any:
+def lenient_request_id(raw: bytes, env: Envelope) -> Any:
     """The id of the request a lenient reader finds in ``raw`` (not valid JSON): invalid UTF-8
     replaced, or a non-JSON form common parsers accept; MISSING when there is none."""
     if any("UTF-8" in p for p in env.problems):
-        return _lenient_id(raw)
+        return lenient_id_of(raw)
     value = lenient_reading(raw)
     if isinstance(value, dict) and "method" in value:
         return value.get("id", MISSING)
@@ -288,7 +288,7 @@ def _plain_id(value: Any) -> Any:
     return MISSING
 
 
-def _readable_id(value: Any) -> Any:
+def readable_id(value: Any) -> Any:
     """The id an Invalid Request carries, if a server could read one (any JSON value but absent)."""
     if isinstance(value, dict):
         return value.get("id", MISSING)
@@ -332,10 +332,10 @@ def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
     if not raw.strip(b" \t\r"):
         return [Expect(ANY, what="a blank line", silence_requirement=None, accepted=("anything",))]
     env = parse_envelope(raw)
-    if _too_deep(env, raw):
+    if too_deep(env, raw):
         # RFC 8259 section 9: "An implementation may set limits on the maximum depth of nesting." A
         # server may read it, or answer an error (a Parse error included); a request still needs an answer
-        rid = _lenient_id(raw)
+        rid = lenient_id_of(raw)
         has_id = rid is not MISSING
         return [Expect(ANY, key=id_key(rid) if has_id and not isinstance(rid, bool) else None, echo=rid,
                        silence_requirement=RESPONSE_REQUIRED if has_id else None,
@@ -353,7 +353,7 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         # Silence never is: either way a response is due
         utf8 = any("UTF-8" in p for p in env.problems)
         reading = MISSING if utf8 else lenient_reading(raw)
-        lenient = _lenient_id(raw) if utf8 else (reading.get("id", MISSING) if isinstance(reading, dict) and "method" in reading else MISSING)
+        lenient = lenient_id_of(raw) if utf8 else (reading.get("id", MISSING) if isinstance(reading, dict) and "method" in reading else MISSING)
         lkey = id_key(lenient) if lenient is not MISSING and not isinstance(lenient, bool) else None
         if not utf8 and lenient is MISSING and isinstance(reading, dict) and "method" in reading:
             # a notification to a lenient parser: it must not answer it; a strict one answers -32700
@@ -372,28 +372,28 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
         )]
     if env.kind is Kind.BATCH:
         return _expect_batch(env, raw, ctx)
-    if _numberish(raw) and (_beyond_interoperable(env.value) or _big_id(env.value)):
+    if _numberish(raw) and (beyond_interoperable(env.value) or is_big_id(env.value)):
         # RFC 8259 section 6: numbers outside IEEE 754 double range / precision "may" not be handled the
         # same everywhere; an error (even a Parse error), a result or a refusal are all acceptable --
         # but not silence after a request whose id can be read ("the Server MUST reply with a Response")
-        what, accepted, cls = _number_case(env.value)
-        return [_implementation_defined(env.value, ctx, what, accepted, Lazy(_likeliest, (env.value, version, cls)),
-                                        malformed=_malformed(env))]
+        what, accepted, cls = number_case(env.value)
+        return [implementation_defined(env.value, ctx, what, accepted, Lazy(likeliest_cause, (env.value, version, cls)),
+                                        malformed=malformed_problems(env))]
     dups = [p for p in env.problems if p.startswith("duplicate key")]
     if any(p[len("duplicate key "):].strip("'\"") in JSONRPC_MEMBERS for p in dups):
         # which of two "id"/"method"/... members a server reads is implementation-defined (RFC 8259 4)
         twice = {p[len("duplicate key "):].strip("'\"") for p in dups}
         # the duplicate is the cause of a silence only where the message, as read, is a valid one
-        return [_implementation_defined(env.value, ctx, "a message with a duplicate JSON-RPC member",
+        return [implementation_defined(env.value, ctx, "a message with a duplicate JSON-RPC member",
                                         "anything: RFC 8259 leaves duplicate names to the implementation",
-                                        Lazy(_duplicate_cause, (env.value, version)),
-                                        ids=_top_ids(raw) if "id" in twice else None, malformed=_malformed(env))]
+                                        Lazy(duplicate_cause, (env.value, version)),
+                                        ids=top_ids(raw) if "id" in twice else None, malformed=malformed_problems(env))]
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
     if env.kind is Kind.INVALID or (env.kind in (Kind.REQUEST, Kind.NOTIFICATION) and bad):
         value = env.value
         if isinstance(value, dict) and "method" not in value and ("result" in value or "error" in value):
             return [Expect(ANY, silence_requirement=None, what="a malformed response", accepted=("anything",))]
-        echo = _readable_id(value)
+        echo = readable_id(value)
         has_id = echo is not MISSING
         params_only = has_id and bad == ['"params" must be an object or an array']
         # only "params" is wrong (null, a string...): Invalid Request, Invalid params, or -- for a
@@ -424,7 +424,7 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
     key = id_key(env.id)
     m = _methods.lookup(method, _methods.C2S, version)
     if m is None or m.kind != _methods.REQUEST:
-        if _known_anywhere(method):
+        if known_method(method):
             return [Expect(ANSWER, key=key, echo=env.id, what=f"a request for {method!r}, not a client request of {version}",
                            accepted=("any error", "a result"))]
         return [Expect(ANSWER, key=key, echo=env.id, codes=frozenset({_errors.METHOD_NOT_FOUND}), result_ok=False,
@@ -441,16 +441,16 @@ def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool
     extra = unknown_members(env.value, version, m.request_def)
     if method == "ping" and valid:
         return [Expect(ANSWER, key=key, echo=env.id, method=method, codes=frozenset(), requirement="ping.response",
-                       what="a ping" + _members_text(extra), accepted=("an empty result (only _meta may appear)",), ping=True,
+                       what="a ping" + members_text(extra), accepted=("an empty result (only _meta may appear)",), ping=True,
                        unanswered="UnknownMemberUnanswered" if extra else "")]
     return [Expect(ANSWER, key=key, echo=env.id, method=method if valid else None,
-                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request" + _members_text(extra),
+                   what=f"a {'schema-valid' if valid else 'schema-invalid'} {method!r} request" + members_text(extra),
                    accepted=("a result valid for the method", "an error (any code)")
                    if valid else ("an error (-32602 or any other code)", "a result (accepting odd input is no MUST violation)"),
                    unanswered="UnknownMemberUnanswered" if extra else "")]
 
 
-def _members_text(extra: list[str]) -> str:
+def members_text(extra: list[str]) -> str:
     return f" with {'a member' if len(extra) == 1 else 'members'} nobody defines ({', '.join(extra[:3])})" if extra else ""
 
 
@@ -502,12 +502,12 @@ def unknown_members(value: Any, version: str, definition: str) -> list[str]:
     return out
 
 
-def _big_id(value: Any) -> bool:
+def is_big_id(value: Any) -> bool:
     rid = value.get("id") if isinstance(value, dict) else None
     return isinstance(rid, int) and not isinstance(rid, bool) and abs(rid) > 2**53 - 1
 
 
-def _top_ids(raw: bytes) -> list[Any]:
+def top_ids(raw: bytes) -> list[Any]:
     """Every value of the top-level "id" member of ``raw`` (a name given twice: either may be read)."""
     found: list[Any] = []
 
@@ -522,9 +522,9 @@ def _top_ids(raw: bytes) -> list[Any]:
     return found
 
 
-def _number_case(value: Any) -> tuple[str, str, str]:
+def number_case(value: Any) -> tuple[str, str, str]:
     """(what, accepted, silence class) of a message with a number beyond the interoperable range."""
-    if _big_id(value):
+    if is_big_id(value):
         return ("a request whose integer id is beyond +-(2^53 - 1)",
                 "any answer (the id echoed as sent or as a double reads it, or null): RFC 8259 leaves such numbers to the implementation",
                 "LargeIdUnanswered")
@@ -532,13 +532,13 @@ def _number_case(value: Any) -> tuple[str, str, str]:
             "any answer: RFC 8259 leaves such numbers to the implementation", "OutOfRangeNumberUnanswered")
 
 
-def _likeliest(value: Any, version: str, cls: str, direction: str = _methods.C2S) -> str:
+def likeliest_cause(value: Any, version: str, cls: str, direction: str = _methods.C2S) -> str:
     """``cls``, unless the message also has a member nobody defines: that is then named the cause."""
     m = _methods.lookup(value.get("method") if isinstance(value.get("method"), str) else "", direction, version)
     return "UnknownMemberUnanswered" if m is not None and unknown_members(value, version, m.request_def) else cls
 
 
-def _duplicate_cause(value: Any, version: str, direction: str = _methods.C2S) -> str:
+def duplicate_cause(value: Any, version: str, direction: str = _methods.C2S) -> str:
     """The class of a silence after a duplicate name: the duplicate's only where the message as
     read is schema-valid and has no member nobody defines (else it is the silence of any request,
     or of one with such a member)."""
@@ -552,7 +552,7 @@ def _duplicate_cause(value: Any, version: str, direction: str = _methods.C2S) ->
     return "DuplicateMemberUnanswered" if valid else ""
 
 
-def _malformed(env: Envelope) -> list[str]:
+def malformed_problems(env: Envelope) -> list[str]:
     """What makes ``env`` (as read, the last of duplicate names winning) an invalid Request besides
     what RFC 8259 leaves to the implementation."""
     bad = [p for p in env.problems if not p.startswith("duplicate key")]
@@ -561,7 +561,7 @@ def _malformed(env: Envelope) -> list[str]:
     return bad or ["not a Request object"]
 
 
-def _implementation_defined(value: Any, ctx: OracleContext, what: str, accepted: str, unanswered: str | Callable[[], str] = "", *,
+def implementation_defined(value: Any, ctx: OracleContext, what: str, accepted: str, unanswered: str | Callable[[], str] = "", *,
                             ids: list[Any] | None = None, malformed: list[str] | None = None) -> Expect:
     """A message RFC 8259 leaves to the implementation (a number beyond the interoperable range, a
     name given twice): every answer is accepted.  A request whose id can be read -- the id as sent,
@@ -618,7 +618,7 @@ def _numberish(raw: bytes) -> bool:
     return b"0000000000000000" in mapped or b"0e" in mapped
 
 
-def _too_deep(env: Envelope, raw: bytes = b"") -> bool:
+def too_deep(env: Envelope, raw: bytes = b"") -> bool:
     if any("recursion" in p for p in env.problems):
         return True
     if raw and raw.count(b"[") + raw.count(b"{") <= DEEP:
@@ -636,7 +636,7 @@ def _depth(value: Any, d: int) -> int:
     return d
 
 
-def _beyond_interoperable(value: Any, depth: int = 0) -> bool:
+def beyond_interoperable(value: Any, depth: int = 0) -> bool:
     """A number JSON parsers may not all read alike: infinite as a double (1e400), or an integer
     beyond +-(2**53 - 1) -- ids excepted, which are judged as ids (echoed verbatim)."""
     if depth > 64:
@@ -646,9 +646,9 @@ def _beyond_interoperable(value: Any, depth: int = 0) -> bool:
     if isinstance(value, int) and not isinstance(value, bool):
         return abs(value) > 2**53 - 1
     if isinstance(value, dict):
-        return any(_beyond_interoperable(v, depth + 1) for k, v in value.items() if not (depth == 0 and k == "id"))
+        return any(beyond_interoperable(v, depth + 1) for k, v in value.items() if not (depth == 0 and k == "id"))
     if isinstance(value, list):
-        return any(_beyond_interoperable(v, depth + 1) for v in value)
+        return any(beyond_interoperable(v, depth + 1) for v in value)
     return False
 
 

@@ -269,9 +269,9 @@ def test_the_quick_text_checks_never_change_an_expectation(monkeypatch: pytest.M
     plan = Plan(11, build_corpus("2025-11-25"), select_operators("stdio"), "stdio")
     frames = [frame_at(plan, i).data for i in range(1500)]
     quick = [repr(expect(f, CTX)) for f in frames]
-    walk_deep = oracle._too_deep
+    walk_deep = oracle.too_deep
     monkeypatch.setattr(oracle, "_numberish", lambda raw: True)
-    monkeypatch.setattr(oracle, "_too_deep", lambda env, raw=b"": walk_deep(env))
+    monkeypatch.setattr(oracle, "too_deep", lambda env, raw=b"": walk_deep(env))
     assert [repr(expect(f, CTX)) for f in frames] == quick
 
 
