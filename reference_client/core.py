@@ -434,7 +434,8 @@ class ClientCore:
             mode = params.get("mode", "form") if isinstance(params, dict) else "form"
             declared = self.capabilities.get("elicitation")
             modes = {m for m in ("form", "url") if isinstance(declared, dict) and m in declared} or {"form"}
-            if "elicitation" in self.capabilities and mode not in modes and not self.faulty("undeclared-mode-answered"):
+            if "elicitation" in self.capabilities and (not isinstance(mode, str) or mode not in modes) \
+                    and not self.faulty("undeclared-mode-answered"):
                 # "Server sends an elicitation/create request with a mode not declared in client
                 # capabilities: -32602 (Invalid params)" (2025-11-25 client/elicitation#error-handling)
                 return self._error(rid, codes.INVALID_PARAMS, f"elicitation mode {mode!r} was not declared")
