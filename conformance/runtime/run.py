@@ -445,15 +445,6 @@ def _not_applicable(req: Requirement, version: str, transport: Transport) -> str
     return f"not applicable to the {transport.value} transport: {req.id} concerns {names}"
 
 
-def _not_applicable(req: Requirement, version: str, transport: Transport) -> str:
-    if version not in req.versions:
-        ordered = [v for v in VERSIONS if v in req.versions]
-        span = ordered[0] if len(ordered) == 1 else f"{ordered[0]} .. {ordered[-1]}"
-        return f"not applicable to {version}: {req.id} is part of {span}"
-    names = ", ".join(sorted(t.value for t in req.transports))
-    return f"not applicable to the {transport.value} transport: {req.id} concerns {names}"
-
-
 # -------------------------------------------------------------------------------------------
 # host tasks
 
