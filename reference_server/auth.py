@@ -90,9 +90,11 @@ class AuthGuard:
             return True
         if path not in protected:
             return False
-        token = bearer_token_of(headers.get("authorization"))
+        token = self.token_of(scope, headers)
         base = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
         if token is None:
+            if self.lets_through(scope, headers):
+                return False
             await self._challenge(send, 401, base, None, None)
             return True
         try:
@@ -114,20 +116,48 @@ class AuthGuard:
             raise TokenRejected(401, "invalid_token", f"not a JWT: {exc}") from None
         try:
             key = await anyio.to_thread.run_sync(self._signing_key, token)
-            claims = jwt.decode(token, key, algorithms=list(s.algorithms), issuer=s.issuer, leeway=s.leeway,
-                                options={"verify_aud": False, "require": ["exp", "iss", "aud"]})
+            claims = self.decode(token, key)
         except jwt.PyJWTError as exc:
             raise TokenRejected(401, "invalid_token", f"{type(exc).__name__}: {exc} (kid {header.get('kid')!r})") from None
         aud = claims.get("aud")
-        audiences = aud if isinstance(aud, list) else [aud]
-        mine = canonical_resource(self.resource)
-        if not any(isinstance(a, str) and canonical_resource(a) == mine for a in audiences):
+        if not self.audience_ok(aud):
             raise TokenRejected(401, "invalid_token", f"the token is for {aud!r}, not {self.resource}")
         granted = set(str(claims.get("scope") or "").split())
         missing = [sc for sc in s.scopes if sc not in granted]
         if missing:
             raise TokenRejected(403, "insufficient_scope", f"missing scope(s): {' '.join(missing)}")
         return claims
+
+    # the steps (one method each, so that a broken server can replace exactly one)
+
+    def token_of(self, scope: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """The bearer token: the Authorization header only (never the query string)."""
+        return bearer_token_of(headers.get("authorization"))
+
+    def lets_through(self, scope: dict[str, Any], headers: dict[str, str]) -> bool:
+        """Whether a request without a token is served anyway: never."""
+        return False
+
+    def decode(self, token: str, key: Any) -> dict[str, Any]:
+        """Signature, issuer, expiry (and the claims present)."""
+        import jwt
+
+        s = self.settings
+        return jwt.decode(token, key, algorithms=list(s.algorithms), issuer=s.issuer, leeway=s.leeway,
+                          options={"verify_aud": False, "require": ["exp", "iss", "aud"]})
+
+    def audience_ok(self, aud: Any) -> bool:
+        """``aud`` (a string or a list) names this server's resource, compared in canonical form
+        (upper-case scheme and host accepted)."""
+        audiences = aud if isinstance(aud, list) else [aud]
+        mine = canonical_resource(self.resource)
+        return any(isinstance(a, str) and canonical_resource(a) == mine for a in audiences)
+
+    def challenge(self, status: int, base: str, error: str | None, description: str | None) -> str | None:
+        """The WWW-Authenticate value of a 401/403 (None: no header)."""
+        return bearer_challenge(error=error, error_description=description,
+                                scope=" ".join(self.settings.scopes) or None,
+                                resource_metadata=self.metadata_url(base))
 
     def _signing_key(self, token: str) -> Any:
         from jwt import PyJWKClient
@@ -138,12 +168,13 @@ class AuthGuard:
         return self._jwks.get_signing_key_from_jwt(token).key
 
     async def _challenge(self, send: Send, status: int, base: str, error: str | None, description: str | None) -> None:
-        value = bearer_challenge(error=error, error_description=description,
-                                 scope=" ".join(self.settings.scopes) or None,
-                                 resource_metadata=self.metadata_url(base))
+        value = self.challenge(status, base, error, description)
         body = json.dumps({"error": error or "unauthorized",
                            "error_description": description or "an access token is required"}).encode()
-        await _send(send, status, body, [("content-type", "application/json"), ("www-authenticate", value)])
+        headers = [("content-type", "application/json")]
+        if value is not None:
+            headers.append(("www-authenticate", value))
+        await _send(send, status, body, headers)
 
 
 def _discover_jwks(issuer: str) -> str:

@@ -167,7 +167,7 @@ async def unauthenticated_request(ctx: ScenarioContext) -> None:
         if header_url:
             candidates.append(("header", header_url))
         candidates += [("well-known", u) for u in prm_well_known_urls(ctx.target.url or "") if u != header_url]
-        found: tuple[str, str, dict] | None = None
+        hit: tuple[str, str, Any] | None = None  # how, where, the document (the first 200 answer)
         tried: list[str] = []
         entries: list[int] = []
         for how, url in candidates:
@@ -176,34 +176,40 @@ async def unauthenticated_request(ctx: ScenarioContext) -> None:
                 continue
             got = await probe.request("GET", url=url, headers={"Accept": "application/json"})
             entries += probe.entries(got)
-            doc = _json_object(got)
             tried.append(f"{url}: {describe(got, 120)}")
-            if got.status == 200 and isinstance(doc, dict) and isinstance(doc.get("resource"), str):
-                found = (how, url, doc)
+            if got.status == 200:
+                hit = (how, url, _json_object(got))
                 break
     if ctx.version == "2025-06-18":
-        good = found is not None and found[0] == "header"
+        good = hit is not None and hit[0] == "header"
         ctx.check(PRM_HEADER_06, good, problem="ResourceMetadataNotInHeader",
                   message=(f"the 401 challenge names the metadata URL {header_url}, which serves it" if good else
                            f"the 401 challenge does not lead to the metadata: {_challenge_text(ex)}; tried {tried}"),
                   expected="WWW-Authenticate: Bearer resource_metadata=\"<URL of the metadata>\"",
                   actual=tried, entries=entries or probe.entries(ex))
-    ctx.check(PRM_DISCOVERABLE, found is not None, problem="ResourceMetadataNotFound",
-              message=(f"the protected resource metadata was found through the {found[0]} ({found[1]})" if found else
+    ctx.check(PRM_DISCOVERABLE, hit is not None, problem="ResourceMetadataNotFound",
+              message=(f"the protected resource metadata was found through the {hit[0]} ({hit[1]})" if hit else
                        f"no protected resource metadata through the 401 challenge nor the well-known URIs: {tried}"),
               expected="resource_metadata in the 401 challenge, or the metadata at a well-known URI", actual=tried,
               entries=entries)
-    ctx.check(PRM_SERVED, found is not None, problem="ResourceMetadataNotFound",
-              message=(f"protected resource metadata served at {found[1]}" if found else
-                       f"no protected resource metadata (a JSON object with a resource) anywhere a client looks: {tried}"),
-              expected="200 application/json {\"resource\": ..., \"authorization_servers\": [...]}", actual=tried,
-              entries=entries)
-    if found is None:
-        for rid in (PRM_AS, PRM_RESOURCE_FORM):
-            ctx.not_reached(rid, "no protected resource metadata was found")
+    if hit is None:
+        for rid in (PRM_SERVED, PRM_AS, PRM_RESOURCE_FORM):
+            ctx.not_reached(rid, "no protected resource metadata was found where a client looks for it")
         _offline(ctx, scope, None, entries)
         return
-    doc = found[2]
+    doc = hit[2]
+    valid = isinstance(doc, dict) and isinstance(doc.get("resource"), str)
+    ctx.check(PRM_SERVED, valid, problem="ResourceMetadataInvalid",
+              message=(f"protected resource metadata served at {hit[1]}" if valid else
+                       f"{hit[1]} answered 200 with no protected resource metadata (a JSON object with a resource): "
+                       f"{tried[-1]}"),
+              expected="200 application/json {\"resource\": ..., \"authorization_servers\": [...]}", actual=tried[-1],
+              entries=entries[-1:])
+    if not valid:
+        for rid in (PRM_AS, PRM_RESOURCE_FORM):
+            ctx.not_reached(rid, "the protected resource metadata is not a JSON object with a resource")
+        _offline(ctx, scope, None, entries)
+        return
     servers = doc.get("authorization_servers")
     good_as = (isinstance(servers, list) and bool(servers)
                and all(isinstance(s, str) and s.startswith(("http://", "https://")) for s in servers))
