@@ -25,6 +25,7 @@ from conformance.registry import scenario
 from conformance.runtime.records import ScenarioError
 from conformance.server.context import ScenarioContext
 from conformance.spec.versions import Transport, spec
+from conformance.transports.base import TransportError
 from conformance.wire.envelope import dumps
 from conformance.wire.oauth import Challenge, bearer_challenge_of, prm_well_known_urls
 
@@ -92,13 +93,39 @@ async def _attempt(ctx: ScenarioContext, probe: Probe, token: str | None, what: 
         url += ("&" if "?" in url else "?") + query
     headers: dict[str, Any] = {"Authorization": f"Bearer {token}" if token is not None else None}
     if ctx.target.transport is Transport.SSE:
-        ex = await probe.request("GET", headers=headers, url=url)
-    else:
-        body = dumps(_first_request(ctx.version, f"mcp-conformance-auth-{what}"))
-        ex = await probe.request("POST", body=body, headers=headers, url=url)
+        return await _request(probe, "GET", headers=headers, url=url)
+    body = dumps(_first_request(ctx.version, f"mcp-conformance-auth-{what}"))
+    return await _request(probe, "POST", body=body, headers=headers, url=url)
+
+
+class NoAnswer:
+    """What stands for an exchange the server never answered (within the run's timeout)."""
+
+    status = 0
+    is_sse = False
+    stream = ""
+    body = b""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        self.headers: dict[str, str] = {}
+
+
+async def _request(probe: Probe, method: str, **kwargs: Any) -> Any:
+    """One request of the probe; an SSE answer is closed once its headers are in; a request the
+    server never answers (or refuses to connect) is a :class:`NoAnswer`, judged like any other
+    answer that is not the one expected."""
+    try:
+        ex = await probe.request(method, **kwargs)
+    except TransportError as exc:
+        return NoAnswer(str(exc))
     if ex.is_sse:
         await probe.close_stream(ex)
     return ex
+
+
+def _describe(ex: Any, limit: int = 200) -> str:
+    return f"no answer ({ex.why})" if isinstance(ex, NoAnswer) else describe(ex, limit)
 
 
 def _accepted(ex: Any) -> bool:
@@ -115,7 +142,7 @@ async def _control(ctx: ScenarioContext, auth: Any, probe: Probe) -> None:
     if not _accepted(ex):
         hint = (f"is the server told to trust the suite's authorization server ({auth.issuer}; {{issuer}}, "
                 "{jwks_url}, {resource} in --command)?" if auth.can_mint else "is the --auth-token valid for it?")
-        raise ScenarioError(f"the server refused the run's valid token: {describe(ex)}", kind="setup", hint=hint)
+        raise ScenarioError(f"the server refused the run's valid token: {_describe(ex)}", kind="setup", hint=hint)
 
 
 def _check_challenge(ctx: ScenarioContext, ex: Any, probe: Probe, what: str) -> None:
@@ -149,8 +176,8 @@ async def unauthenticated_request(ctx: ScenarioContext) -> None:
         for rid in (STATUS_401, NOT_PROVEN):
             ctx.check(rid, ok, problem="UnauthenticatedNot401",
                       message=("the first request without a token was answered 401 Unauthorized" if ok else
-                               f"the first request without a token was answered {describe(ex)}, not 401 Unauthorized"),
-                      expected="401 Unauthorized", actual=describe(ex), entries=probe.entries(ex))
+                               f"the first request without a token was answered {_describe(ex)}, not 401 Unauthorized"),
+                      expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
         if not ok:
             ctx.skip("the request without a token was not answered 401: no challenge to read")
         _check_challenge(ctx, ex, probe, "a request without a token")
@@ -174,9 +201,9 @@ async def unauthenticated_request(ctx: ScenarioContext) -> None:
             if not url.startswith(("http://", "https://")):
                 tried.append(f"{url} (not an absolute http(s) URL)")
                 continue
-            got = await probe.request("GET", url=url, headers={"Accept": "application/json"})
+            got = await _request(probe, "GET", url=url, headers={"Accept": "application/json"})
             entries += probe.entries(got)
-            tried.append(f"{url}: {describe(got, 120)}")
+            tried.append(f"{url}: {_describe(got, 120)}")
             if got.status == 200:
                 hit = (how, url, _json_object(got))
                 break
@@ -284,8 +311,8 @@ async def invalid_tokens(ctx: ScenarioContext) -> None:
             ok = ex.status == 401
             ctx.check(rid, ok, problem="InvalidTokenAccepted" if _accepted(ex) else "InvalidTokenNot401",
                       message=(f"{labels[what]} was refused with 401" if ok else
-                               f"{labels[what]} was answered {describe(ex)}, not 401 Unauthorized"),
-                      expected="401 Unauthorized", actual=describe(ex), entries=probe.entries(ex))
+                               f"{labels[what]} was answered {_describe(ex)}, not 401 Unauthorized"),
+                      expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
             _check_challenge(ctx, ex, probe, labels[what])
 
 
@@ -311,25 +338,25 @@ async def token_placement(ctx: ScenarioContext) -> None:
         ex = await _attempt(ctx, probe, None, "query-token", query=f"access_token={token}")
         ctx.check(NO_QUERY, not _accepted(ex), problem="QueryTokenAccepted",
                   message=(f"the token in the query string alone was refused ({ex.status})" if not _accepted(ex) else
-                           f"the token in the query string alone was accepted: {describe(ex)}"),
-                  expected="401 Unauthorized", actual=describe(ex), entries=probe.entries(ex))
+                           f"the token in the query string alone was accepted: {_describe(ex)}"),
+                  expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
     if spec(ctx.version).stateless:
         return  # no session (EVERY_REQUEST does not apply to 2026-07-28)
     ping = dumps({"jsonrpc": "2.0", "id": "mcp-conformance-auth-session-only", "method": "ping"})
     if ctx.target.transport is Transport.SSE:
         endpoint = getattr(peer.transport, "endpoint", None)
         async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
-            ex = await probe.request("POST", body=ping, url=endpoint, headers={"Authorization": None})
+            ex = await _request(probe, "POST", body=ping, url=endpoint, headers={"Authorization": None})
             where = f"the SSE session's endpoint ({endpoint})"
     else:
         async with Probe(peer, timeout=ctx.timeout, session=True) as probe:
-            ex = await probe.request("POST", body=ping, headers={"Authorization": None})
+            ex = await _request(probe, "POST", body=ping, headers={"Authorization": None})
             where = f"the session {probe.transport.session_id!r}"
     ok = ex.status == 401
     ctx.check(EVERY_REQUEST, ok, problem="SessionAcceptedWithoutToken" if _accepted(ex) else "SessionWithoutTokenNot401",
               message=(f"a ping on {where} without the token was refused with 401" if ok else
-                       f"a ping on {where} without the token was answered {describe(ex)}: a session id is no credential"),
-              expected="401 Unauthorized", actual=describe(ex), entries=probe.entries(ex))
+                       f"a ping on {where} without the token was answered {_describe(ex)}: a session id is no credential"),
+              expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
 
 
 # -- scopes ----------------------------------------------------------------------------------------------------
@@ -354,7 +381,7 @@ async def insufficient_scope(ctx: ScenarioContext) -> None:
     ok = ex.status == 403 and ch is not None and ch.params.get("error") == "insufficient_scope"
     ctx.check(SCOPE_403, ok, problem="InsufficientScopeNot403",
               message=("a token without the scopes needed was refused with 403 error=\"insufficient_scope\"" if ok else
-                       f"a token without the scopes needed was answered {describe(ex)} ({_challenge_text(ex)}), not "
+                       f"a token without the scopes needed was answered {_describe(ex)} ({_challenge_text(ex)}), not "
                        "403 with error=\"insufficient_scope\""),
               expected="403 Forbidden, WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"...\"",
               actual=f"{ex.status} {_challenge_text(ex)}", entries=probe.entries(ex))
