@@ -55,7 +55,8 @@ EXPECTED_DIR = Path(__file__).resolve().parent / "expected"
 # OAuth resource servers, run with --auth (the suite's authorization server) on the authorization
 # area only (--select 'auth.*'; the rest of their catalogue is the plain peer's)
 AUTH_PEERS: dict[str, tuple[str, ...]] = {"sdk-auth": ("sse", "streamable-http"),
-                                          "fastmcp-auth": ("sse", "streamable-http")}
+                                          "fastmcp-auth": ("sse", "streamable-http"),
+                                          "ts-auth": ("sse", "streamable-http")}
 RUNS: tuple[tuple[str, str], ...] = tuple(
     (name, transport) for name in ("everything", "sdk", "tiny") for transport in launch.PEERS[name]
 ) + tuple((name, transport) for name, transports in AUTH_PEERS.items() for transport in transports)
@@ -105,17 +106,19 @@ def cli_argv(peer: str, transport: str, report_dir: Path | str, *, timeout: floa
 
 def _auth_target(peer: str, transport: str) -> list[str]:
     """An OAuth-protected peer told to trust the suite's authorization server ({issuer}, ...)."""
-    if peer == "fastmcp-auth":  # fastmcp's own environment (scripts/install-clients fastmcp)
-        from fixtures.clients import ClientMissing, locate
+    from fixtures.clients import ClientMissing, locate
 
-        try:
-            python = str(Path(locate("fastmcp")).parent / "python")
-        except ClientMissing as exc:
-            raise launch.PeerUnavailable(exc.reason) from None
-        script = "fastmcp_auth_server.py"
-    else:
-        python, script = sys.executable, "sdk_auth_server.py"
-    argv = [python, str(ROOT / "fixtures" / "peers" / script), "--transport", transport,
+    sdk: list[str] = []
+    try:
+        if peer == "fastmcp-auth":  # fastmcp's own environment (scripts/install-clients fastmcp)
+            python, script = str(Path(locate("fastmcp")).parent / "python"), "fastmcp_auth_server.py"
+        elif peer == "ts-auth":  # the TypeScript SDK (scripts/install-clients ts-sdk)
+            python, script, sdk = "node", "ts_auth_server.mjs", ["--sdk", locate("ts-sdk")]
+        else:
+            python, script = sys.executable, "sdk_auth_server.py"
+    except ClientMissing as exc:
+        raise launch.PeerUnavailable(exc.reason) from None
+    argv = [python, str(ROOT / "fixtures" / "peers" / script), *sdk, "--transport", transport,
             "--port", "{port}", "--issuer", "{issuer}", "--jwks-url", "{jwks_url}", "--resource", "{resource}"]
     path = "/sse" if transport == "sse" else "/mcp"
     return ["--command", shlex.join(argv), "--url", f"http://127.0.0.1:{{port}}{path}", "--transport", transport,
