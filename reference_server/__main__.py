@@ -93,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         scopes = tuple(s for arg in args.auth_scope for s in arg.split()) or ("mcp:read",)
         auth = AuthGuard(AuthSettings(issuer=issuer, resource=args.resource, jwks_url=args.jwks_url, scopes=scopes))
+        import threading
+
+        threading.Thread(target=auth.warm, name="jwks-warm", daemon=True).start()  # keys fetched while we start
     return run_http(server, transport=args.transport, host=args.host, port=args.port, path=args.path, allowed_origins=args.allowed_origin, auth=auth)
 
 

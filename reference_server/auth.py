@@ -159,13 +159,24 @@ class AuthGuard:
                                 scope=" ".join(self.settings.scopes) or None,
                                 resource_metadata=self.metadata_url(base))
 
-    def _signing_key(self, token: str) -> Any:
+    def warm(self) -> None:
+        """Fetch the signing keys ahead of the first request (its answer then waits for nothing);
+        any trouble is left for the first request to meet."""
+        try:
+            self._jwks_client().get_signing_keys()
+        except Exception:  # noqa: BLE001 - retried (and reported as a 401) on the first token
+            pass
+
+    def _jwks_client(self) -> Any:
         from jwt import PyJWKClient
 
         if self._jwks is None:
             url = self.settings.jwks_url or _discover_jwks(self.settings.issuer)
             self._jwks = PyJWKClient(url, cache_keys=True, lifespan=300, timeout=10)
-        return self._jwks.get_signing_key_from_jwt(token).key
+        return self._jwks
+
+    def _signing_key(self, token: str) -> Any:
+        return self._jwks_client().get_signing_key_from_jwt(token).key
 
     async def _challenge(self, send: Send, status: int, base: str, error: str | None, description: str | None) -> None:
         value = self.challenge(status, base, error, description)

@@ -55,6 +55,8 @@ NO_QUERY = "auth.server.no-query-token"
 SCOPE_403 = "auth.server.insufficient-scope-403"
 SCOPE_SCOPES = "auth.server.insufficient-scope-scopes"
 SCOPE_SCOPES_26 = "auth.server.insufficient-scope-scopes-2026"
+SCOPE_SINGLE = "auth.server.insufficient-scope-single-challenge"
+AUDIENCE_CASE = "auth.server.audience-case"
 
 NOT_REQUIRED = ("the server does not require authorization: its requests were answered without a token (to check "
                 "a server that does, run with --auth, --auth-token or --auth-token-command)")
@@ -278,12 +280,14 @@ def _json_object(ex: Any) -> Any:
 # -- tokens that are not valid for this server --------------------------------------------------------------
 
 
-@scenario(requirements=[INVALID_401, ERROR_RESPONSE_03, ERROR_RESPONSE, VALIDATE_03, AUDIENCE, FOREIGN_ISSUER],
+@scenario(requirements=[INVALID_401, ERROR_RESPONSE_03, ERROR_RESPONSE, VALIDATE_03, AUDIENCE, FOREIGN_ISSUER,
+                        AUDIENCE_CASE],
           transports=HTTP, since=SINCE)
 async def invalid_tokens(ctx: ScenarioContext) -> None:
     """The client's first request with a token that is no JWT, an expired one, one signed with a
     key the authorization server never published, one for another audience and one naming another
-    issuer: each refused with 401 and a Bearer challenge (the valid token, first, is served)."""
+    issuer: each refused with 401 and a Bearer challenge (the valid token, first, is served); one
+    whose audience has the scheme and host in upper case: served."""
     auth, peer = await _gate(ctx)
     resource = ctx.target.url or ""
     async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
@@ -300,7 +304,7 @@ async def invalid_tokens(ctx: ScenarioContext) -> None:
                  server.mint(audience=resource, scope=scope, issuer=OTHER_ISSUER)),
             ]
         else:
-            for rid in (VALIDATE_03, AUDIENCE, FOREIGN_ISSUER):
+            for rid in (VALIDATE_03, AUDIENCE, FOREIGN_ISSUER, AUDIENCE_CASE):
                 ctx.not_reached(rid, _no_mint())
         labels = {"malformed": "a token that is no JWT", "expired": "an expired token",
                   "forged": "a token signed with a key the authorization server never published",
@@ -314,6 +318,20 @@ async def invalid_tokens(ctx: ScenarioContext) -> None:
                                f"{labels[what]} was answered {_describe(ex)}, not 401 Unauthorized"),
                       expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
             _check_challenge(ctx, ex, probe, labels[what])
+        if auth.can_mint and ctx.version != V03:
+            upper = _upper_scheme_and_host(resource)
+            ex = await _attempt(ctx, probe, auth.server.mint(audience=upper, scope=auth.scope), "upper-case-audience")
+            ctx.check(AUDIENCE_CASE, _accepted(ex), problem="UpperCaseAudienceRefused",
+                      message=(f"a token for {upper} (scheme and host in upper case) was served" if _accepted(ex) else
+                               f"a token for {upper} (this server's resource, scheme and host in upper case) was "
+                               f"answered {_describe(ex)}"),
+                      expected="2xx (served)", actual=_describe(ex), entries=probe.entries(ex))
+
+
+def _upper_scheme_and_host(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    return scheme.upper() + sep + host.upper() + slash + path
 
 
 def _no_mint() -> str:
@@ -362,7 +380,7 @@ async def token_placement(ctx: ScenarioContext) -> None:
 # -- scopes ----------------------------------------------------------------------------------------------------
 
 
-@scenario(requirements=[SCOPE_403, SCOPE_SCOPES, SCOPE_SCOPES_26], transports=HTTP, since="2025-11-25")
+@scenario(requirements=[SCOPE_403, SCOPE_SCOPES, SCOPE_SCOPES_26, SCOPE_SINGLE], transports=HTTP, since="2025-11-25")
 async def insufficient_scope(ctx: ScenarioContext) -> None:
     """A token valid in every way but with no scope: a server that requires scopes answers 403
     with error="insufficient_scope" and the scopes needed; one that serves it requires none
@@ -386,7 +404,7 @@ async def insufficient_scope(ctx: ScenarioContext) -> None:
               expected="403 Forbidden, WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"...\"",
               actual=f"{ex.status} {_challenge_text(ex)}", entries=probe.entries(ex))
     if not ok:
-        for rid in (SCOPE_SCOPES, SCOPE_SCOPES_26):
+        for rid in (SCOPE_SCOPES, SCOPE_SCOPES_26, SCOPE_SINGLE):
             ctx.not_reached(rid, "no insufficient_scope challenge to read")
         return
     scope = (ch.params.get("scope") or "").split() if ch else []
@@ -395,5 +413,19 @@ async def insufficient_scope(ctx: ScenarioContext) -> None:
               message=(f"the insufficient_scope challenge names the scopes {' '.join(scope)!r}" if scope else
                        f"the insufficient_scope challenge names no scope ({_challenge_text(ex)})"),
               expected="scope=\"<the scopes needed>\"", actual=_challenge_text(ex), entries=probe.entries(ex))
+    if not scope:
+        ctx.not_reached(SCOPE_SINGLE, "the insufficient_scope challenge names no scope")
+        return
+    if ctx.applies(SCOPE_SINGLE):
+        async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+            retry = await _attempt(ctx, probe, auth.server.mint(audience=ctx.target.url or "", scope=" ".join(scope)),
+                                   "challenged-scopes")
+        ctx.check(SCOPE_SINGLE, _accepted(retry), problem="ChallengeScopesNotEnough",
+                  message=(f"a token with exactly the challenged scopes {' '.join(scope)!r} was served" if _accepted(retry)
+                           else f"a token with exactly the challenged scopes {' '.join(scope)!r} was answered "
+                           f"{_describe(retry)} ({_challenge_text(retry)}): the challenge did not name all the "
+                           "scopes needed"),
+                  expected="2xx (served)", actual=f"{retry.status} {_challenge_text(retry)}",
+                  entries=probe.entries(retry))
 
 

@@ -212,3 +212,22 @@ _auth(
     "Section 3.1.",
     "The 403 insufficient_scope challenge has a non-empty `scope` parameter.",
 )
+
+_auth(
+    "auth.server.insufficient-scope-single-challenge", "SHOULD", (V26,),
+    spec_url(V26, INDEX, "runtime-insufficient-scope-errors"),
+    "Whatever scope-inclusion strategy a server adopts, servers SHOULD include all scopes required for the "
+    "current operation in a single challenge.",
+    "After the 403 insufficient_scope, a token with exactly the scopes the challenge named (and no other) is "
+    "served: one challenge named all that was needed.",
+)
+
+_auth(
+    "auth.server.audience-case", "SHOULD", PRM_VERSIONS,
+    spec_url(V26, INDEX, "canonical-server-uri"),
+    "While the canonical form uses lowercase scheme and host components, implementations SHOULD accept "
+    "uppercase scheme and host components for robustness and interoperability.",
+    "Read for the resource server's audience check (a reading, not worded for servers alone): a token whose "
+    "`aud` is this server's resource with its scheme and host in upper case (HTTP://127.0.0.1:.../mcp) is "
+    "served like one in canonical form.",
+)
