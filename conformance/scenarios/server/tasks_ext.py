@@ -34,7 +34,7 @@ TERMINAL = ("completed", "failed", "cancelled")
 WITH_EXT: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
 WITHOUT_EXT: dict[str, Any] = {}
 OLD_MISSING_CAPABILITY = -32003  # the code in the draft's stored text, renumbered -32021
-MAX_CANDIDATES = 4
+MAX_CANDIDATES = 5
 POLL_MIN, POLL_MAX = 0.05, 0.5
 TASK_WAIT = 10.0  # seconds past a tool's own duration we wait for its task to end
 ACK_KEYS = frozenset({"resultType", "_meta"})
@@ -61,13 +61,19 @@ def advertised(caps: Any) -> bool:
     return isinstance(ext, dict) and isinstance(ext.get(TASKS_EXTENSION), dict)
 
 
+def is_call_result(result: Any) -> bool:
+    """A CallToolResult: a content array and no taskId."""
+    return isinstance(result, dict) and isinstance(result.get("content"), list) and "taskId" not in result
+
+
 def is_create_result(result: Any) -> bool:
-    """A CreateTaskResult: resultType "task", or a string taskId and a status without content."""
-    if not isinstance(result, dict):
+    """A CreateTaskResult: resultType "task" (and not a CallToolResult), or a string taskId and a
+    status without content."""
+    if not isinstance(result, dict) or is_call_result(result):
         return False
     if result.get("resultType") == "task":
         return True
-    return isinstance(result.get("taskId"), str) and isinstance(result.get("status"), str) and "content" not in result
+    return isinstance(result.get("taskId"), str) and isinstance(result.get("status"), str)
 
 
 def _skip_unless_advertised(ctx: ScenarioContext) -> None:
@@ -80,7 +86,10 @@ def candidates(tools: list[dict[str, Any]]) -> list[Candidate]:
     """The official fixtures first, then harmless tools we can build arguments for."""
     by_name = {t["name"]: t for t in tools}
     out = [Candidate(n, dict(a)) for n, a in FIXTURES.items() if n in by_name]
-    seen = {c.name for c in out} | {"test_tool_with_task", "greet"}
+    seen = {c.name for c in out} | {"test_tool_with_task"}
+    if "greet" in by_name:  # never a task: its CallToolResult is the resultType "task" probe
+        out.append(Candidate("greet", {"name": "mcp-conformance"}))
+        seen.add("greet")
     for tool in callable_tools([t for t in tools if t["name"] not in seen], seconds=0.3):
         out.append(Candidate(tool.name, tool.arguments))
     return out
@@ -168,6 +177,10 @@ async def task_life(ctx: ScenarioContext) -> None:
         for tool in cands[:MAX_CANDIDATES]:
             ans = await _call(peer, tool, WITH_EXT, timeout + 1)
             result = ans.result
+            if is_call_result(result):
+                ctx.check("tasks.ext.result-type.task-only", _rt(result) != "task", problem="TaskResultTypeOnCallToolResult",
+                          message=f"tools/call of {tool.name} was answered with a CallToolResult (content, no taskId) of resultType {_show(_rt(result))}",
+                          expected='a resultType other than "task"', actual=result, entries=ans.entries())
             if not is_create_result(result):
                 continue
             tid = result.get("taskId")

@@ -97,7 +97,9 @@ define(
     quote="Servers MUST NOT set `resultType` to `\"task\"` on result types other than `CreateTaskResult`.",
     area="tasks",
     source=SOURCE,
-    note=_ADVERTISED + "Judged on the results of tasks/get, tasks/update and tasks/cancel of a task we created.",
+    note=_ADVERTISED + "Judged on the CallToolResults (content, no taskId) of the tools we call with the "
+    "extension declared (greet, the official runner's never-a-task fixture, when listed) and on the results of "
+    "tasks/get, tasks/update and tasks/cancel of a task we created. " + _TOOLS,
 )
 
 define(
