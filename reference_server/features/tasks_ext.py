@@ -30,7 +30,6 @@ Tasks belong to the server process (stateless requests share them), expire after
 
 from __future__ import annotations
 
-import datetime as _dt
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from conformance.spec.meta import TASKS_EXTENSION
 from conformance.spec.versions import VERSIONS, spec
 
 from reference_server.errors import RPCError
+from reference_server.features.tasks import TERMINAL, iso_now
 from reference_server.features.inputs import InputRequired, InputState, initial_state, missing_capabilities, run_with_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,11 +57,6 @@ TTL_MS = 300_000
 POLL_MS = 250
 _MAX_TASKS = 1000
 _MAX_ROUNDS = 8
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(eq=False)
@@ -70,7 +65,7 @@ class ExtTask:
     ttl_ms: int = TTL_MS
     status: str = "working"
     status_message: str | None = None
-    created_at: str = field(default_factory=_now)
+    created_at: str = field(default_factory=iso_now)
     updated_at: str = ""
     created: float = field(default_factory=time.monotonic)
     result: Any = None
@@ -89,7 +84,7 @@ class ExtTask:
             return
         self.status = status
         self.status_message = message
-        self.updated_at = _now()
+        self.updated_at = iso_now()
 
     def base(self) -> dict[str, Any]:
         out: dict[str, Any] = {"taskId": self.id, "status": self.status}

@@ -135,6 +135,22 @@ def _show(value: Any) -> str:
     return "no resultType" if value is MISSING else repr(value)
 
 
+def _judge_ack(ctx: ScenarioContext, method: str, tid: str, ans: Answer) -> None:
+    """The acknowledgement of tasks/update or tasks/cancel: resultType "complete", never "task",
+    an empty result."""
+    verb = method.split("/")[1]
+    rt = _rt(ans.result)
+    ctx.check(f"tasks.ext.{verb}.result-type", rt == "complete", problem=f"{verb.capitalize()}TaskResultType",
+              message=f"{method} of task {tid!r} was acknowledged with resultType {_show(rt)}",
+              expected='resultType "complete"', actual=ans.result, entries=ans.entries())
+    ctx.check("tasks.ext.result-type.task-only", rt != "task", problem=f"TaskResultTypeOn{verb.capitalize()}",
+              message=f'{method} was answered with resultType "task"', actual=ans.result, entries=ans.entries())
+    problem = _ack_problem(ans.result)
+    ctx.check("tasks.ext.ack.empty", problem is None, problem=f"{verb.capitalize()}AckNotEmpty",
+              message=f"{method} of task {tid!r}: {problem}" if problem else f"{method} was acknowledged with an empty result",
+              expected="an empty result (resultType and _meta only)", actual=ans.result, entries=ans.entries())
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -207,15 +223,7 @@ async def task_life(ctx: ScenarioContext) -> None:
         tid0 = next(iter(created))
         upd = await _task_call(peer, "tasks/update", {"taskId": tid0, "inputResponses": {UNREQUESTED: {"action": "decline"}}}, timeout)
         if upd.is_result:
-            ctx.check("tasks.ext.update.result-type", _rt(upd.result) == "complete", problem="UpdateTaskResultType",
-                      message=f"tasks/update of task {tid0!r} was acknowledged with resultType {_show(_rt(upd.result))}",
-                      expected='resultType "complete"', actual=upd.result, entries=upd.entries())
-            ctx.check("tasks.ext.result-type.task-only", _rt(upd.result) != "task", problem="TaskResultTypeOnUpdate",
-                      message='tasks/update was answered with resultType "task"', actual=upd.result, entries=upd.entries())
-            problem = _ack_problem(upd.result)
-            ctx.check("tasks.ext.ack.empty", problem is None, problem="UpdateAckNotEmpty",
-                      message=f"tasks/update of task {tid0!r}: {problem}" if problem else "tasks/update was acknowledged with an empty result",
-                      expected="an empty result (resultType and _meta only)", actual=upd.result, entries=upd.entries())
+            _judge_ack(ctx, "tasks/update", tid0, upd)
         else:
             ctx.not_reached("tasks.ext.update.result-type", f"tasks/update with an answer to a key never issued was answered with {describe(upd)}")
 
@@ -287,15 +295,7 @@ async def task_life(ctx: ScenarioContext) -> None:
         if cancel.is_result:
             if target in running:
                 running.remove(target)
-            ctx.check("tasks.ext.cancel.result-type", _rt(cancel.result) == "complete", problem="CancelTaskResultType",
-                      message=f"tasks/cancel of task {target!r} was acknowledged with resultType {_show(_rt(cancel.result))}",
-                      expected='resultType "complete"', actual=cancel.result, entries=cancel.entries())
-            ctx.check("tasks.ext.result-type.task-only", _rt(cancel.result) != "task", problem="TaskResultTypeOnCancel",
-                      message='tasks/cancel was answered with resultType "task"', actual=cancel.result, entries=cancel.entries())
-            problem = _ack_problem(cancel.result)
-            ctx.check("tasks.ext.ack.empty", problem is None, problem="CancelAckNotEmpty",
-                      message=f"tasks/cancel of task {target!r}: {problem}" if problem else "tasks/cancel was acknowledged with an empty result",
-                      expected="an empty result (resultType and _meta only)", actual=cancel.result, entries=cancel.entries())
+            _judge_ack(ctx, "tasks/cancel", target, cancel)
         else:
             ctx.not_reached("tasks.ext.cancel.result-type", f"tasks/cancel of task {target!r} was answered with {describe(cancel)}")
     finally:
