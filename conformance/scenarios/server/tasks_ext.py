@@ -25,7 +25,7 @@ from conformance.spec import errors as codes
 from conformance.spec.meta import TASKS_EXTENSION
 from conformance.wire.envelope import MISSING
 
-from ._stateless import CLIENT_CAPABILITIES_KEY, Answer, ask, describe, list_tools
+from ._stateless import CLIENT_CAPABILITIES_KEY, FULL_CAPS, Answer, ask, describe, input_candidates, input_requests_of, input_responses, list_tools
 from .tasks import callable_tools
 
 V = "2026-07-28"
@@ -385,3 +385,64 @@ async def unknown_task(ctx: ScenarioContext) -> None:
         ctx.check("tasks.ext.unknown-id.update-cancel", ans.code == codes.INVALID_PARAMS, problem="UnknownTaskIdNotInvalidParams",
                   message=f"{method} of the unknown taskId {tid!r} was answered with {describe(ans)}",
                   expected=f"error {codes.INVALID_PARAMS} (Invalid params)", actual=ans.error if ans.is_error else ans.result, entries=ans.entries())
+
+
+INPUT_FIXTURES = ("confirm_delete", "multi_input")
+INPUT_WAIT = 5.0  # seconds we wait for a task to ask for input
+
+
+@scenario(requirements=["tasks.ext.update.ignore-unknown"], since=V, skip_reason=LEGACY, capability="tools", apart=True)
+async def input_task(ctx: ScenarioContext) -> None:
+    """A task that waits for input (input_required): tasks/update with an answer to a key the
+    server never issued leaves it waiting with the same outstanding requests; then the real
+    answers are sent."""
+    peer = await ctx.connect()
+    _skip_unless_advertised(ctx)
+    tools, failed = await list_tools(peer)
+    if failed is not None:
+        ctx.skip(f"tools/list failed: {describe(failed)}")
+    by_name = {t["name"]: t for t in tools}
+    names = [n for n in INPUT_FIXTURES if n in by_name]
+    names += [t["name"] for t in input_candidates(tools) if t["name"] not in names and t["name"] != "test_tool_with_task"]
+    caps = {**FULL_CAPS, **WITH_EXT}
+    timeout = ctx.timeout
+    tried: list[str] = []
+    for name in names[:MAX_CANDIDATES]:
+        tried.append(name)
+        args = {"filename": "mcp-conformance-probe.txt"} if name == "confirm_delete" else {}
+        created = await _call(peer, Candidate(name, args), caps, timeout + 1)
+        if not is_create_result(created.result) or not isinstance(created.result.get("taskId"), str):
+            continue
+        tid = created.result["taskId"]
+        try:
+            deadline = time.monotonic() + INPUT_WAIT
+            waiting: Answer | None = None
+            while time.monotonic() < deadline:
+                ans = await _task_call(peer, "tasks/get", {"taskId": tid}, timeout)
+                status = ans.result.get("status") if isinstance(ans.result, dict) else None
+                if status == "input_required" or status in TERMINAL or not ans.is_result:
+                    waiting = ans if status == "input_required" else None
+                    break
+                await anyio.sleep(POLL_MIN * 2)
+            keys = sorted(input_requests_of(waiting.result)) if waiting is not None else []
+            if waiting is None or not keys:
+                continue
+            upd = await _task_call(peer, "tasks/update", {"taskId": tid, "inputResponses": {UNREQUESTED: {"action": "decline"}}}, timeout)
+            after = await _task_call(peer, "tasks/get", {"taskId": tid}, timeout)
+            res = after.result if isinstance(after.result, dict) else {}
+            still = res.get("status") == "input_required" and sorted(input_requests_of(res)) == keys
+            ctx.check("tasks.ext.update.ignore-unknown", still, problem="UnknownInputResponseNotIgnored",
+                      message=(f"task {tid!r} of {name} waited for {', '.join(keys)}; tasks/update with an answer to the "
+                               f"never-issued key {UNREQUESTED!r} ({describe(upd)}) "
+                               + ("left it waiting for the same requests" if still else
+                                  f"was not ignored: tasks/get then answered {describe(after)} with status "
+                                  f"{res.get('status')!r} and outstanding keys {sorted(input_requests_of(res))}")),
+                      expected=f"status input_required with inputRequests {keys}", actual=res or None, entries=after.entries())
+            # the real answers, so that the task can end
+            await _task_call(peer, "tasks/update", {"taskId": tid, "inputResponses": input_responses(input_requests_of(waiting.result))}, timeout)
+            return
+        finally:
+            with anyio.move_on_after(max(timeout, 1.0)):
+                await _task_call(peer, "tasks/cancel", {"taskId": tid}, timeout)
+    ctx.skip(f"no tool we called with the extension declared created a task that waits for input (tried: "
+             f"{', '.join(tried) or 'none'}); input during a task is the server's choice")

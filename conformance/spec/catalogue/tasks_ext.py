@@ -244,3 +244,22 @@ define(
     note=_ADVERTISED + "A tasks/get answer in status completed for a tools/call task must carry result, a "
     "CallToolResult (an object with a content array).",
 )
+
+define(
+    "tasks.ext.update.ignore-unknown",
+    "SHOULD",
+    versions=V,
+    url=_url("response-1"),
+    quote=(
+        "A server SHOULD ignore any `inputResponses` responses mapped to a key that is not currently outstanding "
+        "for the task — including keys that were never issued, keys that have already been answered, and keys "
+        "whose corresponding request has been superseded."
+    ),
+    area="tasks",
+    source=SOURCE,
+    note=_ADVERTISED + "Probe: a tool that asks for input (confirm_delete, multi_input when listed, else a tool "
+    "whose name or description speaks of input, never one marked destructive) called with the extension and "
+    "every input capability declared; once its task is input_required, tasks/update with an answer to a key "
+    "never issued must leave it so: the next tasks/get still input_required with the same outstanding keys. "
+    "Then the real answers are sent (or the task is cancelled). Not reached when no such tool creates a task.",
+)
