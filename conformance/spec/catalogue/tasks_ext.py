@@ -49,6 +49,7 @@ define(
         "A server MUST NOT return `CreateTaskResult` to a client that did not include the extension capability on "
         "its request, regardless of prior declarations."
     ),
+    aliases=('sep-2663-server-rejects-undeclared-client',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "Probe: the task-creating tools called again without the extension in the request's "
@@ -65,6 +66,7 @@ define(
         "without returning `CreateTaskResult`, the server MUST return an error with the code `-32003` (Missing "
         "Required Client Capability), indicating the required extension in the error response"
     ),
+    aliases=('sep-2663-server-returns-missing-capability-when-required', 'tasks-required-task-error'),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "The draft's stored text says -32003; the code was renumbered -32021 "
@@ -84,6 +86,7 @@ define(
         "Servers MUST set `resultType` to `\"task\"` when returning a `CreateTaskResult` so that clients can "
         "distinguish it from a standard result."
     ),
+    aliases=('sep-2663-result-type-task-on-create',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "A CreateTaskResult is recognised by a string taskId and a status without content. " + _TOOLS,
@@ -111,6 +114,7 @@ define(
         "A server MUST NOT return `CreateTaskResult` until the task is durably created — that is, until a "
         "`tasks/get` for the returned `taskId` would resolve."
     ),
+    aliases=('sep-2663-durable-create-strong-consistency',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "Probe: tasks/get for the taskId sent as soon as the CreateTaskResult arrives must be "
@@ -126,6 +130,7 @@ define(
         "The `resultType` field MUST be set to `\"complete\"` on this object as it is the standard result shape "
         "for the `tasks/get` request."
     ),
+    aliases=('tasks-result-type-complete-on-non-task-responses',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "Judged on every tasks/get result of a task we created.",
@@ -155,6 +160,7 @@ define(
         "The `resultType` field MUST be set to `\"complete\"` on `CancelTaskResult` as it is the standard result "
         "shape for the `tasks/cancel` request."
     ),
+    aliases=('sep-2663-cancel-ack-empty-result',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "Probe: tasks/cancel of a task we created; judged when it is answered with a result.",
@@ -166,6 +172,7 @@ define(
     versions=V,
     url=_url("response-1"),
     quote="On success, the server MUST acknowledge the request with an empty result.",
+    aliases=('sep-2663-cancel-ack-empty-result', 'tasks-mrtr-tasks-update-resumes'),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "The sentence stands for tasks/update and for tasks/cancel. A result is empty when it "
@@ -180,6 +187,7 @@ define(
     versions=V,
     url=_url("protocol-errors"),
     quote="Servers MUST return this error for `tasks/get`.",
+    aliases=('sep-2663-tasks-get-invalid-task-id-32602',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "The error is the one of the list item above it: 'Invalid or nonexistent `taskId`: "
@@ -207,6 +215,7 @@ define(
         "The `tasks/get` response SHOULD include a `statusMessage` field with diagnostic information about the "
         "failure, and MUST include the `error` field with the JSON-RPC error."
     ),
+    aliases=('sep-2663-tasks-get-status-failed',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "Graded on the MUST: a tasks/get answer in status failed must carry an error object with "
@@ -223,6 +232,7 @@ define(
         "The `failed` status MUST NOT be used to represent non-JSON-RPC errors, such as a tool result that "
         "completed with `isError: true`."
     ),
+    aliases=('sep-2663-tool-error-uses-completed-status',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "Probe: failing_job (the official runner's fixture that always ends in a tool execution "
@@ -239,6 +249,7 @@ define(
         "If the request completed with a result (even if `isError: true` for tool results), the task uses "
         "`completed` status and the `result` field MUST contain that result."
     ),
+    aliases=('sep-2663-tasks-get-status-completed',),
     area="tasks",
     source=SOURCE,
     note=_ADVERTISED + "A tasks/get answer in status completed for a tools/call task must carry result, a "
