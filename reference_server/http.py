@@ -47,7 +47,7 @@ import anyio
 from conformance.spec import errors as codes
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, dumps
-from conformance.wire.headers import mirrored_params
+from conformance.wire.headers import NAMED_PARAM, mirrored_params
 from conformance.wire.sse import encode_event
 
 from reference_server.core import CLIENT_CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSION_KEY, Connection, Outgoing, Server, id_key, valid_id
@@ -398,6 +398,8 @@ class HttpFront:
         self.auth = auth  # reference_server.auth.AuthGuard: OAuth resource server (--auth), or None
         self.config = server.config
         self.tg = task_group
+        if server.background is None:  # stateless requests' work that outlives them (tasks extension)
+            server.background = task_group
         self.path = path
         self.sse_path = sse_path
         self.messages_path = messages_path
@@ -699,7 +701,7 @@ class HttpFront:
             return "the Mcp-Method header is required"
         if method.strip(" \t") != msg["method"]:
             return f"Mcp-Method header {method.strip()!r} does not match the body method {msg['method']!r}"
-        key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(msg["method"])
+        key = NAMED_PARAM.get(msg["method"])  # with the tasks extension's tasks/get, tasks/update, tasks/cancel
         if key is not None and key in params:
             name = headers.get("mcp-name")
             if name is None:
