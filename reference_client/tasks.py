@@ -27,7 +27,7 @@ from conformance.spec.meta import RELATED_TASK_KEY
 
 __all__ = ["TaskStore", "WORK", "POLL_MS", "TASK_METHODS", "capabilities"]
 
-WORK = 0.6  # seconds a task's work takes (the model call, the user filling the form)
+WORK = 0.5  # seconds a task's work takes (the model call, the user filling the form)
 POLL_MS = 100
 DEFAULT_TTL = 60_000
 MAX_TTL = 3_600_000

@@ -44,7 +44,7 @@ from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 VERSION = "2025-11-25"
 TTL_MS = 60_000
 TASK_WAIT = 5.0  # seconds past the answer timeout we wait for a client's task to end
-REMAINS_WAIT = 2.0  # at most this long after creation we look at a cancelled task again
+REMAINS_WAIT = 1.0  # at most this long after creation we look at a cancelled task again
 POLL_MIN, POLL_MAX = 0.05, 0.5
 
 SAMPLING = ("sampling/createMessage", {

@@ -198,7 +198,7 @@ _client(
     "Once a task is cancelled, it MUST remain in `cancelled` status even if execution continues to completion "
     "or fails.",
     "Probe: the cancelled task looked up again with tasks/get a while later (up to the answer timeout, at most "
-    "2 s): still cancelled. 'Task not found' (-32602) is accepted: receivers MAY delete cancelled tasks.",
+    "1 s): still cancelled. 'Task not found' (-32602) is accepted: receivers MAY delete cancelled tasks.",
 )
 
 # -- the client as requestor ----------------------------------------------------------------------
