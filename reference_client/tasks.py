@@ -234,7 +234,8 @@ class TaskStore:
         else:
             result = dict(task.reply.get("result") or {})
         if not self.faulty("task-result-no-meta"):
-            result["_meta"] = {**(result.get("_meta") or {}), RELATED_TASK_KEY: {"taskId": tid}}
+            shown = _int_id(tid) if self.faulty("task-int-id") else tid  # the id the requestor knows it by
+            result["_meta"] = {**(result.get("_meta") or {}), RELATED_TASK_KEY: {"taskId": shown}}
         return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 
