@@ -157,8 +157,20 @@ async def task_receiver(ctx: ClientContext) -> None:
                 return Answer(result={"content": [{"type": "text", "text": "done"}]})
             return None
 
-        server.hooks["tools/list"] = tools_list
-        server.hooks["tools/call"] = tools_call
+        def second(hook: Any) -> Any:
+            async def held(env: Envelope) -> Answer | None:
+                later = state.get("later")
+                if later is not None and env is not server.first_request and not state.get("later_done"):
+                    state["later_done"] = True
+                    try:
+                        await _later(ctx, server, **later)
+                    except ConnectionLost:
+                        state["lost"] = True
+                return await hook(env)
+            return held
+
+        server.hooks["tools/list"] = second(tools_list)
+        server.hooks["tools/call"] = second(tools_call)
 
         async def probes(env: Envelope) -> None:
             state["probed"] = True
@@ -184,6 +196,10 @@ async def task_receiver(ctx: ClientContext) -> None:
     if state.get("lost"):
         for rid in RECEIVER:
             ctx.not_reached(rid, "the client went away during the probes")
+    if state.get("later") is not None and not state.get("later_done"):
+        for rid in LATER:
+            ctx.not_reached(rid, "the client made no second request (tools/list or tools/call) after the handshake, during "
+                                 "which the server could go on with its probes")
     _judge_observed(ctx, played.server, state.get("why", "the client created no task"))
 
 
@@ -314,11 +330,14 @@ async def _receive(ctx: ClientContext, server: ScenarioServer, state: dict[str, 
     if not undeclared_judged:
         ctx.not_reached("client.tasks.undeclared.processed-normally",
                         "the client declares task augmentation for every request type it supports")
-    await _lifecycle(ctx, server, caps, made, plain)
+    state["later"] = await _lifecycle(ctx, server, caps, made, plain)
 
 
 async def _lifecycle(ctx: ClientContext, server: ScenarioServer, caps: dict[str, Any],
-                     made: dict[str, tuple[Any, Envelope]], plain: dict[str, tuple[Envelope | None, Envelope | None]]) -> None:
+                     made: dict[str, tuple[Any, Envelope]], plain: dict[str, tuple[Envelope | None, Envelope | None]],
+                     ) -> dict[str, Any]:
+    """The first part, while the client's first request is held: a second task, tasks/result while
+    a task works, the task run to its end and its result; returns what the second part needs."""
     method = next(iter(made))
     params = dict(SAMPLING[1] if method == SAMPLING[0] else ELICITATION[1])
     tid, _ = made[method]
@@ -380,6 +399,17 @@ async def _lifecycle(ctx: ClientContext, server: ScenarioServer, caps: dict[str,
     else:
         ctx.not_reached("client.tasks.result.success", f"the task did not complete (last status {status!r})")
 
+    return {"caps": caps, "method": method, "params": params, "tid": tid, "tid2": tid2, "status": status}
+
+
+LATER = ("client.tasks.meta.param-wins", "client.tasks.list.retrievable", "client.tasks.cancel.terminal-rejected",
+         "client.tasks.cancel.cancelled", "client.tasks.cancel.remains-cancelled", "client.tasks.errors.invalid-params")
+
+
+async def _later(ctx: ClientContext, server: ScenarioServer, caps: dict[str, Any], method: str, params: dict[str, Any],
+                 tid: Any, tid2: Any, status: Any) -> None:
+    """The second part, while the client's next request is held (a client gives each request only
+    so long): related-task metadata, tasks/list, cancellations, unknown ids and cursors."""
     # 4. the taskId parameter wins over related-task metadata
     named = tid2 if tid2 is not MISSING and tid2 != tid else "mcp-conformance-no-such-task"
     env = await _ask(ctx, server, "tasks/get", {"taskId": tid, "_meta": {RELATED_TASK_KEY: {"taskId": named}}})
