@@ -6,11 +6,13 @@
 ``execution.taskSupport`` optional and required must not be called as tasks) and, when the client
 makes its first request after the handshake, holds that answer and first sends, for each of sampling
 and form elicitation the client declares: the request plainly, and with ``params.task``.  For a
-kind the client declares task-augmented, the CreateTaskResult's task is run through ``tasks/get``,
-``tasks/result`` (sent while the task works: it must wait), ``tasks/list``, ``tasks/cancel`` (of the
-ended task: -32602; of a second, working one: cancelled, and it stays so), unknown ids and cursors
-(-32602); every task message the client sent is then judged (ids, timestamps, ttl, status paths,
-related-task metadata).  A client that declares neither kind is skipped with the reason (an optional
+kind the client declares task-augmented, a second task is made and the first run through
+``tasks/get`` and ``tasks/result`` (sent while the task works: it must wait), to its end.  While the
+client's next request (tools/list, tools/call) is held -- a client gives one request only so long --
+the server goes on: ``tasks/get`` with related-task metadata naming another task, ``tasks/list``,
+``tasks/cancel`` (of the ended task: -32602; of a third, working one: cancelled, and it stays so),
+unknown ids and cursors (-32602).  Every task message the client sent is then judged (ids,
+timestamps, ttl, status paths, related-task metadata).  A client that declares neither kind is skipped with the reason (an optional
 feature), after its answers to the task-augmented requests are judged against what it declared.
 
 ``task_requestor``: the scenario server declares ``tasks.requests.tools.call`` (with list and cancel)
