@@ -275,7 +275,7 @@ async def _receive(ctx: ClientContext, server: ScenarioServer, state: dict[str, 
     has_tasks = isinstance(caps.get("tasks"), dict)
     made: dict[str, tuple[Any, Envelope]] = {}  # method -> (taskId, CreateTaskResult)
     plain: dict[str, tuple[Envelope | None, Envelope | None]] = {}
-    undeclared_judged = False
+    undeclared_judged = unanswered = False
     for method, params in kinds:
         want = declared(caps, CAPABILITY[method])
         first = await _ask(ctx, server, method, params)
@@ -283,6 +283,9 @@ async def _receive(ctx: ClientContext, server: ScenarioServer, state: dict[str, 
         plain[method] = (first, second)
         aug = await _ask(ctx, server, method, {**params, "task": {"ttl": TTL_MS}})
         task = _task_of(aug)
+        if aug is None and first is None:
+            unanswered = True
+            continue  # the client answers no request of the server (server_requests judges that): nothing to judge
         if not want:
             undeclared_judged = True
             if task is not None:
@@ -315,7 +318,8 @@ async def _receive(ctx: ClientContext, server: ScenarioServer, state: dict[str, 
         if task is not None and tid is not MISSING:
             made[method] = (tid, aug)
     if not made:
-        why = ("the client declares no task-augmented sampling or elicitation (an optional feature)" if kinds else
+        why = ("the client answered none of the server's sampling/elicitation requests" if unanswered else
+               "the client declares no task-augmented sampling or elicitation (an optional feature)" if kinds else
                "the client declares neither sampling nor elicitation")
         state["why"] = why
         for rid in RECEIVER:
