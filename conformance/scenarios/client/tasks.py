@@ -37,11 +37,16 @@ from conformance.scenarios.client._judge import W_REQUIREMENTS, wire_of
 from conformance.scenarios.client._run import play
 from conformance.scenarios.client._server import Answer, ScenarioServer
 from conformance.scenarios.server._features import declared, describe_error
-from conformance.scenarios.server.tasks import TERMINAL, iso_timestamp
 from conformance.spec import errors as codes
 from conformance.spec.meta import RELATED_TASK_KEY
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+from conformance.wire.tasks import TERMINAL, asked_task, iso_timestamp
+from conformance.wire.tasks import comparable as _comparable
+from conformance.wire.tasks import related_task as _related
+from conformance.wire.tasks import status_of as _status
+from conformance.wire.tasks import task_of as _task_of
+from conformance.wire.tasks import taskish as _taskish
 
 VERSION = "2025-11-25"
 TTL_MS = 60_000
@@ -84,33 +89,6 @@ NOCAP_TOOLS = [
 
 # ---------------------------------------------------------------------------------------------
 # small readers (the client's answers)
-
-
-def _task_of(env: Envelope | None) -> dict[str, Any] | None:
-    if env is None or env.kind is not Kind.RESULT or not isinstance(env.result, dict):
-        return None
-    task = env.result.get("task")
-    return task if isinstance(task, dict) else None
-
-
-def _status(env: Envelope | None) -> Any:
-    if env is None or env.kind is not Kind.RESULT or not isinstance(env.result, dict):
-        return MISSING
-    return env.result.get("status", MISSING)
-
-
-def _related(obj: Any) -> Any:
-    meta = obj.get("_meta") if isinstance(obj, dict) else None
-    return meta.get(RELATED_TASK_KEY, MISSING) if isinstance(meta, dict) else MISSING
-
-
-def _taskish(env: Envelope) -> bool:
-    r = env.result if env.kind is Kind.RESULT else None
-    return isinstance(r, dict) and ("task" in r and "content" not in r or ("taskId" in r and "status" in r))
-
-
-def _comparable(result: Any) -> Any:
-    return {k: v for k, v in result.items() if k != "_meta"} if isinstance(result, dict) else result
 
 
 def _shaped(method: str, result: Any) -> bool:
@@ -598,7 +576,7 @@ def _judge_observed(ctx: ClientContext, server: ScenarioServer | None, why: str)
                       message=f"the {method} result carries related-task metadata, though the task is named in it",
                       expected=f"no _meta[{RELATED_TASK_KEY!r}]", actual=result.get("_meta"), json_path="$.result._meta")
             if method == "tasks/result":
-                asked = _asked_task(peer, env.id)
+                asked = asked_task(peer.transcript.entries, env.id)
                 rel = _related(result)
                 judge("client.tasks.result.related-task", isinstance(rel, dict) and rel.get("taskId") == asked, entry.seq,
                       problem="TaskResultWithoutRelatedTask",
@@ -638,15 +616,6 @@ def _judge_observed(ctx: ClientContext, server: ScenarioServer | None, why: str)
             ctx.not_reached(rid, why if not statuses else "no such message in the run")
         elif not bad[rid]:
             ctx.check(rid, True, message=f"{seen[rid]} message(s) checked")
-
-
-def _asked_task(peer: Any, rid: Any) -> Any:
-    for entry in reversed(peer.transcript.entries):
-        env = entry.envelope
-        if entry.direction == Direction.OUT and env is not None and env.kind is Kind.REQUEST and env.id == rid \
-                and type(env.id) is type(rid):
-            return env.params.get("taskId") if isinstance(env.params, dict) else None
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
