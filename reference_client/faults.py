@@ -171,6 +171,7 @@ FAULTS: dict[str, Fault] = {
     "task-fast-poll": _f("tasks/get is sent again at once, ignoring pollInterval", TASKS),
     "task-poll-once": _f("a task is polled once, then given up while still working", TASKS),
     "task-no-input-result": _f("input_required does not make it call tasks/result: it keeps polling", TASKS),
+    "task-meta-on-requests": _f("tasks/get and tasks/result requests carry related-task _meta", TASKS),
     "task-wait-notification": _f("a task is not polled: the client waits for notifications/tasks/status, and gives up",
                                  TASKS),
     # -- stdio --------------------------------------------------------------------------------------

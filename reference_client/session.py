@@ -913,17 +913,28 @@ async def _call_tool_as_task(session: Session, name: Any, args: dict[str, Any], 
         if session.faulty("task-fast-poll"):
             wait = 0.0
         await anyio.sleep(min(MAX_POLL, max(0.0 if session.faulty("task-fast-poll") else MIN_POLL, wait)))
-        got = _result(await session.call("tasks/get", {"taskId": tid}), "tasks/get")
+        got = _result(await session.call("tasks/get", _task_params(session, tid)), "tasks/get")
         polled += 1
         status, interval = got.get("status"), got.get("pollInterval", interval)
     timeout = max(session.timeout, deadline - anyio.current_time())
-    final = await session.call("tasks/result", {"taskId": tid}, timeout=timeout)
+    final = await session.call("tasks/result", _task_params(session, tid), timeout=timeout)
     if "error" in final:
         err = final.get("error") if isinstance(final.get("error"), dict) else {}
         log(f"tasks/result {tid}: error {err.get('code')} {err.get('message')!r}")
         return
     out = _result(final, "tasks/result")
     log(f"tools/call {name}: task {tid} {'isError result' if out.get('isError') else 'ok'}")
+
+
+def _task_params(session: Session, tid: str) -> dict[str, Any]:
+    """The params of tasks/get and tasks/result: the taskId, and no related-task metadata
+    ("Requestors SHOULD NOT include io.modelcontextprotocol/related-task metadata in these
+    requests"; fault task-meta-on-requests adds it)."""
+    if session.faulty("task-meta-on-requests"):
+        from conformance.spec.meta import RELATED_TASK_KEY
+
+        return {"taskId": tid, "_meta": {RELATED_TASK_KEY: {"taskId": tid}}}
+    return {"taskId": tid}
 
 
 async def _wait_for_status_notification(session: Session, tid: str, log: Callable[[str], None]) -> None:

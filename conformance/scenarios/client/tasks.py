@@ -624,6 +624,7 @@ def _judge_observed(ctx: ClientContext, server: ScenarioServer | None, why: str)
 REQUESTOR = (
     "client.tasks.tool.required", "client.tasks.tool.forbidden", "client.tasks.poll.interval",
     "client.tasks.poll.until-terminal", "client.tasks.input-required.result", "client.tasks.notifications.not-relied",
+    "client.tasks.meta.not-on-requests",
 )
 POLL_MS = 200
 WORKING_POLLS = 2  # tasks/get answered working this many times
@@ -682,6 +683,7 @@ async def task_requestor(ctx: ClientContext) -> None:
     input_required, and not wait for status notifications (none is sent)."""
     tasks: dict[str, _ServerTask] = {}
     calls: list[tuple[str, bool, Envelope]] = []  # (tool, augmented, request)
+    task_requests: list[Envelope] = []  # the client's tasks/get, tasks/result, tasks/cancel
 
     def configure(server: ScenarioServer) -> None:
         server.capabilities = {"tools": {"listChanged": False},
@@ -715,6 +717,7 @@ async def task_requestor(ctx: ClientContext) -> None:
             return Answer(result={"task": task.json()})
 
         def find(env: Envelope) -> _ServerTask | None:
+            task_requests.append(env)
             params = env.params if isinstance(env.params, dict) else {}
             tid = params.get("taskId")
             return tasks.get(tid) if isinstance(tid, str) else None
@@ -784,6 +787,18 @@ async def task_requestor(ctx: ClientContext) -> None:
             ctx.not_reached(rid, f"the client created no task (it called no tool as a task){hint}")
         return
     _judge_polling(ctx, list(tasks.values()))
+    rid = "client.tasks.meta.not-on-requests"
+    if not task_requests:
+        ctx.not_reached(rid, "the client sent no tasks/get, tasks/result or tasks/cancel")
+    else:
+        with_meta = [e for e in task_requests if _related(e.params) is not MISSING]
+        ctx.check(rid, not with_meta, problem="RelatedTaskOnTaskRequest",
+                  message=(f"the client's {with_meta[0].method} carries related-task metadata, though its taskId "
+                           "parameter names the task" if with_meta else
+                           f"{len(task_requests)} tasks/get, tasks/result or tasks/cancel request(s) without related-task "
+                           "metadata"),
+                  expected=f"no _meta[{RELATED_TASK_KEY!r}]", actual=with_meta[0].params.get("_meta") if with_meta else None,
+                  entries=with_meta[:1], peer=peer)
 
 
 def _judge_tool_calls(ctx: ClientContext, calls: list[tuple[str, bool, Envelope]], peer: Any, hint: str) -> None:

@@ -252,6 +252,14 @@ _client(
 )
 
 _client(
+    "client.tasks.meta.not-on-requests", "SHOULD", "associating-task-related-messages",
+    "Requestors SHOULD NOT include `io.modelcontextprotocol/related-task` metadata in these requests, and receivers "
+    "MUST ignore such metadata if present in favor of the RPC method parameter.",
+    "These requests: tasks/get, tasks/result and tasks/cancel. Every one of them the client sends the server: no "
+    "related-task key in its params._meta (a warning). " + _REQUESTOR,
+)
+
+_client(
     "client.tasks.notifications.not-relied", "MUST", "task-notifications",
     "Requestors MUST NOT rely on receiving the `notifications/tasks/status` notification, as it is optional.",
     "The server sends no notifications/tasks/status. A client that created a task and then neither polled it "
