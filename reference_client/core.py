@@ -30,6 +30,9 @@ from conformance.spec.methods import C2S, S2C, lookup
 from conformance.spec.versions import VERSIONS, spec
 from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 
+from reference_client.tasks import TASK_METHODS, TaskStore, declared_for
+from reference_client.tasks import capabilities as task_capabilities
+
 __all__ = ["ClientCore", "Incoming", "CLIENT_INFO", "ROOTS", "default_capabilities", "other_id"]
 
 
@@ -114,12 +117,15 @@ def _plain_value(sub: dict[str, Any]) -> Any:
 
 def default_capabilities(version: str) -> dict[str, Any]:
     """Every client capability ``version`` defines: roots (with listChanged), sampling, and
-    elicitation where the version has it."""
+    elicitation where the version has it; on 2025-11-25 tasks (list, cancel, task-augmented
+    sampling and elicitation)."""
     caps: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {}}
     if spec(version).stateless:
         return {"roots": {}, "sampling": {}, "elicitation": {}}  # asked for inline (InputRequiredResult)
     if lookup("elicitation/create", S2C, version) is not None:
         caps["elicitation"] = {}
+    if spec(version).tasks:
+        caps["tasks"] = task_capabilities()
     return caps
 
 
@@ -130,6 +136,7 @@ _UNDECLARED = {
     "undeclared-sampling": "sampling",
     "string-error-code": "sampling",
     "undeclared-elicitation": "elicitation",
+    "task-undeclared": "tasks",
 }
 
 
@@ -160,6 +167,9 @@ class Incoming:
     reply: dict[str, Any] | None = None
     problem: str | None = None
     items: list["Incoming"] = field(default_factory=list)
+    #: a tasks/result that waits for its task: (seconds until it ends, the task id); the session
+    #: sends ``core.tasks.result_reply`` then
+    later: tuple[float, str] | None = None
 
 
 @dataclass
@@ -180,8 +190,10 @@ class ClientCore:
     _cancelled: set[Any] = field(default_factory=set)
     _server_ids: set[Any] = field(default_factory=set)  # ids of the server's requests seen
     _given_caps: bool = False
+    tasks: TaskStore = field(default_factory=TaskStore)
 
     def __post_init__(self) -> None:
+        self.tasks.faulty = self.faulty
         if self.version not in VERSIONS:
             raise ValueError(f"unknown protocol version {self.version!r} (known: {', '.join(VERSIONS)})")
         if self.fault is not None:
@@ -205,6 +217,8 @@ class ClientCore:
         drop = _UNDECLARED.get(behaviour(self.fault)) if self.fault else None
         if drop is not None and self._acts(self.fault, version):
             caps.pop(drop, None)
+        if "tasks" in caps and self.fault == "task-undeclared-type" and self._acts(self.fault, version):
+            caps["tasks"] = task_capabilities(sampling=False)  # fault: sampling tasks made, not declared
         return caps
 
     def use_version(self, version: str) -> None:
@@ -379,6 +393,9 @@ class ClientCore:
         if rid is None or isinstance(rid, bool) or not isinstance(rid, (str, int)):
             return self._invalid(msg, f"a request with id {rid!r}: ids must be strings or integers, never null")
         self._server_ids.add(_key(rid))
+        if not self.stateless and isinstance(method, str) and self._task_request(method, msg.get("params")):
+            self._check(msg)
+            return self._task_answer(rid, method, msg.get("params"), msg)
         if self.stateless:
             # and no answer: "The client MUST NOT write JSON-RPC responses" (2026-07-28 stdio and
             # streamable HTTP pages)
@@ -386,6 +403,40 @@ class ClientCore:
             return Incoming("request", msg, id=rid, method=method, reply=None)
         self._check(msg)
         return Incoming("request", msg, id=rid, method=method, reply=self._answer(rid, method, msg.get("params")))
+
+    # -- tasks (2025-11-25): the client as receiver ----------------------------------------------
+
+    def _tasks_on(self) -> bool:
+        """Does this client serve tasks (declared, or the fault task-undeclared making them anyway)?"""
+        return spec(self.judged_version).tasks and ("tasks" in self.capabilities or self.faulty("task-undeclared"))
+
+    def _task_request(self, method: str, params: Any) -> bool:
+        if not self._tasks_on():
+            return False
+        if method in TASK_METHODS:
+            augmented = isinstance(params, dict) and isinstance(params.get("task"), dict)
+            made = declared_for(self.capabilities, method) or self.faulty("task-undeclared") \
+                or (self.faulty("task-undeclared-type") and method == "sampling/createMessage")
+            return augmented and made and not self.faulty("task-plain-result")
+        tasks = self.capabilities.get("tasks") if isinstance(self.capabilities.get("tasks"), dict) else {}
+        if method in ("tasks/get", "tasks/result"):
+            return True
+        if method == "tasks/list":
+            return "list" in tasks or self.faulty("task-undeclared")
+        if method == "tasks/cancel":
+            return "cancel" in tasks or self.faulty("task-undeclared")
+        return False
+
+    def _task_answer(self, rid: Any, method: str, params: Any, msg: dict[str, Any]) -> Incoming:
+        if method in TASK_METHODS:
+            reply = self._answer(rid, method, params)
+            if reply is None or "result" not in reply:
+                return Incoming("request", msg, id=rid, method=method, reply=reply)  # not accepted: the error
+            return Incoming("request", msg, id=rid, method=method,
+                            reply={"jsonrpc": "2.0", "id": rid, "result": self.tasks.create(method, params, reply)})
+        reply = self.tasks.handle(rid, method, params)
+        later = self.tasks.result_wait(params) if reply is None and method == "tasks/result" else None
+        return Incoming("request", msg, id=rid, method=method, reply=reply, later=later)
 
     def input_responses(self, requests: Any) -> dict[str, Any] | None:
         """The answers to an InputRequiredResult's ``inputRequests`` (2026-07-28: the server asks

@@ -37,6 +37,7 @@ ALL_TRANSPORTS = ("stdio", "streamable-http", "sse")
 STDIO = ("stdio",)
 HTTP = ("streamable-http",)
 SSE = ("sse",)
+TASKS = ("2025-11-25",)  # basic/utilities/tasks
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,43 @@ FAULTS: dict[str, Fault] = {
     "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "
                                    "only) is answered with a decline result, not -32602", ("2025-11-25",)),
     "no-defaults": _f("a form elicitation is accepted with the fields that have a default left out", ("2025-11-25",)),
+    # -- tasks (2025-11-25): the client as receiver ------------------------------------------------
+    "task-undeclared": _f("no tasks capability declared, yet task-augmented sampling/elicitation is answered with a "
+                          "CreateTaskResult (and tasks/* served)", TASKS),
+    "task-undeclared-type": _f("tasks declared for elicitation only, yet a task-augmented sampling/createMessage "
+                               "gets a CreateTaskResult", TASKS),
+    "task-plain-result": _f("a task-augmented request of a declared type is answered with the plain result, no "
+                            "CreateTaskResult", TASKS),
+    "task-int-id": _f("taskIds are integers", TASKS),
+    "task-same-id": _f("every task gets the first task's taskId", TASKS),
+    "task-list-reopened": _f("tasks/list reports completed tasks as working", TASKS),
+    "task-no-created-at": _f("tasks carry no createdAt", TASKS),
+    "task-no-last-updated-at": _f("tasks carry no lastUpdatedAt", TASKS),
+    "task-no-ttl": _f("tasks/get results carry no ttl", TASKS),
+    "task-result-early": _f("tasks/result of a working task is answered at once with an error, not held until it "
+                            "ends", TASKS),
+    "task-result-task-data": _f("tasks/result returns the task, not the request's result", TASKS),
+    "task-result-no-meta": _f("tasks/result results carry no related-task _meta", TASKS),
+    "task-meta-routes": _f("tasks/get, tasks/result and tasks/cancel find the task by the related-task _meta, not the "
+                           "taskId parameter", TASKS),
+    "task-meta-on-results": _f("tasks/get and tasks/list results carry related-task _meta", TASKS),
+    "task-list-empty": _f("tasks/list lists no task", TASKS),
+    "task-unknown-id-internal-error": _f("an unknown taskId is answered -32603, not -32602", TASKS),
+    "task-cancel-terminal-accepted": _f("tasks/cancel of a terminal task is answered with the task (unchanged), not "
+                                        "-32602", TASKS),
+    "task-cancel-ignored": _f("tasks/cancel of a working task is answered with the task still working", TASKS),
+    "task-cancel-reverts": _f("a cancelled task turns completed once its work would have ended", TASKS),
+    # -- tasks (2025-11-25): the client as requestor -----------------------------------------------
+    "task-ignore-capability": _f("tools marked taskSupport optional/required are called as tasks on a server that "
+                                 "does not declare tasks.requests.tools.call", TASKS),
+    "task-forbidden-augmented": _f("tools marked forbidden (or unmarked) are called as tasks", TASKS),
+    "task-required-plain": _f("tools marked taskSupport required are called plainly", TASKS),
+    "task-fast-poll": _f("tasks/get is sent again at once, ignoring pollInterval", TASKS),
+    "task-poll-once": _f("a task is polled once, then given up while still working", TASKS),
+    "task-no-input-result": _f("input_required does not make it call tasks/result: it keeps polling", TASKS),
+    "task-meta-on-requests": _f("tasks/get and tasks/result requests carry related-task _meta", TASKS),
+    "task-wait-notification": _f("a task is not polled: the client waits for notifications/tasks/status, and gives up",
+                                 TASKS),
     # -- stdio --------------------------------------------------------------------------------------
     "pretty-json": _f("one extra message written pretty-printed, over several lines", transports=STDIO),
     "stdin-garbage": _f("one extra line that is not JSON written to the server's stdin", transports=STDIO),

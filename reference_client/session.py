@@ -264,11 +264,31 @@ class Session:
             # request by the server does not stop its answer
             self.link._tg.start_soon(self._answer_later, incoming.reply)
             return []
+        for i in items:
+            if i.later is not None and getattr(self.link, "_tg", None) is not None:
+                # a tasks/result of a task still working: answered once the task ends
+                self.link._tg.start_soon(self._task_result_later, i.id, *i.later)
         replies = [i.reply for i in items if i.reply is not None
                    and not (i.kind == "request" and self.core.cancelled_by_server(i.id))]
         if replies:
             await self.link.send(replies if incoming.kind == "batch" else replies[0])
         return [i.message for i in items if i.kind == "response"]
+
+    async def _task_result_later(self, rid: Any, wait: float, tid: str) -> None:
+        """``tasks/result`` blocks until the task is terminal ("MUST block the response until the
+        task reaches a terminal status"): sent once it has ended (or been cancelled)."""
+        from reference_client.tasks import TERMINAL
+
+        with anyio.move_on_after(wait + 0.05):
+            while self.core.tasks.tasks.get(tid) is not None \
+                    and self.core.tasks.tasks[tid].status(self.core.tasks.clock()) not in TERMINAL:
+                await anyio.sleep(0.02)
+        if self.core.cancelled_by_server(rid):
+            return
+        try:
+            await self.link.send(self.core.tasks.result_reply(rid, tid), quiet=True)
+        except Exception:
+            pass
 
     async def _answer_later(self, reply: dict[str, Any]) -> None:
         await anyio.sleep(SLOW_MODEL)
@@ -784,12 +804,18 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
         log(f"tools/call {name}: left alone (may be destructive)")
         return
     execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
-    if execution.get("taskSupport") == "required":
-        log(f"tools/call {name}: left alone (it must be called as a task)")
+    support = execution.get("taskSupport") if execution.get("taskSupport") in ("optional", "required") else "forbidden"
+    as_task = _as_task(session, support, log)
+    if support == "required" and not as_task and not session.faulty("task-required-plain"):
+        log(f"tools/call {name}: left alone (it must be called as a task, and the server does not declare "
+            "tasks.requests.tools.call)")
         return
     args = given if given is not None else sample_arguments(tool.get("inputSchema"))
     if args is None:
         log(f"tools/call {name}: left alone (cannot make up its required arguments)")
+        return
+    if as_task:
+        await _call_tool_as_task(session, name, args, log)
         return
     headers = {}
     for path, header, _ in mirrored_params(tool.get("inputSchema")):
@@ -811,3 +837,117 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
         return
     result = _result(answer, f"tools/call {name}")
     log(f"tools/call {name}: {'isError result' if result.get('isError') else 'ok'}")
+
+
+# -- tools called as tasks (2025-11-25 basic/utilities/tasks, the client as requestor) ----------------
+
+TASK_TTL = 60_000
+MIN_POLL = 0.05  # seconds: the least wait between two tasks/get when the server suggests none
+MAX_POLL = 2.0  # ... and the most, whatever pollInterval says (the tour must end)
+POLL_WAIT_MIN = 10.0  # seconds a task is polled for, at least (else 3 x --timeout)
+NOTIFICATION_WAIT = 1.0  # fault task-wait-notification: how long it waits for a status notification
+
+
+def _tools_call_tasks(session: Session) -> bool:
+    caps = session.server_caps.get("tasks") if isinstance(session.server_caps.get("tasks"), dict) else {}
+    requests = caps.get("requests") if isinstance(caps.get("requests"), dict) else {}
+    tools = requests.get("tools") if isinstance(requests.get("tools"), dict) else {}
+    return "call" in tools
+
+
+def _as_task(session: Session, support: str, log: Callable[[str], None]) -> bool:
+    """Call the tool as a task?  Only where the server declares tasks.requests.tools.call ("If a
+    server's capabilities do not include tasks.requests.tools.call, then clients MUST NOT attempt
+    to use task augmentation on that server's tools"), and then exactly for ``required`` tools
+    ("clients MUST invoke the tool as a task"; ``optional`` ones are called plainly, which the page
+    allows; ``forbidden`` or absent: "clients MUST NOT attempt to invoke the tool as a task")."""
+    if not spec(session.core.judged_version).tasks:
+        return False
+    declared = _tools_call_tasks(session)
+    if not declared:
+        return session.faulty("task-ignore-capability") and support in ("optional", "required")
+    if support == "required":
+        return not session.faulty("task-required-plain")
+    if support == "forbidden":
+        return session.faulty("task-forbidden-augmented")
+    return False
+
+
+async def _call_tool_as_task(session: Session, name: Any, args: dict[str, Any], log: Callable[[str], None]) -> None:
+    """A task-augmented tools/call: the CreateTaskResult, then tasks/get every pollInterval until the
+    task is terminal ("Requestors SHOULD respect the pollInterval", "SHOULD continue polling until
+    the task reaches a terminal status ... or until encountering the input_required status"), and
+    tasks/result (at once on input_required: "it SHOULD preemptively call tasks/result").  The
+    server's notifications/tasks/status are not waited for ("Requestors MUST NOT rely on receiving"
+    them)."""
+    answer = await session.call("tools/call", {"name": name, "arguments": args, "task": {"ttl": TASK_TTL}}, progress=True)
+    error = answer.get("error") if isinstance(answer.get("error"), dict) else None
+    if error is not None:
+        log(f"tools/call {name} (as a task): error {error.get('code')} {error.get('message')!r}")
+        return
+    result = _result(answer, f"tools/call {name}")
+    task = result.get("task")
+    if not isinstance(task, dict):  # the server ran it as a plain call
+        log(f"tools/call {name} (as a task): answered with the call's result, no task")
+        return
+    tid = task.get("taskId")
+    if not isinstance(tid, str):
+        raise StepFailed(f"tools/call {name}: the CreateTaskResult has no string taskId")
+    log(f"tools/call {name}: task {tid} {task.get('status')}")
+    if session.faulty("task-wait-notification"):
+        await _wait_for_status_notification(session, tid, log)
+        return
+    status, interval = task.get("status"), task.get("pollInterval")
+    deadline = anyio.current_time() + max(POLL_WAIT_MIN, 3 * session.timeout)
+    polled = 0
+    while status not in ("completed", "failed", "cancelled"):
+        if status == "input_required" and not session.faulty("task-no-input-result"):
+            log(f"tasks/get {tid}: input_required; asking for the result")
+            break
+        if anyio.current_time() >= deadline:
+            raise StepFailed(f"tools/call {name}: task {tid} still {status} after {max(POLL_WAIT_MIN, 3 * session.timeout):g} s")
+        if session.faulty("task-poll-once") and polled:
+            log(f"fault task-poll-once: task {tid} is {status}; no more polling")
+            return
+        wait = interval / 1000 if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0 else MIN_POLL
+        if session.faulty("task-fast-poll"):
+            wait = 0.0
+        await anyio.sleep(min(MAX_POLL, max(0.0 if session.faulty("task-fast-poll") else MIN_POLL, wait)))
+        got = _result(await session.call("tasks/get", _task_params(session, tid)), "tasks/get")
+        polled += 1
+        status, interval = got.get("status"), got.get("pollInterval", interval)
+    timeout = max(session.timeout, deadline - anyio.current_time())
+    final = await session.call("tasks/result", _task_params(session, tid), timeout=timeout)
+    if "error" in final:
+        err = final.get("error") if isinstance(final.get("error"), dict) else {}
+        log(f"tasks/result {tid}: error {err.get('code')} {err.get('message')!r}")
+        return
+    out = _result(final, "tasks/result")
+    log(f"tools/call {name}: task {tid} {'isError result' if out.get('isError') else 'ok'}")
+
+
+def _task_params(session: Session, tid: str) -> dict[str, Any]:
+    """The params of tasks/get and tasks/result: the taskId, and no related-task metadata
+    ("Requestors SHOULD NOT include io.modelcontextprotocol/related-task metadata in these
+    requests"; fault task-meta-on-requests adds it)."""
+    if session.faulty("task-meta-on-requests"):
+        from conformance.spec.meta import RELATED_TASK_KEY
+
+        return {"taskId": tid, "_meta": {RELATED_TASK_KEY: {"taskId": tid}}}
+    return {"taskId": tid}
+
+
+async def _wait_for_status_notification(session: Session, tid: str, log: Callable[[str], None]) -> None:
+    """Fault task-wait-notification: no polling; a notifications/tasks/status is waited for a
+    moment (reading what arrives), and the task is given up when none comes."""
+    seen = len(session.core.notifications)
+    with anyio.move_on_after(NOTIFICATION_WAIT):
+        while True:
+            for n in session.core.notifications[seen:]:
+                params = n.get("params") if isinstance(n.get("params"), dict) else {}
+                if n.get("method") == "notifications/tasks/status" and params.get("taskId") == tid:
+                    log(f"fault task-wait-notification: task {tid} is {params.get('status')}")
+                    return
+            seen = len(session.core.notifications)
+            await session._next()
+    log(f"fault task-wait-notification: no status notification for task {tid}; giving up")

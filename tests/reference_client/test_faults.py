@@ -711,6 +711,11 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "meta-without-capabilities": _expect_extra(lambda w: CAPS not in w.value["params"]["_meta"] and PV in w.value["params"]["_meta"]),
     "meta-without-client-info": _check_meta_without_info,
 }
+# the task faults act on task-augmented requests, tasks/* and tools marked execution.taskSupport,
+# which the scripted server never sends nor lists: on the wire in tests/broken_clients, in the
+# task store in tests/reference_client/test_tasks.py
+for _name in [n for n in FAULTS if n.startswith("task-")]:
+    CHECKS[_name] = _no_diff
 
 
 def _notification_with_id(strict: Run, faulty: Run) -> None:
@@ -828,6 +833,7 @@ CHECKS["answer-notification"] = _answer_notification
 _BASELINE_CAPS = {
     "undeclared-roots": "roots", "roots-unsupported-internal-error": "roots",
     "undeclared-sampling": "sampling", "string-error-code": "sampling", "undeclared-elicitation": "elicitation",
+    "task-undeclared": "tasks", "task-undeclared-type": "tasks",
 }
 # what the scripted server must do for the fault to show
 _SERVER = {

@@ -25,11 +25,16 @@ from conformance.spec import errors as codes
 from conformance.spec.meta import RELATED_TASK_KEY
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+from conformance.wire.tasks import TERMINAL, asked_task, iso_timestamp
+from conformance.wire.tasks import comparable as _comparable
+from conformance.wire.tasks import related_task as _related
+from conformance.wire.tasks import status_of as _status
+from conformance.wire.tasks import task_of as _task_of
+from conformance.wire.tasks import taskish as _taskish
 
 from ._features import declared, describe_error, synth_args
 from ._helpers import closing_round_trip, list_tools, long_running_tools
 
-TERMINAL = ("completed", "failed", "cancelled")
 SLOW_SECONDS = 1.2  # how long we ask an adjustable tool to take
 TASK_WAIT = 15.0  # how long past its own duration we wait for a task to end
 POLL_MIN, POLL_MAX = 0.05, 0.5  # seconds between tasks/get polls (the server's pollInterval, within these)
@@ -37,9 +42,6 @@ TTL_MS = 60_000
 UNKNOWN_WAIT = 5.0  # how long after cancelling a task of unknown duration we look again
 TOOLS_CALL = "tasks.requests.tools.call"
 _ONLY_TIME = re.compile(r"slow|sleep|delay|wait", re.I)
-_ISO = re.compile(
-    r"^\d{4}-?\d{2}-?\d{2}[Tt ]\d{2}(:?\d{2}(:?\d{2}([.,]\d+)?)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?$"
-)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -100,37 +102,8 @@ def _capable(tools: list[TaskTool]) -> list[TaskTool]:
 # small readers
 
 
-def _task_of(env: Envelope | None) -> dict[str, Any] | None:
-    """The ``task`` object of a CreateTaskResult."""
-    if env is None or env.kind is not Kind.RESULT or not isinstance(env.result, dict):
-        return None
-    task = env.result.get("task")
-    return task if isinstance(task, dict) else None
-
-
-def _status(env: Envelope | None) -> Any:
-    if env is None or env.kind is not Kind.RESULT or not isinstance(env.result, dict):
-        return MISSING
-    return env.result.get("status", MISSING)
-
-
-def _related(obj: Any) -> Any:
-    meta = obj.get("_meta") if isinstance(obj, dict) else None
-    return meta.get(RELATED_TASK_KEY, MISSING) if isinstance(meta, dict) else MISSING
-
-
 def _call_result(env: Envelope | None) -> bool:
     return env is not None and env.kind is Kind.RESULT and isinstance(env.result, dict) and isinstance(env.result.get("content"), list)
-
-
-def _comparable(result: Any) -> Any:
-    if not isinstance(result, dict):
-        return result
-    return {k: v for k, v in result.items() if k != "_meta"}
-
-
-def iso_timestamp(value: Any) -> bool:
-    return isinstance(value, str) and bool(_ISO.match(value))
 
 
 async def _ask(peer: RawPeer, method: str, params: Any, timeout: float, **kw: Any) -> Envelope | None:
@@ -513,12 +486,6 @@ async def task_lifecycle(ctx: ScenarioContext) -> None:
     await _error_task(ctx, peer, tools)
 
 
-def _taskish(env: Envelope) -> bool:
-    """Task data where the underlying result belongs: a CreateTaskResult or a Task."""
-    r = env.result if env.kind is Kind.RESULT else None
-    return isinstance(r, dict) and ("task" in r and "content" not in r or ("taskId" in r and "status" in r and "content" not in r))
-
-
 def _judge_terminal(ctx: ScenarioContext, tid: str, res: Envelope | None, status: str) -> None:
     if res is None:
         ctx.check("tasks.result.terminal", False, problem="TaskResultUnanswered",
@@ -810,7 +777,7 @@ async def task_messages(ctx: ScenarioContext) -> None:
                           message=f"the {method} result carries related-task metadata, though the task is named in it",
                           expected=f"no _meta[{RELATED_TASK_KEY!r}]", actual=result.get("_meta"), json_path="$.result._meta")
                 if method == "tasks/result":
-                    asked = _asked_task(conn.peer, env.id)
+                    asked = asked_task(conn.peer.transcript.entries, env.id)
                     rel = _related(result)
                     judge("tasks.result.related-task", isinstance(rel, dict) and rel.get("taskId") == asked, conn.peer, entry.seq,
                           problem="TaskResultWithoutRelatedTask",
@@ -857,11 +824,3 @@ async def task_messages(ctx: ScenarioContext) -> None:
             ctx.not_reached(rid, "no such message in the run")
         elif not bad[rid]:
             ctx.check(rid, True, message=f"{seen[rid]} message(s) checked")
-
-
-def _asked_task(peer: RawPeer, rid: Any) -> Any:
-    for entry in reversed(peer.transcript.entries):
-        env = entry.envelope
-        if entry.direction == Direction.OUT and env is not None and env.kind is Kind.REQUEST and env.id == rid and type(env.id) is type(rid):
-            return env.params.get("taskId") if isinstance(env.params, dict) else None
-    return None
