@@ -22,7 +22,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import pytest
 
 from conformance.outcomes import Level
 from conformance.spec.requirements import catalogue
+from tests.prefetch import Prefetch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,31 +122,35 @@ def test_defects_name_client_requirements_where_they_apply() -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
+    """The selected cases' runs, each started when its test asks for it together with the next
+    ``JOBS - 1`` in test order (tests/prefetch.py: under xdist a worker runs only its share)."""
     selected = [item.callspec.params["case"] for item in request.session.items
                 if item.module is sys.modules[__name__] and hasattr(item, "callspec") and "case" in item.callspec.params]
-    pool = ThreadPoolExecutor(max_workers=JOBS, thread_name_prefix="broken-client")
-    futures: dict[str, Future] = {}
-    for case in selected:
-        if case.name not in futures:
-            d = DEFECTS[case.name]
-            futures[case.name] = pool.submit(run_suite, client_command(case, dual=d.dual), case.transport,
-                                             [case.version], tmp_path_factory.mktemp(case.name))
-    try:
-        yield futures
-    finally:
-        for f in futures.values():
-            f.cancel()
+    by_name = {case.name: case for case in reversed(selected)}  # the first case of a name, as before
+    order = list(dict.fromkeys(case.name for case in selected))
+
+    def start(name: str) -> tuple[int, dict]:
+        case = by_name[name]
+        d = DEFECTS[name]
+        return run_suite(client_command(case, dual=d.dual), case.transport, [case.version], tmp_path_factory.mktemp(name))
+
+    def stop() -> None:
         with _LOCK:
             _STOPPING.set()
             for proc in list(_LIVE):
                 proc.terminate()
-        pool.shutdown(wait=True)
+
+    prefetch = Prefetch(order, start, JOBS, name="broken-client")
+    try:
+        yield prefetch
+    finally:
+        prefetch.close(stop=stop)
         _STOPPING.clear()
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.name}-{c.transport}-{c.version}")
-def test_suite_flags_exactly_the_broken_client_requirement(case: Case, runs: dict[str, Future]) -> None:
+def test_suite_flags_exactly_the_broken_client_requirement(case: Case, runs: Prefetch[str]) -> None:
     d = DEFECTS[case.name]
     req = catalogue()[d.requirement]
     expected = "fail" if req.level is Level.MUST else "warning"

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,8 @@ BROKEN = ROOT / "fixtures" / "broken_servers"
 sys.path.insert(0, str(BROKEN))
 
 import defects as registry  # noqa: E402
+
+from tests.prefetch import Prefetch  # noqa: E402
 
 DEFECTS = sorted(registry.load().values(), key=lambda d: d.name)
 FLAGGED = {"fail", "warning", "error", "stale"}
@@ -110,30 +111,25 @@ def test_defects_are_well_formed() -> None:
 
 
 @pytest.fixture(scope="module")
-def suite_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
-    """Every selected defect's run, started ``JOBS`` at a time in test order."""
+def suite_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
+    """The selected defects' runs, each started when its first test asks for it together with the
+    next ``JOBS - 1`` in test order (tests/prefetch.py: under xdist a worker runs only its share)."""
     selected = [
         item.callspec.params["d"] for item in request.session.items
         if item.module is sys.modules[__name__] and hasattr(item, "callspec") and "d" in item.callspec.params
     ]
-    pool = ThreadPoolExecutor(max_workers=JOBS, thread_name_prefix="defect")
-    runs: dict[str, Future] = {}
-    for d in selected:  # one run per defect, however many tests look at it
-        if d.name not in runs:
-            runs[d.name] = pool.submit(_run_suite, d, tmp_path_factory.mktemp(d.name))
+    by_name = {d.name: d for d in selected}  # one run per defect, however many tests look at it
+    runs = Prefetch(list(by_name), lambda name: _run_suite(by_name[name], tmp_path_factory.mktemp(name)), JOBS,
+                    name="defect")
     try:
         yield runs
     finally:
-        for run in runs.values():
-            run.cancel()
-        if any(not run.done() for run in runs.values()):
-            _stop_live_runs()  # the session ended before every run was waited for
-        pool.shutdown(wait=True)
+        runs.close(stop=_stop_live_runs)  # the session ended before every run was waited for
         _STOPPING.clear()
 
 
 @pytest.mark.parametrize("d", DEFECTS, ids=lambda d: d.name)
-def test_suite_flags_exactly_the_broken_requirement(d: registry.Defect, suite_runs: dict[str, Future]) -> None:
+def test_suite_flags_exactly_the_broken_requirement(d: registry.Defect, suite_runs: Prefetch[str]) -> None:
     req = catalogue()[d.requirement]
     expected = "fail" if req.level is Level.MUST else "warning"
     code, report = suite_runs[d.name].result()
@@ -163,7 +159,7 @@ UNUSABLE = {  # defect -> what the one verdict says, and what every other result
 
 @pytest.mark.parametrize("d", [registry.get(n) for n in UNUSABLE], ids=lambda d: d.name)
 def test_an_unusable_version_is_one_verdict_and_everything_else_is_skipped_with_its_reason(
-        d: registry.Defect, suite_runs: dict[str, Future]) -> None:
+        d: registry.Defect, suite_runs: Prefetch[str]) -> None:
     """No scenario waits for the timeout again: apart from the one failed requirement, every
     result of every version the run covered is a skip whose reason names the unusable session."""
     problem, reason = UNUSABLE[d.name]
@@ -194,7 +190,7 @@ SILENT = {  # issue 23: silence in every form, on every transport -> (problem, w
 
 @pytest.mark.parametrize("d", [registry.get(n) for n in SILENT], ids=lambda d: d.name)
 def test_silence_in_any_form_is_one_verdict_per_version_never_an_error(
-        d: registry.Defect, suite_runs: dict[str, Future]) -> None:
+        d: registry.Defect, suite_runs: Prefetch[str]) -> None:
     """A request left unanswered -- no JSON-RPC response, no HTTP response headers, a body that
     never ends, no SSE endpoint event -- is the target's failure, never an error of ours; a version
     whose handshake went unanswered is that one verdict, and every other result of the version is a

@@ -27,13 +27,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Mapping
 
 import pytest
 
 from conformance.spec.requirements import catalogue
+from tests.prefetch import Prefetch
 
 from . import peer_verdicts as pv
 
@@ -146,22 +146,23 @@ _STOPPING = threading.Event()
 
 
 @pytest.fixture(scope="module")
-def client_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
-    """The selected clients' CLI runs, started ahead, ``LANES`` at a time."""
+def client_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
+    """The selected clients' CLI runs, each started when its test asks for it together with the
+    next ``LANES - 1`` (tests/prefetch.py: under xdist a worker runs only its share)."""
     selected = [item.callspec.params["client"] for item in request.session.items
                 if item.module is sys.modules[__name__] and item.originalname == "test_real_client_verdicts_are_the_expected_ones"]
-    pool = ThreadPoolExecutor(max_workers=LANES, thread_name_prefix="real-client")
-    futures = {c: pool.submit(_run_or_missing, c, tmp_path_factory.mktemp(c)) for c in dict.fromkeys(selected)}
-    try:
-        yield futures
-    finally:
-        for f in futures.values():
-            f.cancel()
+
+    def stop() -> None:
         with _LOCK:
             _STOPPING.set()
             for proc in list(_LIVE):
                 pv._interrupt(proc)
-        pool.shutdown(wait=True)
+
+    runs = Prefetch(selected, lambda c: _run_or_missing(c, tmp_path_factory.mktemp(c)), LANES, name="real-client")
+    try:
+        yield runs
+    finally:
+        runs.close(stop=stop)
         _STOPPING.clear()
 
 
@@ -176,7 +177,7 @@ def _run_or_missing(client: str, report_dir: Path) -> Any:
 @pytest.mark.integration
 @pytest.mark.timeout(2 * RUN_DEADLINE + 60)
 @pytest.mark.parametrize("client", list(RUNS))
-def test_real_client_verdicts_are_the_expected_ones(client: str, client_runs: dict[str, Future]) -> None:
+def test_real_client_verdicts_are_the_expected_ones(client: str, client_runs: Prefetch[str]) -> None:
     outcome = client_runs[client].result()
     if isinstance(outcome, clients.ClientMissing):
         pytest.skip(f"client {client!r} is not installed: {outcome.reason}")
