@@ -251,6 +251,26 @@ class HttpLink:
         self._readers: dict[Any, anyio.CancelScope] = {}
         #: the client's fault check (``ClientCore.faulty``), for the faults that act on the wire
         self.faulty: Callable[[str], bool] = lambda name: False
+        #: the OAuth flow (``reference_client.authorize.Authorizer``), None: no authorization
+        self.auth: Any = None
+
+    async def _send(self, method: str, url: str, *, headers: Mapping[str, str], content: bytes | None = None) -> httpx.Response:
+        """Send one HTTP request (streamed answer) with the bearer token when there is one; a 401,
+        or a 403 insufficient_scope, goes to the OAuth flow and the request is sent again with the
+        new token (at most three times).  A refused flow leaves the (read, closed) answer to the
+        caller."""
+        for attempt in range(4):
+            generation = self.auth.generation if self.auth is not None else 0
+            hdrs = {**headers, **(self.auth.header() if self.auth is not None else {})}
+            request = self._client.build_request(method, url, content=content, headers=hdrs)
+            response = await self._client.send(request, stream=True)
+            if self.auth is None or attempt == 3 or not self.auth.wants(response):
+                return response
+            await response.aread()
+            await response.aclose()
+            if not await self.auth.challenge(response, generation):
+                return response
+        return response  # (not reached)
 
     async def __aenter__(self) -> "HttpLink":
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False,
@@ -312,9 +332,8 @@ class HttpLink:
             if key is not None:
                 self._readers[key] = scope
             try:
-                request = self._client.build_request(method, url, content=body, headers=headers)
                 try:
-                    response = await self._client.send(request, stream=True)
+                    response = await self._send(method, url, content=body, headers=headers)
                 except httpx.HTTPError as exc:
                     sent.set()
                     if not quiet:
@@ -398,8 +417,7 @@ class HttpLink:
             if not self.faulty("ignore-retry"):
                 await anyio.sleep(min(retry_ms, 10_000) / 1000)
             resume_from = None if self.faulty("resume-without-last-event-id") else last_id
-            request = self._client.build_request("GET", self.url, headers=self._stream_headers(resume_from))
-            response = await self._client.send(request, stream=True)
+            response = await self._send("GET", self.url, headers=self._stream_headers(resume_from))
             if response.status_code != 200:
                 if response.status_code == 404 and self.session_id is not None:
                     self.session_expired = True
@@ -432,7 +450,8 @@ class HttpLink:
             if self.session_id != session_id:
                 return  # a new session opens its own stream
             try:
-                async with self._client.stream("GET", self.url, headers=self._stream_headers(last_id)) as response:
+                response = await self._send("GET", self.url, headers=self._stream_headers(last_id))
+                try:
                     if response.status_code != 200:
                         if response.status_code == 404 and session_id is not None and self.session_id == session_id:
                             self.session_expired = True
@@ -446,6 +465,9 @@ class HttpLink:
                                 retry_ms = event.retry
                             if event.data.strip():
                                 await self._inbox.put(_parse(event.data.encode("utf-8"), "the GET stream"))
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await response.aclose()
             except httpx.HTTPError:
                 pass
             await anyio.sleep(min(retry_ms, 10_000) / 1000)
@@ -459,7 +481,8 @@ class HttpLink:
                 with anyio.move_on_after(self.timeout):
                     try:  # end the session (a server may answer 405: it does not allow that)
                         await self._client.delete(self.url, headers={"Mcp-Session-Id": self.session_id,
-                                                                    **({"MCP-Protocol-Version": self.protocol_version} if self.protocol_version else {})})
+                                                                    **({"MCP-Protocol-Version": self.protocol_version} if self.protocol_version else {}),
+                                                                    **(self.auth.header() if self.auth is not None else {})})
                     except httpx.HTTPError:
                         pass
             await self._client.aclose()
