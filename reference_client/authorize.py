@@ -102,6 +102,14 @@ class Authorizer:
     _callbacks: Any = None
     _tg: Any = None
     redirect_uri: str | None = None
+    _spent: float = 0.0  # seconds spent in finished flows
+    _busy_since: float | None = None
+
+    def spent(self) -> float:
+        """Seconds spent authorizing so far (a flow under way counts): the session does not count
+        them against its wait for an answer."""
+        busy = anyio.current_time() - self._busy_since if self._busy_since is not None else 0.0
+        return self._spent + busy
 
     async def __aenter__(self) -> "Authorizer":
         self._lock = anyio.Lock()
@@ -153,6 +161,7 @@ class Authorizer:
             if self.generation != generation and self.token:
                 return True  # another request already got a new token
             params = oauth.bearer_challenge(response.headers.get_list("www-authenticate"))
+            self._busy_since = anyio.current_time()
             try:
                 with anyio.fail_after(self.config.flow_timeout):
                     if response.status_code == 403:
@@ -171,6 +180,9 @@ class Authorizer:
                 self.refused = f"an authorization request failed: {exc!r}"
                 self.log(f"authorization: {self.refused}")
                 return False
+            finally:
+                self._spent += anyio.current_time() - self._busy_since
+                self._busy_since = None
             return True
 
     # -- the flow ----------------------------------------------------------------------------
