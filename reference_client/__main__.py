@@ -137,7 +137,8 @@ def _authorizer(ns: argparse.Namespace, core: Any, log: Any) -> Any:
 
     from reference_client.authorize import RUNNER_CIMD_URL, AuthConfig, Authorizer, runner_context
 
-    runner = bool(os.environ.get("MCP_CONFORMANCE_SCENARIO"))
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO") or ""
+    runner = bool(scenario)
     context = runner_context() if runner else {}
     browser = os.environ.get("BROWSER") or None
     if ns.authorize == "fetch":
@@ -148,7 +149,8 @@ def _authorizer(ns: argparse.Namespace, core: Any, log: Any) -> Any:
         client_id=ns.client_id or (context.get("client_id") if isinstance(context.get("client_id"), str) else None),
         client_secret=ns.client_secret or (context.get("client_secret") if isinstance(context.get("client_secret"), str) else None),
         client_issuer=ns.client_issuer,
-        client_metadata_url=ns.client_metadata_url or (RUNNER_CIMD_URL if runner else None),
+        # the official runner's auth/* scenarios know this client by their fixed test URL
+        client_metadata_url=ns.client_metadata_url or (RUNNER_CIMD_URL if scenario.startswith("auth/") else None),
         browser=browser, timeout=ns.timeout, flow_timeout=ns.auth_timeout)
     return Authorizer(ns.url, lambda: core.judged_version, config, log=log)
 
