@@ -333,6 +333,8 @@ class Authorizer:
         secret = doc.get("client_secret") if isinstance(doc.get("client_secret"), str) else None
         got = doc.get("token_endpoint_auth_method")
         method = got if isinstance(got, str) and got in ("none", "client_secret_basic", "client_secret_post") else method
+        if method != "none" and secret is None:
+            method = "none"  # no secret came back: a public client, whatever was asked for
         return _Registration(issuer, doc["client_id"], secret, method)
 
     async def _redirect_uri(self) -> str:
@@ -370,7 +372,7 @@ class Authorizer:
                     pass
                 if found and self._callbacks is not None:
                     try:
-                        self._callbacks[0].send_nowait(f"http://127.0.0.1{target}")
+                        self._callbacks[0].send_nowait(f"http://{urlsplit(self.redirect_uri or '').netloc}{target}")
                     except anyio.WouldBlock:
                         pass
 
@@ -392,11 +394,20 @@ class Authorizer:
         return oauth.callback_params(location, redirect_uri)
 
     async def _browser(self, url: str, redirect_uri: str) -> dict[str, list[str]]:
-        command = self.config.browser.split(os.pathsep)[0]
-        argv = [a.replace("%s", url) for a in shlex.split(command)] if "%s" in command else [*shlex.split(command), url]
+        command = self.config.browser.split(os.pathsep)[0]  # as Python's webbrowser reads $BROWSER
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            raise OAuthRefused(f"$BROWSER {command!r} cannot be read as a command: {exc}") from exc
+        if not words:
+            raise OAuthRefused("$BROWSER is empty")
+        argv = [w.replace("%s", url) for w in words] if "%s" in command else [*words, url]
         self.log(f"authorization: opening the authorization URL with {argv[0]}")
-        proc = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)
+        try:
+            proc = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise OAuthRefused(f"$BROWSER {argv[0]!r} cannot be started: {exc.strerror or exc}") from exc
         try:
             location = await self._callbacks[1].receive()
             return oauth.callback_params(location, redirect_uri)
