@@ -99,7 +99,7 @@ async def _run(ns: argparse.Namespace) -> int:
     if ns.fault:
         log(f"fault {ns.fault}: {_fault_summary(ns.fault)}")
     quit_why: str | None = None
-    auth = _authorizer(ns, core, log) if ns.url else None
+    auth = _authorizer(ns, core, log) if ns.url or ns.sse_url else None
     if auth is not None:
         link.auth = auth
     try:
@@ -152,7 +152,7 @@ def _authorizer(ns: argparse.Namespace, core: Any, log: Any) -> Any:
         # the official runner's auth/* scenarios know this client by their fixed test URL
         client_metadata_url=ns.client_metadata_url or (RUNNER_CIMD_URL if scenario.startswith("auth/") else None),
         browser=browser, timeout=ns.timeout, flow_timeout=ns.auth_timeout)
-    return Authorizer(ns.url, lambda: core.judged_version, config, log=log)
+    return Authorizer(ns.url or ns.sse_url, lambda: core.judged_version, config, log=log)
 
 
 class _maybe:

@@ -338,3 +338,79 @@ def test_browser_mode_takes_the_answer_on_the_loopback_listener(tmp_path: Path) 
     assert ok == [True] and auth.token, auth.refused
     assert not any(r.url.path == "/authorize" for r in world.log)  # the browser went there, not the client
     assert auth._listener is None  # closed
+
+
+# -- the links: the bearer on every request once there is a token ------------------------------
+
+def _protected(world: World, inner: Any) -> Any:
+    """``world`` plus an MCP endpoint that wants a bearer token from it on every request."""
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "rs.test" and not request.url.path.startswith("/.well-known/"):
+            world.log.append(request)
+            if not request.headers.get("authorization", "").startswith("Bearer token-"):
+                return _unauthorized()
+            return inner(request)
+        return world.handler(request)
+    return handler
+
+
+def test_streamable_http_sends_the_token_on_every_request_after_a_401() -> None:
+    from reference_client.links import HttpLink
+
+    world = World()
+
+    def mcp(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            body = json.loads(request.content)
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": {}},
+                                  headers={"Mcp-Session-Id": "s1"} if body["method"] == "initialize" else {})
+        return httpx.Response(405 if request.method == "GET" else 200)
+
+    async def run() -> Any:
+        transport = httpx.MockTransport(_protected(world, mcp))
+        auth = Authorizer(MCP, lambda: "2025-11-25", AuthConfig(timeout=5), http_transport=transport)
+        async with auth:
+            link = HttpLink(MCP, stateless=False, timeout=5, http_transport=transport)
+            link.auth = auth
+            async with link:
+                await link.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+                first = await link.receive()
+                link.open_stream()
+                await link.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+                second = await link.receive()
+        return first, second
+
+    first, second = anyio.run(run)
+    assert first["id"] == 1 and second["id"] == 2
+    mcp_requests = [r for r in world.log if r.url.host == "rs.test" and r.url.path == "/mcp"]
+    assert [r.method for r in mcp_requests[:2]] == ["POST", "POST"]  # the 401, then the same request with the token
+    assert "authorization" not in mcp_requests[0].headers
+    assert {r.method for r in mcp_requests[1:]} >= {"POST", "GET", "DELETE"}
+    assert all(r.headers["authorization"].startswith("Bearer token-") for r in mcp_requests[1:])
+    assert not any("token-" in str(r.url) for r in world.log)  # never a token in a URL
+
+
+def test_http_sse_sends_the_token_on_the_stream_and_every_post() -> None:
+    from reference_client.links import SseLink
+
+    world = World(resource=f"{RS}/sse", prm_path="/.well-known/oauth-protected-resource/sse")
+
+    def sse(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, headers={"Content-Type": "text/event-stream"},
+                                  content=b"event: endpoint\ndata: /messages?s=1\n\n")
+        return httpx.Response(202)
+
+    async def run() -> None:
+        transport = httpx.MockTransport(_protected(world, sse))
+        auth = Authorizer(f"{RS}/sse", lambda: "2024-11-05", AuthConfig(timeout=5), http_transport=transport)
+        async with auth:
+            link = SseLink(f"{RS}/sse", timeout=5, http_transport=transport)
+            link.auth = auth
+            async with link:
+                await link.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+
+    anyio.run(run)
+    rs = [r for r in world.log if r.url.host == "rs.test" and not r.url.path.startswith("/.well-known/")]
+    assert [(r.method, r.url.path, "authorization" in r.headers) for r in rs] == [
+        ("GET", "/sse", False), ("GET", "/sse", True), ("POST", "/messages", True)]
