@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-call", action="store_true", help="list tools but do not call them")
     p.add_argument("--no-validate", action="store_true", help="do not validate what the server sends against the official schema")
     p.add_argument("--quiet", "-q", action="store_true", help="print only failures")
-    auth = p.add_argument_group("authorization (streamable HTTP: a 401 starts the OAuth flow; reference_client/authorize.py)")
+    auth = p.add_argument_group("authorization (streamable HTTP and HTTP+SSE: a 401 starts the OAuth flow; reference_client/authorize.py)")
     auth.add_argument("--client-id", help="a pre-registered client ID (under the official runner: MCP_CONFORMANCE_CONTEXT's client_id)")
     auth.add_argument("--client-secret", help="its secret, if it has one")
     auth.add_argument("--client-issuer", help="the authorization server (issuer) the pre-registered client belongs to; "
@@ -198,6 +198,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if ns.sse_url and ns.version in VERSIONS and spec(ns.version).stateless:
         parser.error(f"protocol version {ns.version} has no HTTP+SSE transport (--sse-url)")
+    if ns.client_metadata_url:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(ns.client_metadata_url)
+        # "The client_id URL MUST use the "https" scheme and contain a path component"
+        if parts.scheme != "https" or parts.path in ("", "/"):
+            parser.error("--client-metadata-url must be an https URL with a path (https://example.com/client.json)")
     if ns.fault is not None and ns.fault not in FAULTS:
         parser.error(f"unknown fault {ns.fault!r} (known: {', '.join(FAULTS)})")
     import anyio

@@ -381,10 +381,10 @@ class Authorizer:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
-    async def _user_agent(self, url: str, redirect_uri: str) -> dict[str, list[str]]:
+    async def _user_agent(self, url: str, redirect_uri: str, state: str) -> dict[str, list[str]]:
         """Send the user agent to the authorization endpoint; the response's query parameters."""
         if self.config.browser:
-            return await self._browser(url, redirect_uri)
+            return await self._browser(url, redirect_uri, state)
         response = await self._client.get(url)
         location = response.headers.get("location")
         self.log(f"authorization: GET {urlsplit(url).path} (authorization request) -> {response.status_code}")
@@ -393,7 +393,7 @@ class Authorizer:
                                "(this headless client does not fill in login pages; set BROWSER)")
         return oauth.callback_params(location, redirect_uri)
 
-    async def _browser(self, url: str, redirect_uri: str) -> dict[str, list[str]]:
+    async def _browser(self, url: str, redirect_uri: str, state: str) -> dict[str, list[str]]:
         command = self.config.browser.split(os.pathsep)[0]  # as Python's webbrowser reads $BROWSER
         try:
             words = shlex.split(command)
@@ -409,8 +409,11 @@ class Authorizer:
         except OSError as exc:
             raise OAuthRefused(f"$BROWSER {argv[0]!r} cannot be started: {exc.strerror or exc}") from exc
         try:
-            location = await self._callbacks[1].receive()
-            return oauth.callback_params(location, redirect_uri)
+            while True:  # a callback without our state (a stale tab, another program) is discarded
+                params = oauth.callback_params(await self._callbacks[1].receive(), redirect_uri)
+                if params.get("state") == [state]:
+                    return params
+                self.log("authorization: a callback without our state: discarded")
         finally:
             with anyio.CancelScope(shield=True):
                 await _stop(proc)
@@ -426,7 +429,7 @@ class Authorizer:
         url = oauth.authorization_url(meta["authorization_endpoint"], client_id=reg.client_id, redirect_uri=redirect_uri,
                                       challenge=challenge, state=state, resource=resource, scopes=scopes)
         self.authorizations += 1
-        params = await self._user_agent(url, redirect_uri)
+        params = await self._user_agent(url, redirect_uri, state)
         code = oauth.authorization_code(params, state=state, issuer=issuer,
                                         iss_supported=meta.get("authorization_response_iss_parameter_supported") is True)
         form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri, "code_verifier": verifier,

@@ -325,6 +325,8 @@ def test_2025_03_26_falls_back_to_the_default_endpoints_of_the_origin() -> None:
 BROWSER_SCRIPT = """
 import sys, urllib.parse, urllib.request
 q = urllib.parse.parse_qs(urllib.parse.urlsplit(sys.argv[1]).query)
+forged = urllib.parse.urlencode({"code": "forged", "state": "not-ours", "iss": "http://as1.test"})
+urllib.request.urlopen(q["redirect_uri"][0] + "?" + forged, timeout=5).read()  # discarded
 back = urllib.parse.urlencode({"code": "c", "state": q["state"][0], "iss": "http://as1.test"})
 urllib.request.urlopen(q["redirect_uri"][0] + "?" + back, timeout=5).read()
 """
@@ -337,6 +339,8 @@ def test_browser_mode_takes_the_answer_on_the_loopback_listener(tmp_path: Path) 
     auth, ok = anyio.run(partial(_flow, world, [_unauthorized()], "2025-11-25", browser=f"{sys.executable} {script}"))
     assert ok == [True] and auth.token, auth.refused
     assert not any(r.url.path == "/authorize" for r in world.log)  # the browser went there, not the client
+    token = next(r for r in world.log if r.url.path == "/token")
+    assert parse_qs(token.content.decode())["code"] == ["c"]  # not the forged callback's
     assert auth._listener is None  # closed
 
 
