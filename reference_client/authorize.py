@@ -180,6 +180,10 @@ class Authorizer:
                 self.refused = f"an authorization request failed: {exc!r}"
                 self.log(f"authorization: {self.refused}")
                 return False
+            except (httpx.InvalidURL, ValueError) as exc:  # a URL from a server that cannot be used
+                self.refused = f"an authorization URL from the server cannot be used: {exc}"
+                self.log(f"authorization: {self.refused}")
+                return False
             finally:
                 self._spent += anyio.current_time() - self._busy_since
                 self._busy_since = None
@@ -228,7 +232,7 @@ class Authorizer:
         response = await self._client.get(url, headers={"Accept": "application/json", **(headers or {})})
         try:
             return response.status_code, response.json() if response.status_code == 200 else None
-        except ValueError:
+        except (ValueError, RecursionError):
             return response.status_code, None
 
     async def _protected_resource(self, header_url: str | None) -> tuple[dict[str, Any], str]:
@@ -323,7 +327,7 @@ class Authorizer:
         self.log(f"authorization: POST {url} (registration) -> {response.status_code}")
         try:
             doc = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):
             doc = None
         if response.status_code not in (200, 201) or not isinstance(doc, dict) or not isinstance(doc.get("client_id"), str):
             detail = ""
@@ -445,7 +449,7 @@ class Authorizer:
         self.log(f"authorization: POST {url} ({form['grant_type']}) -> {response.status_code}")
         try:
             doc = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):
             doc = None
         if response.status_code != 200:
             err = f": {doc.get('error')}" if isinstance(doc, dict) and doc.get("error") else ""

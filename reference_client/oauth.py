@@ -175,11 +175,17 @@ def resource_refusal(resource: Any, server_url: str) -> str | None:
     and its path is the server's path or a segment prefix of it."""
     if not isinstance(resource, str) or not resource:
         return "its resource member is missing"
-    parts = urlsplit(resource)
+    try:
+        parts = urlsplit(resource)
+    except ValueError as exc:
+        return f"its resource {resource!r} is not a usable URI ({exc})"
     if not parts.scheme or not parts.netloc or parts.fragment:
         return f"its resource {resource!r} is not an absolute URI without a fragment"
-    rs, rh, rp = _norm(resource)
-    ss, sh, sp = _norm(server_url)
+    try:
+        rs, rh, rp = _norm(resource)
+        ss, sh, sp = _norm(server_url)
+    except ValueError as exc:  # a port out of range, a broken IPv6 literal
+        return f"its resource {resource!r} is not a usable URI ({exc})"
     if (rs, rh) != (ss, sh) or not (sp == rp or sp.startswith(rp + "/")):
         return f"its resource {resource!r} is not this server ({server_url})"
     return None

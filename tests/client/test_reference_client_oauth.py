@@ -64,7 +64,7 @@ def test_well_known_candidates_are_in_the_pages_order() -> None:
 @pytest.mark.parametrize(("resource", "ok"), [
     (MCP, True), (RS, True), ("HTTP://RS.TEST/mcp", True), ("http://rs.test:80/mcp", True),
     ("https://evil.example.com/mcp", False), ("http://rs.test/other", False), ("http://rs.test/mc", False),
-    ("http://rs.test/mcp#f", False), (None, False)])
+    ("http://rs.test/mcp#f", False), (None, False), ("http://rs.test:99999/mcp", False), ("http://[::1/mcp", False)])
 def test_protected_resource_metadata_is_used_only_for_this_server(resource: Any, ok: bool) -> None:
     assert (oauth.resource_refusal(resource, MCP) is None) is ok
 
