@@ -346,6 +346,20 @@ def test_browser_mode_takes_the_answer_on_the_loopback_listener(tmp_path: Path) 
 
 # -- the links: the bearer on every request once there is a token ------------------------------
 
+def _links() -> Any:
+    """``reference_client/links.py`` of this checkout, loaded afresh: another test module may
+    already have imported ``reference_client.links`` through the editable install, which may point
+    at another checkout (see the top of this file)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_reference_client_links_under_test", Path(_REAL) / "links.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (dataclasses look their module up there)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _protected(world: World, inner: Any) -> Any:
     """``world`` plus an MCP endpoint that wants a bearer token from it on every request."""
     def handler(request: httpx.Request) -> httpx.Response:
@@ -359,7 +373,7 @@ def _protected(world: World, inner: Any) -> Any:
 
 
 def test_streamable_http_sends_the_token_on_every_request_after_a_401() -> None:
-    from reference_client.links import HttpLink
+    HttpLink = _links().HttpLink
 
     world = World()
 
@@ -395,7 +409,7 @@ def test_streamable_http_sends_the_token_on_every_request_after_a_401() -> None:
 
 
 def test_http_sse_sends_the_token_on_the_stream_and_every_post() -> None:
-    from reference_client.links import SseLink
+    SseLink = _links().SseLink
 
     world = World(resource=f"{RS}/sse", prm_path="/.well-known/oauth-protected-resource/sse")
 
