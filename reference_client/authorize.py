@@ -91,7 +91,8 @@ class Authorizer:
     http_transport: Any = None  # tests: an httpx mock transport
     token: str | None = None
     generation: int = 0  # bumped on every new token
-    refused: str | None = None  # why the client stopped authorizing
+    refused: str | None = None  # why the client last refused to go on authorizing
+    _halted: bool = False  # no more authorization in this run
     authorizations: int = 0
     _registrations: dict[str, _Registration] = field(default_factory=dict)
     _grant: _Grant | None = None
@@ -156,7 +157,7 @@ class Authorizer:
         """Act on a 401 / 403 answer to a request sent with token ``generation``; True: a new
         token is there, send the request again."""
         async with self._lock:
-            if self.refused is not None:
+            if self._halted:
                 return False
             if self.generation != generation and self.token:
                 return True  # another request already got a new token
@@ -171,17 +172,23 @@ class Authorizer:
             except OAuthRefused as exc:
                 self.refused = str(exc)
                 self.log(f"authorization: refused: {exc}")
+                # a refused step-up leaves the token as it is (a later 401 may still authorize);
+                # anything else ends authorizing for this run: no hammering a server that failed
+                self._halted = response.status_code != 403 or self._grant is None
                 return False
             except TimeoutError:
                 self.refused = f"the authorization did not complete within {self.config.flow_timeout:g} s"
+                self._halted = True
                 self.log(f"authorization: {self.refused}")
                 return False
             except httpx.HTTPError as exc:
                 self.refused = f"an authorization request failed: {exc!r}"
+                self._halted = True
                 self.log(f"authorization: {self.refused}")
                 return False
             except (httpx.InvalidURL, ValueError) as exc:  # a URL from a server that cannot be used
                 self.refused = f"an authorization URL from the server cannot be used: {exc}"
+                self._halted = True
                 self.log(f"authorization: {self.refused}")
                 return False
             finally:

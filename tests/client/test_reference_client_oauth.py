@@ -254,10 +254,10 @@ def test_a_bad_authorization_response_never_reaches_the_token_endpoint(opts: dic
 def test_step_up_asks_for_the_union_once_then_stops() -> None:
     world = World()
     forbidden = httpx.Response(403, headers={"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="write"'})
-    auth, ok = anyio.run(_flow, world, [_unauthorized('Bearer scope="read"'), forbidden, forbidden])
-    assert ok == [True, True, False]
+    auth, ok = anyio.run(_flow, world, [_unauthorized('Bearer scope="read"'), forbidden, forbidden, forbidden, _unauthorized()])
+    assert ok == [True, True, False, False, True]  # the refused step-up does not stop a later 401's authorization
     scopes = [parse_qs(r.url.query.decode()).get("scope") for r in world.log if r.url.path == "/authorize"]
-    assert scopes == [["read"], ["read write"]]
+    assert scopes == [["read"], ["read write"], None]
     assert world.registered == 1
 
 
