@@ -80,6 +80,7 @@ class _Grant:
     refresh_token: str | None
     expires_at: float | None
     step_ups: int = 0
+    kind: str = "authorization_code"  # or client_credentials
 
 
 @dataclass
@@ -210,8 +211,29 @@ class Authorizer:
         if grant is not None and grant.refresh_token and grant.issuer == issuer and grant.resource == resource:
             if await self._refresh(grant):
                 return
+        if oauth.client_credentials_only(meta):
+            scopes = oauth.initial_scopes(params.get("scope"), prm, meta, offline=False)
+            await self._client_credentials(issuer, meta, resource, scopes)
+            return
         scopes = oauth.initial_scopes(params.get("scope"), prm, meta, offline=self.config.offline)
         await self._authorize(issuer, meta, resource, scopes)
+
+    async def _client_credentials(self, issuer: str, meta: dict[str, Any], resource: str, scopes: list[str] | None, *,
+                                  step_ups: int = 0) -> None:
+        """The client_credentials grant (the client acts on its own behalf), for an authorization
+        server that offers no authorization code grant; it needs pre-registered credentials."""
+        if not (self.config.client_id and self.config.client_secret):
+            raise OAuthRefused(f"{issuer} offers only the client_credentials grant, and this client has no "
+                               "pre-registered client ID and secret for it")
+        if self.authorizations >= MAX_AUTHORIZATIONS:
+            raise OAuthRefused(f"{self.authorizations} authorizations in this run already: giving up (retry limit)")
+        reg = await self._registration(issuer, meta, scopes)
+        self.authorizations += 1
+        form = {"grant_type": "client_credentials", "resource": resource}
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        doc = await self._token(meta, reg, form)
+        self._take(doc, issuer, meta, resource, scopes, step_ups, kind="client_credentials")
 
     async def _step_up(self, params: dict[str, str]) -> None:
         grant = self._grant
@@ -224,8 +246,11 @@ class Authorizer:
                                "authorized for: another authorization would not help (retry limit)")
         if grant.step_ups >= MAX_STEP_UPS:
             raise OAuthRefused(f"403 insufficient_scope after {grant.step_ups} step-up authorizations: giving up (retry limit)")
-        scopes = oauth.with_offline(scopes, grant.meta) if self.config.offline else scopes
         self.log(f"authorization: step-up for scopes {' '.join(scopes)}")
+        if grant.kind == "client_credentials":
+            await self._client_credentials(grant.issuer, grant.meta, grant.resource, scopes, step_ups=grant.step_ups + 1)
+            return
+        scopes = oauth.with_offline(scopes, grant.meta) if self.config.offline else scopes
         await self._authorize(grant.issuer, grant.meta, grant.resource, scopes, step_ups=grant.step_ups + 1)
 
     @staticmethod
@@ -467,11 +492,11 @@ class Authorizer:
         return doc
 
     def _take(self, doc: dict[str, Any], issuer: str, meta: dict[str, Any], resource: str, scopes: list[str] | None,
-              step_ups: int, refresh: str | None = None) -> None:
+              step_ups: int, refresh: str | None = None, kind: str = "authorization_code") -> None:
         expires = doc.get("expires_in")
         new_refresh = doc.get("refresh_token") if isinstance(doc.get("refresh_token"), str) else refresh
         self._grant = _Grant(issuer, meta, resource, scopes, doc["access_token"], new_refresh,
-                             time.monotonic() + expires if isinstance(expires, (int, float)) else None, step_ups)
+                             time.monotonic() + expires if isinstance(expires, (int, float)) else None, step_ups, kind)
         self.token = doc["access_token"]
         self.generation += 1
         self.log(f"authorization: token from {issuer}" + (" (with a refresh token)" if new_refresh else ""))
@@ -488,7 +513,7 @@ class Authorizer:
             self.log(f"authorization: refresh refused ({exc}); authorizing again")
             grant.refresh_token = None
             return False
-        self._take(doc, grant.issuer, grant.meta, grant.resource, grant.scopes, grant.step_ups, grant.refresh_token)
+        self._take(doc, grant.issuer, grant.meta, grant.resource, grant.scopes, grant.step_ups, grant.refresh_token, grant.kind)
         return True
 
 

@@ -37,7 +37,7 @@ __all__ = [
     "OAuthRefused", "parse_www_authenticate", "bearer_challenge", "prm_candidates", "as_metadata_candidates",
     "legacy_base", "legacy_endpoints", "resource_refusal", "metadata_refusal", "initial_scopes", "step_up_scopes",
     "pkce_pair", "new_state", "authorization_url", "callback_params", "authorization_code",
-    "registration_auth_method", "client_auth", "registration_body", "token_refusal",
+    "registration_auth_method", "client_auth", "registration_body", "token_refusal", "client_credentials_only",
 ]
 
 OFFLINE_ACCESS = "offline_access"
@@ -332,6 +332,13 @@ def registration_auth_method(as_meta: Mapping[str, Any]) -> str:
         if method in supported:
             return method
     return "client_secret_basic"
+
+
+def client_credentials_only(as_meta: Mapping[str, Any]) -> bool:
+    """The authorization server lists grant types, client_credentials among them and not
+    authorization_code (RFC 8414: absent means authorization_code and implicit)."""
+    grants = _scope_list(as_meta.get("grant_types_supported"))
+    return grants is not None and "client_credentials" in grants and "authorization_code" not in grants
 
 
 def secret_auth_method(as_meta: Mapping[str, Any]) -> str:

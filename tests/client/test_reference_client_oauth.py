@@ -173,6 +173,9 @@ class World:
                     "token_endpoint_auth_methods_supported": ["none"]}
             if self.opts.get("no_pkce"):
                 del meta["code_challenge_methods_supported"]
+            if self.opts.get("grants"):
+                meta["grant_types_supported"] = self.opts["grants"]
+                meta["token_endpoint_auth_methods_supported"] = ["client_secret_basic"]
             return httpx.Response(200, json=meta)
         if url.path == "/register":
             self.registered += 1
@@ -293,6 +296,20 @@ def test_pre_registered_credentials_stay_with_their_authorization_server() -> No
     auth, ok = anyio.run(partial(_flow, world, [_unauthorized()], "2025-11-25",
                                  client_id="pre", client_secret="sec", client_issuer="http://other.test"))
     assert ok == [False] and not any(r.url.path in ("/register", "/authorize") for r in world.log)
+
+
+def test_an_authorization_server_with_only_client_credentials_gets_that_grant_from_a_pre_registered_client() -> None:
+    world = World(grants=["client_credentials"])
+    auth, ok = anyio.run(partial(_flow, world, [_unauthorized('Bearer scope="s"')], "2025-11-25", client_id="id", client_secret="sec"))
+    assert ok == [True] and auth.token
+    token = next(r for r in world.log if r.url.path == "/token")
+    form = parse_qs(token.content.decode())
+    assert form["grant_type"] == ["client_credentials"] and form["resource"] == [MCP] and form["scope"] == ["s"]
+    assert base64.b64decode(token.headers["authorization"][6:]) == b"id:sec"
+    assert not any(r.url.path in ("/authorize", "/register") for r in world.log)
+    world = World(grants=["client_credentials"])  # no credentials: nothing to do there
+    auth, ok = anyio.run(_flow, world, [_unauthorized()])
+    assert ok == [False] and not any(r.url.path in ("/authorize", "/register", "/token") for r in world.log)
 
 
 def test_2025_03_26_falls_back_to_the_default_endpoints_of_the_origin() -> None:
