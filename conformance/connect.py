@@ -405,6 +405,9 @@ def _build_transport(target: Target, version: str, *, timeout: float, headers: M
     from conformance.spec.versions import spec
 
     vspec = spec(version)
+    auth = target.extra.get("auth")
+    if auth is not None and target.url:  # the run's valid token on every connection (conformance.auth.context)
+        headers = {**auth.headers(target.url), **(headers or {})}
     if target.transport is Transport.STDIO:
         from conformance.transports.stdio import StdioTransport
 

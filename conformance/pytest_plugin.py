@@ -154,6 +154,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("schema_dir", "--mcp-schema-dir", "--schema-dir",
            "directory with the official schemas (<dir>/<version>/schema.json); default "
            "$MCP_CONFORMANCE_SCHEMA_DIR, the user cache, or a verified download", metavar="DIR", commands=("server", "client")),
+    Option("auth", "--mcp-auth", "--auth",
+           "the server requires OAuth authorization and is told to trust the suite's authorization server (started "
+           "for the run): {issuer}, {jwks_url} and {resource} in the command become its issuer URL, its JWKS URL "
+           "and the MCP endpoint's URL; MCP_CONFORMANCE_AUTH_SERVER_URL is set to the issuer", kind="flag"),
+    Option("auth_token", "--mcp-auth-token", "--auth-token",
+           "the server requires OAuth authorization from an authorization server of its own: a valid access "
+           "token for it (checks that need tokens of the suite's making skip)", metavar="TOKEN"),
+    Option("auth_token_command", "--mcp-auth-token-command", "--auth-token-command",
+           "like --auth-token, the token printed by this command (run once)", metavar="CMD"),
     Option("role", "--mcp-role", "--role",
            "whose requirements to list: server (default) or client", choices=("server", "client"),
            metavar="ROLE", commands=("list",)),
@@ -402,6 +411,7 @@ def _settings(config: pytest.Config) -> _Settings:
         )
     elif command or url:
         target = build_target(command=command, url=url, transport=transport, timeout=timeout, cwd=None)
+        target = _with_auth(config, target)
     elif transport and not get_option(config, "list"):
         raise pytest.UsageError("--mcp-transport needs a target: --mcp-server-command, --mcp-server-url or "
                                 "--mcp-client-command")
@@ -421,6 +431,21 @@ def _settings(config: pytest.Config) -> _Settings:
         baseline=_baseline(get_option(config, "baseline"), Path(config.invocation_params.dir)),
         role=role,
     )
+
+
+def _with_auth(config: pytest.Config, target: Any) -> Any:
+    """The target with the run's authorization (conformance.auth.context), ended with the session."""
+    auth, token, command = get_option(config, "auth"), get_option(config, "auth_token"), get_option(config, "auth_token_command")
+    if not (auth or token or command):
+        return target
+    from conformance.auth.context import AuthSetupError, attach
+
+    try:
+        target, close = attach(target, auth=bool(auth), token=token, token_command=command)
+    except AuthSetupError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.add_cleanup(close)
+    return target
 
 
 def report_dir(config: pytest.Config) -> Path:

@@ -143,7 +143,7 @@ FAULTS: dict[str, Fault] = {
                                      LEGACY, STDIO),
     "batch-stdio": _f("one extra JSON-RPC batch (an array of two pings) written on a version without batches",
                       FROM_2025_06, STDIO),
-    "no-escalation": _f("shutdown: stdin closed, then the client exits after 2 s, leaving a server that stays "
+    "no-escalation": _f("shutdown: stdin closed, then the client exits after 1 s, leaving a server that stays "
                         "running (no SIGTERM, no SIGKILL)", LEGACY, STDIO),
     "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),
     # -- streamable HTTP ------------------------------------------------------------------------------

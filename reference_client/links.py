@@ -222,7 +222,9 @@ class StdioLink:
     async def __aexit__(self, *exc: Any) -> None:
         with anyio.CancelScope(shield=True):
             proc = self.proc
-            steps: list[tuple[Any, float]] = [(None, 2.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)]
+            # a second at each step: a server that reads its stdin ends within it (the tests' relay does in
+            # milliseconds); the steps, not their length, are what the spec asks for
+            steps: list[tuple[Any, float]] = [(None, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0)]
             if self.close_stdin_first:
                 try:
                     await proc.stdin.aclose()  # the stdio shutdown: close stdin, then wait for the exit

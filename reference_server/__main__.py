@@ -34,6 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-validate", action="store_true", help="do not validate inbound messages against the official schema")
     p.add_argument("--allowed-origin", action="append", default=[], help="extra Origin accepted by the HTTP transports")
     p.add_argument("--verbose", "-v", action="store_true", help="diagnostics on stderr")
+    a = p.add_argument_group("authorization (HTTP transports): an OAuth 2.1 resource server")
+    a.add_argument("--auth", action="store_true", help="require a bearer token (a JWT) on every MCP request")
+    a.add_argument("--issuer", help="the authorization server's issuer URL (default: $MCP_CONFORMANCE_AUTH_SERVER_URL)")
+    a.add_argument("--jwks-url", help="where its signing keys are (default: jwks_uri of its RFC 8414 metadata)")
+    a.add_argument("--resource", help="this server's resource identifier, the tokens' audience (default: its URL)")
+    a.add_argument("--auth-scope", action="append", default=[], metavar="SCOPE",
+                   help="a scope every request needs (repeatable; default mcp:read)")
     return p
 
 
@@ -76,7 +83,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from reference_server.http import run_http
 
-    return run_http(server, transport=args.transport, host=args.host, port=args.port, path=args.path, allowed_origins=args.allowed_origin)
+    auth = None
+    if args.auth:
+        from reference_server.auth import AuthGuard, AuthSettings
+
+        issuer = args.issuer or os.environ.get("MCP_CONFORMANCE_AUTH_SERVER_URL")
+        if not issuer:
+            print("mcp-reference-server: --auth needs --issuer (or MCP_CONFORMANCE_AUTH_SERVER_URL)", file=sys.stderr)
+            return 2
+        scopes = tuple(s for arg in args.auth_scope for s in arg.split()) or ("mcp:read",)
+        auth = AuthGuard(AuthSettings(issuer=issuer, resource=args.resource, jwks_url=args.jwks_url, scopes=scopes))
+        import threading
+
+        threading.Thread(target=auth.warm, name="jwks-warm", daemon=True).start()  # keys fetched while we start
+    return run_http(server, transport=args.transport, host=args.host, port=args.port, path=args.path, allowed_origins=args.allowed_origin, auth=auth)
 
 
 if __name__ == "__main__":

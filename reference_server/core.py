@@ -131,6 +131,12 @@ class Server:
         self.handlers: dict[str, Handler] = {}
         self.notification_handlers: dict[str, Callable[["Connection", dict[str, Any]], Any]] = {}
         self.connections: set[Connection] = set()
+        # methods an extension adds to the stateless versions (not in the spec's method table:
+        # the tasks extension's tasks/get, tasks/update, tasks/cancel); the handler checks params
+        self.extension_handlers: dict[str, Handler] = {}
+        # a task group that outlives single requests (set by the front-end): work that continues
+        # after its response, like the tasks extension's tasks
+        self.background: anyio.abc.TaskGroup | None = None
         self.features: Any = features(self) if features is not None else None
         if self.features is not None:
             self.features.install(self)
@@ -505,6 +511,12 @@ class Connection:
             return
         version = pv
         m = lookup(method, C2S, version)
+        ext = self.server.extension_handlers.get(method) if m is None else None
+        if ext is not None:
+            ctx = RequestContext(self, rid, method, params, version, modern=True, sink=sink)
+            ctx.in_batch = in_batch
+            await self._dispatch(ctx, ext)
+            return
         if m is None or m.kind != REQUEST:
             await self._send_error(sink, rid, self._unknown_method(method, version))
             return
@@ -533,8 +545,8 @@ class Connection:
         return check_message(msg, version, definition)
 
     # -- dispatch and completion ------------------------------------------------------------
-    async def _dispatch(self, ctx: RequestContext) -> None:
-        handler = self.server.handlers.get(ctx.method)
+    async def _dispatch(self, ctx: RequestContext, handler: Handler | None = None) -> None:
+        handler = handler or self.server.handlers.get(ctx.method)
         if handler is None:  # a method of the table this server refuses on purpose (tasks/*)
             await self._send_error(ctx.sink, ctx.id, RPCError(codes.METHOD_NOT_FOUND, f"Method not found: {ctx.method} (capability not declared by this server)", {"method": ctx.method}, http_status=404 if ctx.modern else None))
             return

@@ -47,7 +47,7 @@ import anyio
 from conformance.spec import errors as codes
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, dumps
-from conformance.wire.headers import mirrored_params
+from conformance.wire.headers import NAMED_PARAM, mirrored_params
 from conformance.wire.sse import encode_event
 
 from reference_server.core import CLIENT_CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSION_KEY, Connection, Outgoing, Server, id_key, valid_id
@@ -393,10 +393,13 @@ class _SseSession:
 class HttpFront:
     """ASGI app for ``/mcp`` (streamable HTTP), ``/sse`` + ``/messages`` (HTTP+SSE)."""
 
-    def __init__(self, server: Server, task_group: anyio.abc.TaskGroup, *, path: str = "/mcp", sse_path: str = "/sse", messages_path: str = "/messages", allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = ()) -> None:
+    def __init__(self, server: Server, task_group: anyio.abc.TaskGroup, *, path: str = "/mcp", sse_path: str = "/sse", messages_path: str = "/messages", allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = (), auth: Any = None) -> None:
         self.server = server
+        self.auth = auth  # reference_server.auth.AuthGuard: OAuth resource server (--auth), or None
         self.config = server.config
         self.tg = task_group
+        if server.background is None:  # stateless requests' work that outlives them (tasks extension)
+            server.background = task_group
         self.path = path
         self.sse_path = sse_path
         self.messages_path = messages_path
@@ -422,6 +425,8 @@ class HttpFront:
         problem = self._dns_rebinding(headers)
         if problem is not None:
             await _respond(send, 403, _json_error(codes.INVALID_REQUEST, f"Forbidden: {problem}"))
+            return
+        if self.auth is not None and await self.auth.guard(scope, send, headers, (self.path, self.sse_path, self.messages_path)):
             return
         path = scope["path"]
         method = scope["method"]
@@ -696,7 +701,7 @@ class HttpFront:
             return "the Mcp-Method header is required"
         if method.strip(" \t") != msg["method"]:
             return f"Mcp-Method header {method.strip()!r} does not match the body method {msg['method']!r}"
-        key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(msg["method"])
+        key = NAMED_PARAM.get(msg["method"])  # with the tasks extension's tasks/get, tasks/update, tasks/cancel
         if key is not None and key in params:
             name = headers.get("mcp-name")
             if name is None:
@@ -852,7 +857,7 @@ def _param_matches(header: str, value: Any, typ: str) -> bool:
 # -- running -------------------------------------------------------------------------------------------
 
 
-async def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp", transport: str = "streamable-http", allowed_origins: Iterable[str] = (), sock: socket.socket | None = None, ready: Callable[[str], None] | None = None) -> None:
+async def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp", transport: str = "streamable-http", allowed_origins: Iterable[str] = (), sock: socket.socket | None = None, ready: Callable[[str], None] | None = None, auth: Any = None) -> None:
     """Serve until cancelled (or SIGINT/SIGTERM when run from the CLI)."""
     import uvicorn
 
@@ -868,7 +873,7 @@ async def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 0, 
     bound_port = sock.getsockname()[1]
     async with anyio.create_task_group() as tg:
         extra_hosts = [] if host in ("0.0.0.0", "::") else [host if ":" not in host else f"[{host}]"]
-        front = HttpFront(server, tg, path=path, allowed_hosts=extra_hosts, allowed_origins=allowed_origins)
+        front = HttpFront(server, tg, path=path, allowed_hosts=extra_hosts, allowed_origins=allowed_origins, auth=auth)
 
         class _Uvicorn(uvicorn.Server):
             async def shutdown(self, sockets: Any = None) -> None:
@@ -879,6 +884,8 @@ async def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 0, 
         userv = _Uvicorn(config)
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{bound_port}{path if transport != 'sse' else '/sse'}"
+        if auth is not None and not auth.settings.resource:
+            auth.settings.resource = url  # the server's own URL is its resource
         if ready is not None:
             ready(url)
         try:
@@ -888,12 +895,12 @@ async def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 0, 
             tg.cancel_scope.cancel()
 
 
-def run_http(server: Server, *, transport: str, host: str, port: int, path: str, allowed_origins: Iterable[str] = ()) -> int:
+def run_http(server: Server, *, transport: str, host: str, port: int, path: str, allowed_origins: Iterable[str] = (), auth: Any = None) -> int:
     def ready(url: str) -> None:
         print(f"mcp-reference-server: listening on {url} ({transport})", file=sys.stderr, flush=True)
 
     try:
-        anyio.run(lambda: serve_http(server, host=host, port=port, path=path, transport=transport, allowed_origins=allowed_origins, ready=ready))
+        anyio.run(lambda: serve_http(server, host=host, port=port, path=path, transport=transport, allowed_origins=allowed_origins, ready=ready, auth=auth))
     except KeyboardInterrupt:
         pass
     return 0

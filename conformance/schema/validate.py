@@ -25,7 +25,9 @@ Results are validated against the result definition of the method they answer (`
 chosen as the specification describes: ``CreateTaskResult`` for a task-augmented request in
 2025-11-25 (a result with a ``task`` member answering ``tools/call``, ``sampling/createMessage`` or
 ``elicitation/create``); ``InputRequiredResult`` for ``resultType: "input_required"`` in 2026-07-28
-where the method's ``<Result>Response`` definition allows it.
+where the method's ``<Result>Response`` definition allows it; a 2026-07-28 result whose
+``resultType`` is not one of the core's (``complete``, ``input_required``) belongs to an extension
+(``task``: the tasks extension's ``CreateTaskResult``) and is validated against the envelope only.
 
 Formats: a ``FormatChecker`` checks every ``format`` the official schemas use -- ``uri``
 (RFC 3986 via ``rfc3986-validator`` or ``rfc3987``), ``uri-template`` (``uri-template``) and
@@ -296,6 +298,7 @@ class _Version:
     batching: bool
     input_required: frozenset[str]  # result definitions that may be replaced by InputRequiredResult
     task_result: bool  # has CreateTaskResult (2025-11-25)
+    result_types: bool  # has ResultType (2026-07-28): a result of another resultType is an extension's
     fast: FastChecks  # compiled "is it valid?" checks (see _fast.py)
     fast_checks: dict[str, Any]  # definition -> compiled check, or None (jsonschema only)
     methods: dict[tuple[str, str], Any]  # (name, direction) -> lookup(name, direction, version)
@@ -396,6 +399,7 @@ def _version(version: str) -> _Version:
             batching=_version_spec(version).batching,
             input_required=input_required,
             task_result="CreateTaskResult" in defs,
+            result_types="ResultType" in defs,
             fast=FastChecks(
                 defs,
                 pin.definitions_key,
@@ -749,6 +753,9 @@ def _lookup(info: _Version, name: str, direction: str) -> Any:
     return method
 
 
+_CORE_RESULT_TYPES = frozenset({"complete", "input_required"})  # 2026-07-28 ResultType
+
+
 def _result_definition(info: _Version, direction: str, answering: str, result: Any) -> str | None:
     method = _lookup(info, answering, C2S if direction == S2C else S2C)
     if method is None or method.kind != REQUEST or not method.result_def:
@@ -759,6 +766,12 @@ def _result_definition(info: _Version, direction: str, answering: str, result: A
             return "CreateTaskResult"
         if result.get("resultType") == "input_required" and definition in info.input_required:
             return "InputRequiredResult"
+        rt = result.get("resultType")
+        if info.result_types and isinstance(rt, str) and rt not in _CORE_RESULT_TYPES:
+            # a result type an extension defines ("task": the tasks extension's CreateTaskResult);
+            # the core schema has no definition for it: the envelope is checked, the rest is the
+            # extension's (and stateless.result-type judges whether the value may be used)
+            return None
     return definition
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "SUBSCRIPTION_ID_KEY",
     "RELATED_TASK_KEY",
     "MODEL_IMMEDIATE_RESPONSE_KEY",
+    "TASKS_EXTENSION",
 ]
 
 PREFIX = "io.modelcontextprotocol/"
@@ -30,3 +31,7 @@ SERVER_INFO_KEY = PREFIX + "serverInfo"
 SUBSCRIPTION_ID_KEY = PREFIX + "subscriptionId"
 RELATED_TASK_KEY = PREFIX + "related-task"
 MODEL_IMMEDIATE_RESPONSE_KEY = PREFIX + "model-immediate-response"
+
+# The 2026-07-28 tasks extension (SEP-2663, experimental-ext-tasks): its identifier in
+# capabilities.extensions (server/discover) and in the per-request client capabilities.
+TASKS_EXTENSION = PREFIX + "tasks"

@@ -45,7 +45,9 @@ class Requirement:
     transports: frozenset[Transport] = ALL_TRANSPORTS
     aliases: tuple[str, ...] = ()  # the official runner's check/scenario ids
     note: str | None = None  # how we grade ambiguity ("rests on practice, not a sentence")
-    source: str = "mcp"  # "mcp" | "jsonrpc" (JSON-RPC 2.0 itself)
+    # "mcp" | "jsonrpc" (JSON-RPC 2.0 itself) | "extension" (an MCP extension's own page, outside
+    # the spec pages: its quote is not counted by the coverage map, its URL is not per version)
+    source: str = "mcp"
 
     def applies_to(self, version: str, transport: Transport | str | None = None) -> bool:
         if version not in self.versions:
@@ -57,7 +59,7 @@ class Requirement:
     def url_for(self, version: str | None) -> str:
         """The page (with anchor) carrying the sentence in ``version``: the cited page of that
         version, or where the sentence stands there when the page moved (``_cited.CITED``)."""
-        if version is None or version not in self.versions:
+        if version is None or version not in self.versions or self.source == "extension":
             return self.url
         moved = _cited().get(self.id, {}).get(version)
         return moved or derived_url(self.url, version)

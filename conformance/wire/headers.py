@@ -1,6 +1,6 @@
 """The streamable HTTP request headers that mirror a message body (2026-07-28).  No I/O.
 
-``Mcp-Method`` names the method, ``Mcp-Name`` the tool, prompt or resource a request is about, and
+``Mcp-Method`` names the method, ``Mcp-Name`` the tool, prompt, resource or task a request is about, and
 ``Mcp-Param-<Name>`` the tool arguments its input schema marks with ``x-mcp-header``; a value that
 is not plain visible ASCII travels as ``=?base64?<base64 of its UTF-8>?=`` (Value Encoding).  The
 suite's HTTP transport, the reference server and the reference client share these functions.
@@ -16,7 +16,11 @@ from typing import Any
 __all__ = ["NAMED_PARAM", "header_value", "request_metadata_headers", "metadata_headers", "mirrored_params",
            "param_header_value", "x_mcp_header_problems"]
 
-NAMED_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# the tasks extension (2026-07-28, experimental-ext-tasks): "When tasks/get, tasks/update, or
+# tasks/cancel is sent over the Streamable HTTP transport, the client MUST set the Mcp-Name header
+# to the value of params.taskId"
+NAMED_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
 def header_value(text: str) -> str:

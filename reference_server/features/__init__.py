@@ -1,5 +1,5 @@
 """The reference server's features: lifecycle, tools, resources, prompts, logging, completion,
-subscriptions, tasks.
+subscriptions, tasks (2025-11-25) and the tasks extension (2026-07-28).
 
 Each module contributes request handlers (``server.handlers[method]``) and the capabilities it
 declares; :class:`Features` holds the registries and wires the modules into a
@@ -19,6 +19,7 @@ from reference_server.features import (
     resources,
     subscriptions,
     tasks,
+    tasks_ext,
     tool_fixtures,
     tools,
     utilities,
@@ -37,7 +38,7 @@ class Features:
         self.resources = resources.ResourceRegistry()
         self.prompts = prompts.PromptRegistry()
         self.subscriptions = subscriptions.Subscriptions(server)
-        self._modules = [lifecycle, utilities, prompts, resources, tools, subscriptions, tasks]
+        self._modules = [lifecycle, utilities, prompts, resources, tools, subscriptions, tasks, tasks_ext]
 
     def install(self, server: Server) -> None:
         for mod in self._modules:

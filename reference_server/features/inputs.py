@@ -38,7 +38,7 @@ from reference_server.errors import RPCError
 if TYPE_CHECKING:  # pragma: no cover
     from reference_server.messages import RequestContext
 
-__all__ = ["InputRequired", "run_with_inputs", "required_capability", "MissingCapability", "InputState", "elicit", "sample", "list_roots", "accepted"]
+__all__ = ["InputRequired", "run_with_inputs", "required_capability", "MissingCapability", "missing_capabilities", "InputState", "elicit", "sample", "list_roots", "accepted"]
 
 _KEY = secrets.token_bytes(32)
 _STATE_TTL = 600.0
@@ -134,6 +134,11 @@ def _missing_capabilities(ctx: "RequestContext", requests: dict[str, dict[str, A
             if mode not in modes:
                 missing[cap] = {mode: {}}
     return missing
+
+
+def missing_capabilities(ctx: "RequestContext", requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The client capabilities ``requests`` need that the request ``ctx`` did not declare."""
+    return _missing_capabilities(ctx, requests)
 
 
 def initial_state(ctx: "RequestContext") -> InputState:

@@ -72,6 +72,62 @@ def _error(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
     return result(text("This tool intentionally returns an error for testing"), is_error=True)
 
 
+# -- the tasks extension (2026-07-28, the runner's tasks-* scenarios) ------------------------------
+
+
+def _greet(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    return result(text(f"Hello, {args.get('name', 'World')}!"))
+
+
+async def _slow_compute(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    seconds = min(float(args.get("seconds", 1)), 600.0)
+    await anyio.sleep(seconds)
+    return result(text(f"{args.get('label', 'slow_compute')}: computed after {seconds:g} s"), structured={"seconds": seconds, "label": args.get("label", "")})
+
+
+async def _failing_job(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    await anyio.sleep(0.5)
+    return result(text("failing_job: the job failed (a tool execution error, isError: true)"), is_error=True)
+
+
+async def _protocol_error_job(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
+    from reference_server.errors import RPCError
+    from conformance.spec import errors as codes
+
+    await anyio.sleep(0.05)
+    raise RPCError(codes.INTERNAL_ERROR, "protocol_error_job: the job ended in a JSON-RPC internal error", {"job": "protocol_error_job"})
+
+
+_CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+_NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def _confirm_delete(ctx: "RequestContext", args: dict[str, Any], inputs: InputState) -> Any:
+    filename = args.get("filename", "file")
+    if "confirm" not in inputs.responses:
+        return InputRequired({"confirm": elicit(ctx.version, f"Delete {filename}?", _CONFIRM)})
+    content = accepted(inputs.responses["confirm"])
+    if content is not None and content.get("confirm") is True:
+        return result(text(f"Deleted {filename}"))
+    return result(text(f"Kept {filename}: the deletion was not confirmed"))
+
+
+def _multi_input(ctx: "RequestContext", args: dict[str, Any], inputs: InputState) -> Any:
+    wanted = {"name": elicit(ctx.version, "What is your name?", _NAME), "confirm": elicit(ctx.version, "Proceed?", _CONFIRM)}
+    if not all(k in inputs.responses for k in wanted):
+        return InputRequired({k: v for k, v in wanted.items() if k not in inputs.responses})
+    name = (accepted(inputs.responses["name"]) or {}).get("name")
+    confirmed = (accepted(inputs.responses["confirm"]) or {}).get("confirm")
+    return result(text(f"multi_input: name={name!r}, confirm={confirmed!r}"))
+
+
+def _tool_with_task(ctx: "RequestContext", args: dict[str, Any], inputs: InputState) -> Any:
+    content = accepted(inputs.responses.get("user_name"))
+    if content is None or not isinstance(content.get("name"), str):
+        return InputRequired({"user_name": elicit(ctx.version, "What is your name?", _NAME)})
+    return result(text(f"Hello, {content['name']}! (gathered over MRTR, computed in a task)"))
+
+
 # -- notifications during a call -------------------------------------------------------------------
 
 
@@ -438,6 +494,15 @@ def register(registry: "ToolRegistry") -> None:
     add(Tool("test_trigger_prompt_change", "Adds or removes dynamic_prompt and sends notifications/prompts/list_changed.", _NO_ARGS, _toggle_prompt, title="Change the prompt list"))
     add(Tool("test_trigger_resource_list_change", "Adds or removes test://dynamic-resource and sends notifications/resources/list_changed.", _NO_ARGS, _toggle_resource, title="Change the resource list"))
     add(Tool("touch_resource", "Changes a resource (default test://watched-resource) and notifies its subscribers.", _obj({"uri": {"type": "string", "description": "the resource to change"}}), _touch, title="Touch a resource"))
+
+    # 2026-07-28 tasks extension fixtures (the runner's tasks-* scenarios)
+    add(Tool("greet", "Says hello to name; never a task.", _obj({"name": {"type": "string"}}), _greet, title="Greet", since=_MODERN))
+    add(Tool("slow_compute", "Sleeps seconds, then answers; a task when the request declares the tasks extension.", _obj({"seconds": {"type": "number", "minimum": 0}, "label": {"type": "string"}}), _slow_compute, title="Slow compute", since=_MODERN, ext_task="optional"))
+    add(Tool("failing_job", "Runs only as a task (-32021 without the tasks extension); ends in a tool execution error.", _NO_ARGS, _failing_job, title="Failing job", since=_MODERN, ext_task="required"))
+    add(Tool("protocol_error_job", "Ends in a JSON-RPC internal error; a task when the request declares the tasks extension.", _NO_ARGS, _protocol_error_job, title="Protocol error job", since=_MODERN, ext_task="optional"))
+    add(Tool("confirm_delete", "Asks for confirmation (elicitation) before deleting filename; a task when the request declares the tasks extension.", _obj({"filename": {"type": "string"}}), _confirm_delete, title="Confirm delete", since=_MODERN, uses_inputs=True, ext_task="optional"))
+    add(Tool("multi_input", "Asks two questions at once (two elicitations); a task when the request declares the tasks extension.", _NO_ARGS, _multi_input, title="Multiple inputs", since=_MODERN, uses_inputs=True, ext_task="optional"))
+    add(Tool("test_tool_with_task", "Gathers user_name over MRTR, then runs as a task (-32021 without the tasks extension).", _NO_ARGS, _tool_with_task, title="MRTR then task", since=_MODERN, uses_inputs=True, ext_task="required", ext_gather_first=True))
 
     # 2026-07-28 fixtures
     add(Tool("test_logging_tool", "Logs at info level; only requests that set _meta logLevel receive it.", _NO_ARGS, _logging_tool, title="Logging (per request)", since=_MODERN))

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from reference_server.messages import RequestContext
     from reference_server.features import Features
 
-__all__ = ["install", "capabilities", "start_task", "RELATED_TASK_KEY"]
+__all__ = ["install", "capabilities", "start_task", "iso_now", "TERMINAL", "RELATED_TASK_KEY"]
 
 _DEFAULT_TTL = 300_000
 _MAX_TTL = 3_600_000
@@ -53,7 +53,7 @@ _MAX_TASKS = 1000
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
 
-def _now() -> str:
+def iso_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -63,7 +63,7 @@ class Task:
     ttl: int
     status: str = "working"
     status_message: str | None = None
-    created_at: str = field(default_factory=_now)
+    created_at: str = field(default_factory=iso_now)
     updated_at: str = ""
     created: float = field(default_factory=time.monotonic)
     result: Any = None
@@ -112,7 +112,7 @@ def _get(ctx: "RequestContext", params: dict[str, Any]) -> Task:
 async def _set_status(ctx_conn: "Connection", task: Task, status: str, message: str | None = None) -> None:
     task.status = status
     task.status_message = message
-    task.updated_at = _now()
+    task.updated_at = iso_now()
     if status in TERMINAL:
         task.done.set()
     # "Receivers MAY send notifications/tasks/status notifications when a task's status changes"

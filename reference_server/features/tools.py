@@ -63,6 +63,10 @@ class Tool:
     extra: dict[str, Any] = field(default_factory=dict)  # fields for the newest versions (icons, execution)
     uses_inputs: bool = False  # handler(ctx, args, inputs) may return InputRequired (sampling, elicitation, roots)
     task_support: str | None = None  # 2025-11-25 execution.taskSupport: "optional" | "required" (None: forbidden)
+    # the 2026-07-28 tasks extension: "optional" (a task when the request declares the extension),
+    # "required" (-32021 without it), None (never a task); ext_gather_first: MRTR input first
+    ext_task: str | None = None
+    ext_gather_first: bool = False
     _validator: Any = field(default=None, repr=False)
 
     def exists_in(self, version: str) -> bool:
@@ -174,6 +178,10 @@ def install(server: "Server", features: "Features") -> None:
 
                 run = (lambda bg: _call_with_inputs(bg, tool, args)) if tool.uses_inputs else (lambda bg: tool.handler(bg, args))
                 return start_task(ctx, run, failed=lambda res: isinstance(res, dict) and res.get("isError") is True)
+        if ctx.modern and tool.ext_task is not None:
+            from reference_server.features.tasks_ext import call_tool
+
+            return call_tool(ctx, tool, args)
         if tool.uses_inputs:
             return _call_with_inputs(ctx, tool, args)
         return tool.handler(ctx, args)

@@ -75,7 +75,7 @@ def _stop_live_runs() -> None:
 def _run_suite(d: registry.Defect, report_dir: Path) -> tuple[int, dict]:
     # report.json only: the renderings (HTML, JUnit, ...) are tested in tests/report
     argv = [sys.executable, "-m", "conformance.cli", "server", *_target_args(d), "--report-dir", str(report_dir),
-            "--report-format", "none", "--timeout", str(d.timeout)]
+            "--report-format", "none", "--timeout", str(d.timeout), *d.suite_args]
     for v in d.versions:
         argv += ["--version", v]
     # an explicit environment: these runs start in threads while pytest's thread sets

@@ -52,9 +52,14 @@ __all__ = [
 EXPECTED_DIR = Path(__file__).resolve().parent / "expected"
 # every peer on every transport it serves (fixtures/peers/launch.py); the reference server has its
 # own zero-fail tests
+# OAuth resource servers, run with --auth (the suite's authorization server) on the authorization
+# area only (--select 'auth.*'; the rest of their catalogue is the plain peer's)
+AUTH_PEERS: dict[str, tuple[str, ...]] = {"sdk-auth": ("sse", "streamable-http"),
+                                          "fastmcp-auth": ("sse", "streamable-http"),
+                                          "ts-auth": ("sse", "streamable-http")}
 RUNS: tuple[tuple[str, str], ...] = tuple(
     (name, transport) for name in ("everything", "sdk", "tiny") for transport in launch.PEERS[name]
-)
+) + tuple((name, transport) for name, transports in AUTH_PEERS.items() for transport in transports)
 TIMEOUT = 10.0  # --timeout: seconds per expected answer (also the start-up deadline of HTTP peers)
 RUN_DEADLINE = 900.0  # one CLI run, all versions
 FLAGGED = ("fail", "warning", "error", "stale", "xfail")
@@ -83,6 +88,9 @@ def cli_argv(peer: str, transport: str, report_dir: Path | str, *, timeout: floa
 
     Raises :class:`launch.PeerUnavailable` when the peer cannot be provided (npm unreachable).
     """
+    if peer in AUTH_PEERS:
+        return [sys.executable, "-m", "conformance.cli", "server", *_auth_target(peer, transport), "--version", "all",
+                "--timeout", f"{timeout:g}", "--report-dir", str(report_dir), "--report-format", "none", "-q"]
     if transport == "stdio":
         argv, _env, _url = launch.peer_command(peer, transport)
         target = ["--command", shlex.join(argv), "--transport", "stdio"]
@@ -94,6 +102,27 @@ def cli_argv(peer: str, transport: str, report_dir: Path | str, *, timeout: floa
         target = ["--command", command, "--url", url.replace(str(placeholder), "{port}"), "--transport", transport]
     return [sys.executable, "-m", "conformance.cli", "server", *target, "--version", "all",
             "--timeout", f"{timeout:g}", "--report-dir", str(report_dir), "--report-format", "none", "-q"]
+
+
+def _auth_target(peer: str, transport: str) -> list[str]:
+    """An OAuth-protected peer told to trust the suite's authorization server ({issuer}, ...)."""
+    from fixtures.clients import ClientMissing, locate
+
+    sdk: list[str] = []
+    try:
+        if peer == "fastmcp-auth":  # fastmcp's own environment (scripts/install-clients fastmcp)
+            python, script = str(Path(locate("fastmcp")).parent / "python"), "fastmcp_auth_server.py"
+        elif peer == "ts-auth":  # the TypeScript SDK (scripts/install-clients ts-sdk)
+            python, script, sdk = "node", "ts_auth_server.mjs", ["--sdk", locate("ts-sdk")]
+        else:
+            python, script = sys.executable, "sdk_auth_server.py"
+    except ClientMissing as exc:
+        raise launch.PeerUnavailable(exc.reason) from None
+    argv = [python, str(ROOT / "fixtures" / "peers" / script), *sdk, "--transport", transport,
+            "--port", "{port}", "--issuer", "{issuer}", "--jwks-url", "{jwks_url}", "--resource", "{resource}"]
+    path = "/sse" if transport == "sse" else "/mcp"
+    return ["--command", shlex.join(argv), "--url", f"http://127.0.0.1:{{port}}{path}", "--transport", transport,
+            "--auth", "--select", "auth.*"]
 
 
 def _sdk_missing() -> str | None:
@@ -108,7 +137,7 @@ def run_peer(peer: str, transport: str, report_dir: Path | str, *, timeout: floa
 
     ``started`` is told the CLI process (so that an interrupted session can stop it)."""
     run = PeerRun(peer, transport)
-    if peer == "sdk" and (why := _sdk_missing()):
+    if peer in ("sdk", "sdk-auth") and (why := _sdk_missing()):
         run.unavailable = why
         return run
     try:

@@ -115,8 +115,11 @@ class Probe:
         protocol_version = getattr(base, "protocol_version", None)
         if vs.protocol_version_header and protocol_version is None:
             protocol_version = peer.negotiated_version or version
+        # the connection's credentials (a run with authorization): a probe shares its session
+        credentials = {k: v for k, v in (getattr(base, "headers", None) or {}).items() if k.lower() == "authorization"}
         self.transport = StreamableHttpTransport(
             self.url,
+            headers=credentials or None,
             timeout=timeout,
             protocol_version=protocol_version if url is None else None,
             request_headers=vs.request_headers and url is None,

@@ -654,7 +654,7 @@ async def task_cancellation(ctx: ScenarioContext) -> None:
     peer = await ctx.connect()
     if not declared(ctx.server_capabilities, TOOLS_CALL):
         ctx.skip(f"the server does not declare {TOOLS_CALL}: no task of ours to cancel")
-    tools = _capable(callable_tools(await _listed(ctx, peer), seconds=4 * SLOW_SECONDS))
+    tools = _capable(callable_tools(await _listed(ctx, peer), seconds=2 * SLOW_SECONDS))
     tools.sort(key=lambda t: t.seconds is None)  # one we can ask to take a while first
     if not tools:
         ctx.skip("no tool we may call is marked taskSupport \"optional\" or \"required\"")

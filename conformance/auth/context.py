@@ -1,0 +1,136 @@
+"""What a run of ``mcp-conformance server`` knows about authorization: :class:`AuthContext`.
+
+Given to the target (``Target.extra["auth"]``) when the run is told that the server requires
+authorization:
+
+* ``--auth``: the suite starts its own authorization server (:class:`~.server.AuthServerHost`) for
+  the run and the server under test is told to trust it -- ``{issuer}``, ``{jwks_url}`` and
+  ``{resource}`` in ``--command`` become its issuer URL, its JWKS URL and the MCP endpoint's URL,
+  and ``MCP_CONFORMANCE_AUTH_SERVER_URL`` (the name the official runner's drafts use) is set to the
+  issuer.  Tokens are minted for every check (:attr:`AuthContext.server`).
+* ``--auth-token TOKEN`` / ``--auth-token-command CMD``: the server has an authorization server of
+  its own; the token given (or printed by the command, run once) is the valid one.  Nothing can be
+  minted: the checks that need a token of our making skip with :data:`NO_MINT`.
+
+Every connection of the run carries ``Authorization: Bearer <the valid token>`` (see
+:meth:`AuthContext.headers`); the authorization scenarios take it off, or change it, on purpose.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from dataclasses import replace
+from typing import Any, Callable
+
+from conformance.auth.core import AuthConfig, AuthorizationServer
+
+__all__ = ["AuthContext", "attach", "AuthSetupError", "NO_MINT", "DEFAULT_SCOPE", "ENV_AUTH_SERVER_URL",
+           "PLACEHOLDERS"]
+
+ENV_AUTH_SERVER_URL = "MCP_CONFORMANCE_AUTH_SERVER_URL"
+PLACEHOLDERS = ("{issuer}", "{jwks_url}", "{resource}")
+NO_MINT = ("the server's authorization server is not the suite's (--auth-token / --auth-token-command): tokens "
+           "with another audience, issuer, expiry or scope cannot be made for it (run with --auth, and a server "
+           "told to trust the suite's authorization server, to check this)")
+TOKEN_COMMAND_TIMEOUT = 30.0
+
+
+class AuthSetupError(Exception):
+    """The authorization options cannot be used (a usage error, said with the fix)."""
+
+
+class AuthContext:
+    """The run's authorization: the suite's authorization server (or none) and the valid token."""
+
+    def __init__(self, host: Any = None, token: str | None = None) -> None:
+        self.host = host  # an AuthServerHost, or None (a token of the server's own authorization server)
+        self.static_token = token
+        self._tokens: dict[str, str] = {}
+
+    @property
+    def server(self) -> AuthorizationServer | None:
+        """The suite's authorization server (mint, log, configure), or None under --auth-token."""
+        return self.host.server if self.host is not None else None
+
+    @property
+    def can_mint(self) -> bool:
+        return self.host is not None
+
+    @property
+    def issuer(self) -> str | None:
+        return self.host.issuer if self.host is not None else None
+
+    @property
+    def scope(self) -> str:
+        """The scopes every token the suite mints carries (the authorization server's scopes_supported)."""
+        server = self.server
+        scopes = server.config.scopes_supported if server is not None else None
+        return " ".join(scopes or DEFAULT_SCOPES)
+
+    def token(self, resource: str) -> str:
+        """The valid token for the MCP endpoint ``resource`` (minted once per resource)."""
+        if self.static_token is not None:
+            return self.static_token
+        assert self.server is not None
+        if resource not in self._tokens:
+            self._tokens[resource] = self.server.mint(audience=resource, scope=self.scope)
+        return self._tokens[resource]
+
+    def headers(self, resource: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token(resource)}"}
+
+    def substitute(self, text: str, resource: str) -> str:
+        if self.host is None:
+            return text
+        return (text.replace("{issuer}", self.host.issuer).replace("{jwks_url}", self.host.server.jwks_url)
+                .replace("{resource}", resource))
+
+    def close(self) -> None:
+        if self.host is not None:
+            self.host.stop()
+
+
+DEFAULT_SCOPES = ("mcp:read", "mcp:write")
+DEFAULT_SCOPE = " ".join(DEFAULT_SCOPES)
+
+
+def _run_token_command(command: str) -> str:
+    try:
+        out = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=TOKEN_COMMAND_TIMEOUT,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, ValueError) as exc:
+        raise AuthSetupError(f"--auth-token-command {command!r} cannot be run: {exc}") from None
+    except subprocess.TimeoutExpired:
+        raise AuthSetupError(f"--auth-token-command {command!r} printed no token within {TOKEN_COMMAND_TIMEOUT:g} s") from None
+    token = out.stdout.strip()
+    if out.returncode != 0 or not token or any(c.isspace() for c in token):
+        raise AuthSetupError(f"--auth-token-command {command!r} must print one token and exit 0 "
+                             f"(exit {out.returncode}, stderr {out.stderr.strip()[-300:]!r})")
+    return token
+
+
+def attach(target: Any, *, auth: bool, token: str | None, token_command: str | None,
+           config: AuthConfig | None = None) -> tuple[Any, Callable[[], None]]:
+    """``target`` with the run's :class:`AuthContext` (``target.extra["auth"]``), its command's
+    placeholders filled in and the environment variable set; and the function that ends it (stops
+    the authorization server).  The target as is when no authorization option is given."""
+    if not (auth or token or token_command):
+        return target, lambda: None
+    if sum(bool(x) for x in (auth, token, token_command)) > 1:
+        raise AuthSetupError("give one of --auth (the server trusts the suite's authorization server), --auth-token "
+                             "or --auth-token-command (a token of the server's own authorization server)")
+    if not target.is_http:
+        raise AuthSetupError("authorization is checked over HTTP only (the spec: stdio implementations should not "
+                             "follow it): add --transport streamable-http or sse")
+    if not auth:
+        ctx = AuthContext(token=token if token else _run_token_command(token_command or ""))
+        return replace(target, extra={**target.extra, "auth": ctx}), ctx.close
+    from conformance.auth.server import AuthServerHost
+
+    host = AuthServerHost(config).start()
+    ctx = AuthContext(host=host)
+    resource = target.url or ""  # may still hold {port}: Target.resolve fills it in everywhere
+    command = tuple(ctx.substitute(a, resource) for a in target.command) if target.command else None
+    env = {**(target.env or {}), ENV_AUTH_SERVER_URL: host.issuer}
+    return replace(target, command=command, env=env, extra={**target.extra, "auth": ctx}), ctx.close

@@ -1,0 +1,431 @@
+"""basic/authorization (2025-03-26 on): the MCP server as an OAuth 2.1 resource server.
+
+Only for a server the run is told requires authorization (``--auth``: it trusts the suite's
+authorization server, whose tokens the scenarios mint; ``--auth-token`` /
+``--auth-token-command``: a token of its own authorization server).  Otherwise every scenario
+here skips with :data:`NOT_REQUIRED` after looking at the shared session (opened without a token),
+and sends nothing.
+
+Every odd request goes through a :class:`~._http.Probe` of its own (no session unless the check is
+about one), so its answer never reaches a connection other scenarios use: the first request of a
+client (``initialize``; ``server/discover`` on 2026-07-28; the ``GET`` of the SSE endpoint on the
+legacy transport) without a token, with tokens that are not valid for this server, with the token
+in the query string, and a request on an authorized session without the token.  The suite's
+authorization server's request log is not consulted here: a resource server is judged by its
+answers alone.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformance.peer import RawPeer
+from conformance.registry import scenario
+from conformance.runtime.records import ScenarioError
+from conformance.server.context import ScenarioContext
+from conformance.spec.versions import Transport, spec
+from conformance.transports.base import TransportError
+from conformance.wire.envelope import dumps
+from conformance.wire.oauth import Challenge, bearer_challenge_of, prm_well_known_urls
+
+from ._http import Probe, describe, request_message
+
+HTTP = [Transport.STREAMABLE_HTTP, Transport.SSE]
+V03 = "2025-03-26"
+SINCE = V03
+
+PRM_SERVED = "auth.server.prm.served"
+PRM_AS = "auth.server.prm.authorization-servers"
+PRM_HEADER_06 = "auth.server.prm.header-2025-06-18"
+PRM_DISCOVERABLE = "auth.server.prm.discoverable"
+PRM_RESOURCE_FORM = "auth.server.prm.resource-form"
+CHALLENGE_SCOPE = "auth.server.challenge-scope"
+NO_OFFLINE = "auth.server.no-offline-access"
+NOT_PROVEN = "auth.server.not-proven-401"
+STATUS_401 = "auth.server.status-401"
+INVALID_401 = "auth.server.invalid-token-401"
+ERROR_RESPONSE_03 = "auth.server.error-response-2025-03-26"
+ERROR_RESPONSE = "auth.server.error-response"
+VALIDATE_03 = "auth.server.validate-2025-03-26"
+AUDIENCE = "auth.server.audience"
+FOREIGN_ISSUER = "auth.server.foreign-issuer"
+EVERY_REQUEST = "auth.server.every-request"
+NO_QUERY = "auth.server.no-query-token"
+SCOPE_403 = "auth.server.insufficient-scope-403"
+SCOPE_SCOPES = "auth.server.insufficient-scope-scopes"
+SCOPE_SCOPES_26 = "auth.server.insufficient-scope-scopes-2026"
+SCOPE_SINGLE = "auth.server.insufficient-scope-single-challenge"
+AUDIENCE_CASE = "auth.server.audience-case"
+
+NOT_REQUIRED = ("the server does not require authorization: its requests were answered without a token (to check "
+                "a server that does, run with --auth, --auth-token or --auth-token-command)")
+OTHER_RESOURCE = "https://mcp-conformance.invalid/another-resource"
+OTHER_ISSUER = "https://mcp-conformance.invalid/another-authorization-server"
+MALFORMED = "mcp-conformance-not-a-token"
+_CLIENT_INFO = {"name": "mcp-conformance", "version": "0.1.0"}
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+
+
+async def _gate(ctx: ScenarioContext) -> tuple[Any, RawPeer]:
+    """The run's AuthContext and the shared session; skips when the run has no authorization."""
+    peer = await ctx.connect()
+    auth = ctx.target.extra.get("auth")
+    if auth is None:
+        ctx.skip(NOT_REQUIRED)
+    return auth, peer
+
+
+def _first_request(version: str, rid: str) -> dict[str, Any]:
+    """What a client sends first: initialize (server/discover where the version is stateless)."""
+    if spec(version).stateless:
+        return request_message(version, rid)
+    return {"jsonrpc": "2.0", "id": rid, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": _CLIENT_INFO}}
+
+
+async def _attempt(ctx: ScenarioContext, probe: Probe, token: str | None, what: str, *, query: str | None = None) -> Any:
+    """The client's first request with ``token`` as the bearer (None: no Authorization header),
+    on no session; its exchange (an SSE answer is closed once its headers are in)."""
+    probe.transport.session_id = None  # never a session a previous attempt was given
+    url = ctx.target.url or ""
+    if query:
+        url += ("&" if "?" in url else "?") + query
+    headers: dict[str, Any] = {"Authorization": f"Bearer {token}" if token is not None else None}
+    if ctx.target.transport is Transport.SSE:
+        return await _request(probe, "GET", headers=headers, url=url)
+    body = dumps(_first_request(ctx.version, f"mcp-conformance-auth-{what}"))
+    return await _request(probe, "POST", body=body, headers=headers, url=url)
+
+
+class NoAnswer:
+    """What stands for an exchange the server never answered (within the run's timeout)."""
+
+    status = 0
+    is_sse = False
+    stream = ""
+    body = b""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        self.headers: dict[str, str] = {}
+
+
+async def _request(probe: Probe, method: str, **kwargs: Any) -> Any:
+    """One request of the probe; an SSE answer is closed once its headers are in; a request the
+    server never answers (or refuses to connect) is a :class:`NoAnswer`, judged like any other
+    answer that is not the one expected."""
+    try:
+        ex = await probe.request(method, **kwargs)
+    except TransportError as exc:
+        return NoAnswer(str(exc))
+    if ex.is_sse:
+        await probe.close_stream(ex)
+    return ex
+
+
+def _describe(ex: Any, limit: int = 200) -> str:
+    return f"no answer ({ex.why})" if isinstance(ex, NoAnswer) else describe(ex, limit)
+
+
+def _accepted(ex: Any) -> bool:
+    return 200 <= ex.status < 300
+
+
+def _challenge_text(ex: Any) -> str:
+    return ex.headers.get("www-authenticate") or "(no WWW-Authenticate header)"
+
+
+async def _control(ctx: ScenarioContext, auth: Any, probe: Probe) -> None:
+    """The valid token must be served, or nothing here means anything: our setup's trouble."""
+    ex = await _attempt(ctx, probe, auth.token(ctx.target.url or ""), "valid-token")
+    if not _accepted(ex):
+        hint = (f"is the server told to trust the suite's authorization server ({auth.issuer}; {{issuer}}, "
+                "{jwks_url}, {resource} in --command)?" if auth.can_mint else "is the --auth-token valid for it?")
+        raise ScenarioError(f"the server refused the run's valid token: {_describe(ex)}", kind="setup", hint=hint)
+
+
+def _check_challenge(ctx: ScenarioContext, ex: Any, probe: Probe, what: str) -> None:
+    """OAuth 2.1 section 5.3 / RFC 6750 section 3: a 401 carries a Bearer challenge."""
+    if ex.status != 401:
+        return
+    rid = ERROR_RESPONSE_03 if ctx.version == V03 else ERROR_RESPONSE
+    ch = bearer_challenge_of(ex.headers)
+    ctx.check(rid, ch is not None, problem="ChallengeMissing",
+              message=(f"the 401 to {what} carries a Bearer challenge" if ch is not None else
+                       f"the 401 to {what} has no Bearer challenge in WWW-Authenticate ({_challenge_text(ex)}); "
+                       "OAuth 2.1 section 5.3 (RFC 6750 section 3) requires one"),
+              expected="WWW-Authenticate: Bearer ...", actual=_challenge_text(ex), entries=probe.entries(ex))
+
+
+# -- discovery: the 401 without a token and the protected resource metadata ------------------------------
+
+
+@scenario(requirements=[STATUS_401, NOT_PROVEN, ERROR_RESPONSE_03, ERROR_RESPONSE, CHALLENGE_SCOPE, PRM_SERVED,
+                        PRM_AS, PRM_HEADER_06, PRM_DISCOVERABLE, PRM_RESOURCE_FORM, NO_OFFLINE],
+          transports=HTTP, since=SINCE)
+async def unauthenticated_request(ctx: ScenarioContext) -> None:
+    """The client's first request without a token: 401 with a Bearer challenge (its `scope`, its
+    `resource_metadata`), then the protected resource metadata where the challenge names it, else
+    at the well-known URIs: served, `authorization_servers` non-empty, `resource` without a
+    trailing slash, no `offline_access` advertised."""
+    auth, peer = await _gate(ctx)
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        ex = await _attempt(ctx, probe, None, "no-token")
+        ok = ex.status == 401
+        for rid in (STATUS_401, NOT_PROVEN):
+            ctx.check(rid, ok, problem="UnauthenticatedNot401",
+                      message=("the first request without a token was answered 401 Unauthorized" if ok else
+                               f"the first request without a token was answered {_describe(ex)}, not 401 Unauthorized"),
+                      expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
+        if not ok:
+            ctx.skip("the request without a token was not answered 401: no challenge to read")
+        _check_challenge(ctx, ex, probe, "a request without a token")
+        ch: Challenge | None = bearer_challenge_of(ex.headers)
+        scope = (ch.params.get("scope") or "").split() if ch else []
+        ctx.check(CHALLENGE_SCOPE, bool(scope), problem="ChallengeScopeMissing",
+                  message=(f"the 401 challenge names the scopes {' '.join(scope)!r}" if scope else
+                           f"the 401 challenge has no scope parameter ({_challenge_text(ex)})"),
+                  expected="scope=\"...\" in the Bearer challenge", actual=_challenge_text(ex), entries=probe.entries(ex))
+
+        # the metadata: the header's URL, then the well-known URIs (path form, then root)
+        header_url = ch.params.get("resource_metadata") if ch else None
+        candidates: list[tuple[str, str]] = []
+        if header_url:
+            candidates.append(("header", header_url))
+        candidates += [("well-known", u) for u in prm_well_known_urls(ctx.target.url or "") if u != header_url]
+        hit: tuple[str, str, Any] | None = None  # how, where, the document (the first 200 answer)
+        tried: list[str] = []
+        entries: list[int] = []
+        for how, url in candidates:
+            if not url.startswith(("http://", "https://")):
+                tried.append(f"{url} (not an absolute http(s) URL)")
+                continue
+            got = await _request(probe, "GET", url=url, headers={"Accept": "application/json"})
+            entries += probe.entries(got)
+            tried.append(f"{url}: {_describe(got, 120)}")
+            if got.status == 200:
+                hit = (how, url, _json_object(got))
+                break
+    if ctx.version == "2025-06-18":
+        good = hit is not None and hit[0] == "header"
+        ctx.check(PRM_HEADER_06, good, problem="ResourceMetadataNotInHeader",
+                  message=(f"the 401 challenge names the metadata URL {header_url}, which serves it" if good else
+                           f"the 401 challenge does not lead to the metadata: {_challenge_text(ex)}; tried {tried}"),
+                  expected="WWW-Authenticate: Bearer resource_metadata=\"<URL of the metadata>\"",
+                  actual=tried, entries=entries or probe.entries(ex))
+    ctx.check(PRM_DISCOVERABLE, hit is not None, problem="ResourceMetadataNotFound",
+              message=(f"the protected resource metadata was found through the {hit[0]} ({hit[1]})" if hit else
+                       f"no protected resource metadata through the 401 challenge nor the well-known URIs: {tried}"),
+              expected="resource_metadata in the 401 challenge, or the metadata at a well-known URI", actual=tried,
+              entries=entries)
+    if hit is None:
+        for rid in (PRM_SERVED, PRM_AS, PRM_RESOURCE_FORM):
+            ctx.not_reached(rid, "no protected resource metadata was found where a client looks for it")
+        _offline(ctx, scope, None, entries)
+        return
+    doc = hit[2]
+    valid = isinstance(doc, dict) and isinstance(doc.get("resource"), str)
+    ctx.check(PRM_SERVED, valid, problem="ResourceMetadataInvalid",
+              message=(f"protected resource metadata served at {hit[1]}" if valid else
+                       f"{hit[1]} answered 200 with no protected resource metadata (a JSON object with a resource): "
+                       f"{tried[-1]}"),
+              expected="200 application/json {\"resource\": ..., \"authorization_servers\": [...]}", actual=tried[-1],
+              entries=entries[-1:])
+    if not valid:
+        for rid in (PRM_AS, PRM_RESOURCE_FORM):
+            ctx.not_reached(rid, "the protected resource metadata is not a JSON object with a resource")
+        _offline(ctx, scope, None, entries)
+        return
+    servers = doc.get("authorization_servers")
+    good_as = (isinstance(servers, list) and bool(servers)
+               and all(isinstance(s, str) and s.startswith(("http://", "https://")) for s in servers))
+    ctx.check(PRM_AS, good_as, problem="AuthorizationServersMissing",
+              message=(f"authorization_servers lists {servers}" if good_as else
+                       f"authorization_servers is {json.dumps(servers) if servers is not None else 'absent'}; the metadata "
+                       "must name at least one authorization server (an http(s) issuer URL)"),
+              expected="a non-empty array of issuer URLs", actual=servers, entries=entries[-1:])
+    resource = doc["resource"]
+    ctx.check(PRM_RESOURCE_FORM, not resource.endswith("/"), problem="ResourceTrailingSlash",
+              message=(f"resource {resource!r} has no trailing slash" if not resource.endswith("/") else
+                       f"resource {resource!r} ends with a slash; the form without it is the one to use"),
+              expected="no trailing slash", actual=resource, entries=entries[-1:])
+    _offline(ctx, scope, doc, entries)
+
+
+def _offline(ctx: ScenarioContext, challenge_scope: list[str], doc: dict | None, entries: list[int]) -> None:
+    supported = doc.get("scopes_supported") if doc else None
+    where = []
+    if "offline_access" in challenge_scope:
+        where.append("the 401 challenge's scope")
+    if isinstance(supported, list) and "offline_access" in supported:
+        where.append("the metadata's scopes_supported")
+    ctx.check(NO_OFFLINE, not where, problem="OfflineAccessAdvertised",
+              message=("offline_access is advertised in neither the challenge nor the metadata" if not where else
+                       f"offline_access is advertised in {' and '.join(where)}; refresh tokens are not a resource "
+                       "requirement"),
+              expected="no offline_access", actual={"challenge scope": challenge_scope, "scopes_supported": supported},
+              entries=entries[-1:])
+
+
+def _json_object(ex: Any) -> Any:
+    try:
+        return json.loads(ex.body or b"")
+    except ValueError:
+        return None
+
+
+# -- tokens that are not valid for this server --------------------------------------------------------------
+
+
+@scenario(requirements=[INVALID_401, ERROR_RESPONSE_03, ERROR_RESPONSE, VALIDATE_03, AUDIENCE, FOREIGN_ISSUER,
+                        AUDIENCE_CASE],
+          transports=HTTP, since=SINCE)
+async def invalid_tokens(ctx: ScenarioContext) -> None:
+    """The client's first request with a token that is no JWT, an expired one, one signed with a
+    key the authorization server never published, one for another audience and one naming another
+    issuer: each refused with 401 and a Bearer challenge (the valid token, first, is served); one
+    whose audience has the scheme and host in upper case: served."""
+    auth, peer = await _gate(ctx)
+    resource = ctx.target.url or ""
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        await _control(ctx, auth, probe)
+        cases: list[tuple[str, str, str]] = [(INVALID_401, "malformed", MALFORMED)]
+        if auth.can_mint:
+            server, scope = auth.server, auth.scope
+            cases += [
+                (INVALID_401, "expired", server.mint(audience=resource, scope=scope, expires_in=-600)),
+                (INVALID_401, "forged", server.mint(audience=resource, scope=scope, key="foreign", kid=server.key.kid)),
+                (VALIDATE_03 if ctx.version == V03 else AUDIENCE, "wrong-audience",
+                 server.mint(audience=OTHER_RESOURCE, scope=scope)),
+                (VALIDATE_03 if ctx.version == V03 else FOREIGN_ISSUER, "foreign-issuer",
+                 server.mint(audience=resource, scope=scope, issuer=OTHER_ISSUER)),
+            ]
+        else:
+            for rid in (VALIDATE_03, AUDIENCE, FOREIGN_ISSUER, AUDIENCE_CASE):
+                ctx.not_reached(rid, _no_mint())
+        labels = {"malformed": "a token that is no JWT", "expired": "an expired token",
+                  "forged": "a token signed with a key the authorization server never published",
+                  "wrong-audience": f"a token for another audience ({OTHER_RESOURCE})",
+                  "foreign-issuer": f"a token naming another issuer ({OTHER_ISSUER})"}
+        for rid, what, token in cases:
+            ex = await _attempt(ctx, probe, token, what)
+            ok = ex.status == 401
+            ctx.check(rid, ok, problem="InvalidTokenAccepted" if _accepted(ex) else "InvalidTokenNot401",
+                      message=(f"{labels[what]} was refused with 401" if ok else
+                               f"{labels[what]} was answered {_describe(ex)}, not 401 Unauthorized"),
+                      expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
+            _check_challenge(ctx, ex, probe, labels[what])
+        if auth.can_mint and ctx.version != V03:
+            upper = _upper_scheme_and_host(resource)
+            ex = await _attempt(ctx, probe, auth.server.mint(audience=upper, scope=auth.scope), "upper-case-audience")
+            ctx.check(AUDIENCE_CASE, _accepted(ex), problem="UpperCaseAudienceRefused",
+                      message=(f"a token for {upper} (scheme and host in upper case) was served" if _accepted(ex) else
+                               f"a token for {upper} (this server's resource, scheme and host in upper case) was "
+                               f"answered {_describe(ex)}"),
+                      expected="2xx (served)", actual=_describe(ex), entries=probe.entries(ex))
+
+
+def _upper_scheme_and_host(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    return scheme.upper() + sep + host.upper() + slash + path
+
+
+def _no_mint() -> str:
+    from conformance.auth.context import NO_MINT
+
+    return NO_MINT
+
+
+# -- where the token must be: every request, never the query string ------------------------------------------
+
+
+@scenario(requirements=[NO_QUERY, EVERY_REQUEST], transports=HTTP, since=SINCE, fresh=True)
+async def token_placement(ctx: ScenarioContext) -> None:
+    """The valid token only in the query string (`?access_token=`) is refused; on a session opened
+    with the valid token, a request carrying the session but no Authorization header is refused
+    with 401 (a session id is no credential; versions with sessions)."""
+    auth, _ = await _gate(ctx)
+    peer = await ctx.connect(fresh=True)  # its answers (SSE: on its stream) reach no other scenario
+    token = auth.token(ctx.target.url or "")
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        await _control(ctx, auth, probe)
+        ex = await _attempt(ctx, probe, None, "query-token", query=f"access_token={token}")
+        ctx.check(NO_QUERY, not _accepted(ex), problem="QueryTokenAccepted",
+                  message=(f"the token in the query string alone was refused ({ex.status})" if not _accepted(ex) else
+                           f"the token in the query string alone was accepted: {_describe(ex)}"),
+                  expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
+    if spec(ctx.version).stateless:
+        return  # no session (EVERY_REQUEST does not apply to 2026-07-28)
+    ping = dumps({"jsonrpc": "2.0", "id": "mcp-conformance-auth-session-only", "method": "ping"})
+    if ctx.target.transport is Transport.SSE:
+        endpoint = getattr(peer.transport, "endpoint", None)
+        async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+            ex = await _request(probe, "POST", body=ping, url=endpoint, headers={"Authorization": None})
+            where = f"the SSE session's endpoint ({endpoint})"
+    else:
+        async with Probe(peer, timeout=ctx.timeout, session=True) as probe:
+            ex = await _request(probe, "POST", body=ping, headers={"Authorization": None})
+            where = f"the session {probe.transport.session_id!r}"
+    ok = ex.status == 401
+    ctx.check(EVERY_REQUEST, ok, problem="SessionAcceptedWithoutToken" if _accepted(ex) else "SessionWithoutTokenNot401",
+              message=(f"a ping on {where} without the token was refused with 401" if ok else
+                       f"a ping on {where} without the token was answered {_describe(ex)}: a session id is no credential"),
+              expected="401 Unauthorized", actual=_describe(ex), entries=probe.entries(ex))
+
+
+# -- scopes ----------------------------------------------------------------------------------------------------
+
+
+@scenario(requirements=[SCOPE_403, SCOPE_SCOPES, SCOPE_SCOPES_26, SCOPE_SINGLE], transports=HTTP, since="2025-11-25")
+async def insufficient_scope(ctx: ScenarioContext) -> None:
+    """A token valid in every way but with no scope: a server that requires scopes answers 403
+    with error="insufficient_scope" and the scopes needed; one that serves it requires none
+    (skipped)."""
+    auth, peer = await _gate(ctx)
+    if not auth.can_mint:
+        ctx.skip(_no_mint())
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        await _control(ctx, auth, probe)
+        token = auth.server.mint(audience=ctx.target.url or "", scope=None)
+        ex = await _attempt(ctx, probe, token, "no-scope")
+    if _accepted(ex):
+        ctx.skip("the server served a token without any scope: it requires none, so there is no insufficient scope "
+                 "to check")
+    ch = bearer_challenge_of(ex.headers)
+    ok = ex.status == 403 and ch is not None and ch.params.get("error") == "insufficient_scope"
+    ctx.check(SCOPE_403, ok, problem="InsufficientScopeNot403",
+              message=("a token without the scopes needed was refused with 403 error=\"insufficient_scope\"" if ok else
+                       f"a token without the scopes needed was answered {_describe(ex)} ({_challenge_text(ex)}), not "
+                       "403 with error=\"insufficient_scope\""),
+              expected="403 Forbidden, WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"...\"",
+              actual=f"{ex.status} {_challenge_text(ex)}", entries=probe.entries(ex))
+    if not ok:
+        for rid in (SCOPE_SCOPES, SCOPE_SCOPES_26, SCOPE_SINGLE):
+            ctx.not_reached(rid, "no insufficient_scope challenge to read")
+        return
+    scope = (ch.params.get("scope") or "").split() if ch else []
+    rid = SCOPE_SCOPES_26 if spec(ctx.version).stateless else SCOPE_SCOPES
+    ctx.check(rid, bool(scope), problem="InsufficientScopeWithoutScopes",
+              message=(f"the insufficient_scope challenge names the scopes {' '.join(scope)!r}" if scope else
+                       f"the insufficient_scope challenge names no scope ({_challenge_text(ex)})"),
+              expected="scope=\"<the scopes needed>\"", actual=_challenge_text(ex), entries=probe.entries(ex))
+    if not scope:
+        ctx.not_reached(SCOPE_SINGLE, "the insufficient_scope challenge names no scope")
+        return
+    if ctx.applies(SCOPE_SINGLE):
+        async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+            retry = await _attempt(ctx, probe, auth.server.mint(audience=ctx.target.url or "", scope=" ".join(scope)),
+                                   "challenged-scopes")
+        ctx.check(SCOPE_SINGLE, _accepted(retry), problem="ChallengeScopesNotEnough",
+                  message=(f"a token with exactly the challenged scopes {' '.join(scope)!r} was served" if _accepted(retry)
+                           else f"a token with exactly the challenged scopes {' '.join(scope)!r} was answered "
+                           f"{_describe(retry)} ({_challenge_text(retry)}): the challenge did not name all the "
+                           "scopes needed"),
+                  expected="2xx (served)", actual=f"{retry.status} {_challenge_text(retry)}",
+                  entries=probe.entries(retry))
+
+

@@ -1,0 +1,212 @@
+"""The reference server as an OAuth 2.1 resource server (``mcp-reference-server --auth``).
+
+A strict one: every request to an MCP endpoint (streamable HTTP, the legacy SSE stream and its
+message endpoint) needs ``Authorization: Bearer <JWT>`` -- signed by a key of the authorization
+server's JWKS, issued by it (``iss``), for this server (``aud``, compared in canonical form),
+unexpired, with the scopes the server requires; a token anywhere else (the query string) is never
+read.  A request without a token, or with one that fails, is answered 401 with a Bearer challenge
+(``resource_metadata``, ``scope``, and ``error="invalid_token"`` when a token was given); a token
+without the scopes, 403 with ``error="insufficient_scope"``.  The protected resource metadata
+(RFC 9728) is served at the well-known URIs (path form and root).  Sessions are no credential:
+the token is checked on every request.
+
+Keys come from the JWKS URL (fetched in a worker thread by PyJWT's ``PyJWKClient``, cached; an
+unknown ``kid`` makes it fetch again).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+from urllib.parse import urlsplit
+
+from conformance.wire.oauth import (
+    PRM_WELL_KNOWN,
+    bearer_challenge,
+    bearer_token_of,
+    canonical_resource,
+    protected_resource_metadata,
+)
+
+__all__ = ["AuthSettings", "AuthGuard"]
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass
+class AuthSettings:
+    issuer: str
+    resource: str | None = None  # None: the server's own URL, once it is known
+    jwks_url: str | None = None  # None: the jwks_uri of the issuer's RFC 8414 metadata
+    scopes: tuple[str, ...] = ("mcp:read",)  # required on every request (and scopes_supported)
+    algorithms: tuple[str, ...] = ("ES256", "RS256", "PS256", "EdDSA")
+    leeway: int = 0
+    extra_metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class TokenRejected(Exception):
+    def __init__(self, status: int, error: str, description: str) -> None:
+        super().__init__(description)
+        self.status, self.error, self.description = status, error, description
+
+
+class AuthGuard:
+    """Looks at every HTTP request before the MCP front-end does (see ``HttpFront``)."""
+
+    def __init__(self, settings: AuthSettings) -> None:
+        self.settings = settings
+        self._jwks: Any = None
+
+    # -- metadata ---------------------------------------------------------------------------------
+
+    @property
+    def resource(self) -> str:
+        assert self.settings.resource, "the resource is set once the server's URL is known"
+        return self.settings.resource
+
+    def metadata_paths(self) -> tuple[str, ...]:
+        path = urlsplit(self.resource).path.rstrip("/")
+        return (PRM_WELL_KNOWN + path, PRM_WELL_KNOWN) if path else (PRM_WELL_KNOWN,)
+
+    def metadata_url(self, base: str) -> str:
+        return base.rstrip("/") + self.metadata_paths()[0]
+
+    def metadata(self) -> dict[str, Any]:
+        return protected_resource_metadata(self.resource, [self.settings.issuer],
+                                           scopes_supported=list(self.settings.scopes),
+                                           extra=self.settings.extra_metadata)
+
+    # -- the check ---------------------------------------------------------------------------------
+
+    async def guard(self, scope: dict[str, Any], send: Send, headers: dict[str, str], protected: tuple[str, ...]) -> bool:
+        """Answer the request here (metadata, 401, 403) and return True, or let it through."""
+        path, method = scope["path"], scope["method"]
+        if path in self.metadata_paths():
+            if method != "GET":
+                await _send(send, 405, b"", [("allow", "GET")])
+                return True
+            await _send(send, 200, json.dumps(self.metadata()).encode(), [("content-type", "application/json")])
+            return True
+        if path not in protected:
+            return False
+        token = self.token_of(scope, headers)
+        base = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+        if token is None:
+            if self.lets_through(scope, headers):
+                return False
+            await self._challenge(send, 401, base, None, None)
+            return True
+        try:
+            await self.verify(token)
+        except TokenRejected as exc:
+            await self._challenge(send, exc.status, base, exc.error, exc.description)
+            return True
+        return False
+
+    async def verify(self, token: str) -> dict[str, Any]:
+        """The token's claims, or :class:`TokenRejected` (401 invalid_token / 403 insufficient_scope)."""
+        import anyio
+        import jwt
+
+        s = self.settings
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise TokenRejected(401, "invalid_token", f"not a JWT: {exc}") from None
+        try:
+            key = await anyio.to_thread.run_sync(self._signing_key, token)
+            claims = self.decode(token, key)
+        except jwt.PyJWTError as exc:
+            raise TokenRejected(401, "invalid_token", f"{type(exc).__name__}: {exc} (kid {header.get('kid')!r})") from None
+        aud = claims.get("aud")
+        if not self.audience_ok(aud):
+            raise TokenRejected(401, "invalid_token", f"the token is for {aud!r}, not {self.resource}")
+        granted = set(str(claims.get("scope") or "").split())
+        missing = [sc for sc in s.scopes if sc not in granted]
+        if missing:
+            raise TokenRejected(403, "insufficient_scope", f"missing scope(s): {' '.join(missing)}")
+        return claims
+
+    # the steps (one method each, so that a broken server can replace exactly one)
+
+    def token_of(self, scope: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """The bearer token: the Authorization header only (never the query string)."""
+        return bearer_token_of(headers.get("authorization"))
+
+    def lets_through(self, scope: dict[str, Any], headers: dict[str, str]) -> bool:
+        """Whether a request without a token is served anyway: never."""
+        return False
+
+    def decode(self, token: str, key: Any) -> dict[str, Any]:
+        """Signature, issuer, expiry (and the claims present)."""
+        import jwt
+
+        s = self.settings
+        return jwt.decode(token, key, algorithms=list(s.algorithms), issuer=s.issuer, leeway=s.leeway,
+                          options={"verify_aud": False, "require": ["exp", "iss", "aud"]})
+
+    def audience_ok(self, aud: Any) -> bool:
+        """``aud`` (a string or a list) names this server's resource, compared in canonical form
+        (upper-case scheme and host accepted)."""
+        audiences = aud if isinstance(aud, list) else [aud]
+        mine = canonical_resource(self.resource)
+        return any(isinstance(a, str) and canonical_resource(a) == mine for a in audiences)
+
+    def challenge(self, status: int, base: str, error: str | None, description: str | None) -> str | None:
+        """The WWW-Authenticate value of a 401/403 (None: no header)."""
+        return bearer_challenge(error=error, error_description=description,
+                                scope=" ".join(self.settings.scopes) or None,
+                                resource_metadata=self.metadata_url(base))
+
+    def warm(self) -> None:
+        """Fetch the signing keys ahead of the first request (its answer then waits for nothing);
+        any trouble is left for the first request to meet."""
+        try:
+            self._jwks_client().get_signing_keys()
+        except Exception:  # noqa: BLE001 - retried (and reported as a 401) on the first token
+            pass
+
+    def _jwks_client(self) -> Any:
+        from jwt import PyJWKClient
+
+        if self._jwks is None:
+            url = self.settings.jwks_url or _discover_jwks(self.settings.issuer)
+            self._jwks = PyJWKClient(url, cache_keys=True, lifespan=300, timeout=10)
+        return self._jwks
+
+    def _signing_key(self, token: str) -> Any:
+        return self._jwks_client().get_signing_key_from_jwt(token).key
+
+    async def _challenge(self, send: Send, status: int, base: str, error: str | None, description: str | None) -> None:
+        value = self.challenge(status, base, error, description)
+        body = json.dumps({"error": error or "unauthorized",
+                           "error_description": description or "an access token is required"}).encode()
+        headers = [("content-type", "application/json")]
+        if value is not None:
+            headers.append(("www-authenticate", value))
+        await _send(send, status, body, headers)
+
+
+def _discover_jwks(issuer: str) -> str:
+    """The ``jwks_uri`` of the issuer's RFC 8414 metadata (or its OpenID Connect discovery)."""
+    import urllib.request
+
+    from conformance.wire.oauth import as_metadata_urls
+
+    for url in as_metadata_urls(issuer):
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:  # noqa: S310 (an http(s) URL we were given)
+                doc = json.loads(r.read())
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("jwks_uri"), str):
+            return doc["jwks_uri"]
+    raise RuntimeError(f"no jwks_uri in the metadata of {issuer}")
+
+
+async def _send(send: Send, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:
+    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+    raw.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})

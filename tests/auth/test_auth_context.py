@@ -1,0 +1,67 @@
+"""conformance.auth.context: how a run is told that the server requires authorization."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import pytest
+
+from conformance.auth.context import ENV_AUTH_SERVER_URL, AuthSetupError, attach
+from conformance.connect import Target
+from conformance.spec.versions import Transport
+
+HTTP = Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:{port}/mcp",
+              command=("server", "--issuer", "{issuer}", "--jwks", "{jwks_url}", "--resource", "{resource}",
+                       "--port", "{port}"))
+
+
+def _py(code: str) -> str:
+    return shlex.join([sys.executable, "-c", code])
+
+
+def test_no_option_leaves_the_target_as_it_is() -> None:
+    target, close = attach(HTTP, auth=False, token=None, token_command=None)
+    assert target is HTTP and "auth" not in target.extra
+    close()
+
+
+def test_auth_starts_the_authorization_server_and_fills_the_placeholders() -> None:
+    target, close = attach(HTTP, auth=True, token=None, token_command=None)
+    try:
+        ctx = target.extra["auth"]
+        issuer = ctx.issuer
+        assert issuer.startswith("http://127.0.0.1:") and target.env[ENV_AUTH_SERVER_URL] == issuer
+        assert target.command == ("server", "--issuer", issuer, "--jwks", issuer + "/jwks",
+                                  "--resource", "http://127.0.0.1:{port}/mcp", "--port", "{port}")
+        resolved = target.resolve(4321)  # {port} everywhere, the resource included
+        assert resolved.command[6] == "http://127.0.0.1:4321/mcp"
+        token = ctx.token(resolved.url)
+        assert ctx.server.verify(token)["aud"] == resolved.url and ctx.token(resolved.url) == token
+        assert ctx.headers(resolved.url) == {"Authorization": f"Bearer {token}"}
+    finally:
+        close()
+    assert ctx.host._thread is None  # stopped
+
+
+def test_a_token_command_is_run_once_for_the_token() -> None:
+    target, close = attach(HTTP, auth=False, token=None, token_command=_py("print('  tok-123  ')"))
+    ctx = target.extra["auth"]
+    assert not ctx.can_mint and ctx.token("http://anything") == "tok-123" and ctx.server is None
+    assert target.command == HTTP.command  # nothing to fill in: the server has its own authorization server
+    close()
+
+
+@pytest.mark.parametrize("code, why", [("import sys; sys.exit(3)", "exit 3"), ("print('a b')", "one token"),
+                                       ("print('')", "one token")])
+def test_a_token_command_that_prints_no_token_is_a_usage_error(code: str, why: str) -> None:
+    with pytest.raises(AuthSetupError, match=why):
+        attach(HTTP, auth=False, token=None, token_command=_py(code))
+
+
+def test_one_option_at_a_time_and_http_only() -> None:
+    with pytest.raises(AuthSetupError, match="give one of"):
+        attach(HTTP, auth=True, token="t", token_command=None)
+    stdio = Target(transport=Transport.STDIO, command=("server",))
+    with pytest.raises(AuthSetupError, match="over HTTP only"):
+        attach(stdio, auth=True, token=None, token_command=None)

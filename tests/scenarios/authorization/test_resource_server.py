@@ -1,0 +1,126 @@
+"""The resource-server scenarios end to end, through the public CLI: the reference server with
+--auth is clean on both HTTP transports and every version with authorization; a run without
+authorization options skips them with the reason and sends nothing; --auth-token checks what it
+can and skips the rest with the reason; --auth needs HTTP.  (The broken resource servers are in
+fixtures/broken_servers/defects_auth.py, run by tests/broken_servers.)
+
+The runs are independent processes, started together in a module-scoped fixture."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conformance.auth.context import NO_MINT
+from conformance.auth.server import AuthServerHost
+from conformance.scenarios.server.authorization import NOT_REQUIRED
+from conformance.spec.requirements import catalogue
+
+ROOT = Path(__file__).resolve().parents[3]
+AUTH_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+REF = f"{sys.executable} -m reference_server --port {{port}}"
+AUTH_REQS = {rid for rid, r in catalogue().items() if rid.startswith("auth.server.")}
+
+
+def _run(args: list[str], report_dir: Path) -> tuple[int, dict, str]:
+    argv = [sys.executable, "-m", "conformance.cli", "server", *args, "--report-dir", str(report_dir),
+            "--report-format", "none", "--timeout", "5", "-q"]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=300, env=dict(os.environ))
+    path = report_dir / "report.json"
+    report = json.loads(path.read_text()) if path.exists() else {}
+    return proc.returncode, report, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def _versions(*vs: str) -> list[str]:
+    return [a for v in vs for a in ("--version", v)]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
+    host = AuthServerHost().start()  # the authorization server of a server we cannot configure (--auth-token)
+    plans = {
+        "http": ["--command", f"{REF} --transport streamable-http --auth --issuer {{issuer}} --jwks-url {{jwks_url}} "
+                 "--resource {resource}", "--transport", "streamable-http", "--auth", "--select", "auth.*",
+                 *_versions(*AUTH_VERSIONS)],
+        "sse": ["--command", f"{REF} --transport sse --auth", "--transport", "sse", "--auth", "--select", "auth.*",
+                *_versions(*AUTH_VERSIONS[:3])],
+        "none": ["--command", f"{REF} --transport streamable-http", "--transport", "streamable-http",
+                 "--select", "auth.*", *_versions("2025-11-25")],
+    }
+    # --auth-token: the server trusts `host`; its resource is fixed so that the token can name it
+    port = _free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    token = host.server.mint(audience=resource, scope="mcp:read")
+    plans["token"] = ["--command", f"{sys.executable} -m reference_server --port {port} --transport streamable-http "
+                      f"--auth --issuer {host.issuer}", "--url", resource, "--transport", "streamable-http",
+                      "--auth-token", token, "--select", "auth.*", *_versions("2025-11-25")]
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {name: pool.submit(_run, args, tmp_path_factory.mktemp(name)) for name, args in plans.items()}
+    try:
+        yield futures
+    finally:
+        pool.shutdown(wait=True)
+        host.stop()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _by_outcome(report: dict) -> dict[str, set[tuple[str, str]]]:
+    out: dict[str, set[tuple[str, str]]] = {}
+    for r in report.get("results", []):
+        out.setdefault(r["outcome"], set()).add((r["requirement"], r["version"]))
+    return out
+
+
+@pytest.mark.parametrize("name, versions", [("http", AUTH_VERSIONS), ("sse", AUTH_VERSIONS[:3])])
+def test_the_reference_server_is_a_clean_resource_server(runs: dict[str, Future], name: str, versions: tuple) -> None:
+    code, report, log = runs[name].result()
+    outcomes = _by_outcome(report)
+    assert code == 0, log
+    assert set(outcomes) == {"pass"}, {k: sorted(v)[:5] for k, v in outcomes.items() if k != "pass"}
+    reqs = catalogue()
+    transport = "sse" if name == "sse" else "streamable-http"
+    applicable = {(rid, v) for rid in AUTH_REQS for v in versions if reqs[rid].applies_to(v, transport)}
+    assert outcomes["pass"] == applicable  # every requirement of every version checked, none left over
+
+
+def test_without_authorization_options_every_scenario_skips_with_the_reason(runs: dict[str, Future]) -> None:
+    code, report, log = runs["none"].result()
+    assert code == 0, log
+    results = report["results"]
+    assert results and {r["outcome"] for r in results} == {"skip"}
+    assert {r["reason"] for r in results} == {NOT_REQUIRED}
+    assert {r["requirement"] for r in results} == {rid for rid in AUTH_REQS if catalogue()[rid].applies_to("2025-11-25", "streamable-http")}
+
+
+def test_a_token_of_the_servers_own_authorization_server_checks_what_it_can(runs: dict[str, Future]) -> None:
+    code, report, log = runs["token"].result()
+    assert code == 0, log
+    outcomes = _by_outcome(report)
+    assert set(outcomes) == {"pass", "skip"}, outcomes
+    skipped = {rid for rid, _ in outcomes["skip"]}
+    # what needs a token of our making: another audience, issuer, no scope
+    assert skipped == {"auth.server.audience", "auth.server.audience-case", "auth.server.foreign-issuer",
+                       "auth.server.insufficient-scope-403", "auth.server.insufficient-scope-scopes"}
+    assert all(NO_MINT in r["reason"] for r in report["results"] if r["outcome"] == "skip")
+    passed = {rid for rid, _ in outcomes["pass"]}
+    assert {"auth.server.status-401", "auth.server.prm.served", "auth.server.invalid-token-401",
+            "auth.server.every-request", "auth.server.no-query-token"} <= passed
+
+
+def test_auth_needs_an_http_transport(tmp_path: Path) -> None:
+    code, _, log = _run(["--command", f"{sys.executable} -m reference_server", "--auth"], tmp_path)
+    assert code == 2 and "authorization is checked over HTTP only" in log
