@@ -38,6 +38,8 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
+from conformance.wire import oauth as wire_oauth
+
 from reference_client import oauth
 from reference_client.oauth import OAuthRefused
 
@@ -203,7 +205,7 @@ class Authorizer:
         if self.version() == "2025-03-26":
             meta, issuer = await self._legacy_metadata()
             prm: dict[str, Any] = {}
-            resource = self._canonical(self.server_url)
+            resource = wire_oauth.canonical_resource(self.server_url)
         else:
             prm, resource = await self._protected_resource(params.get("resource_metadata"))
             meta, issuer = await self._authorization_server(prm["authorization_servers"])
@@ -252,13 +254,6 @@ class Authorizer:
             return
         scopes = oauth.with_offline(scopes, grant.meta) if self.config.offline else scopes
         await self._authorize(grant.issuer, grant.meta, grant.resource, scopes, step_ups=grant.step_ups + 1)
-
-    @staticmethod
-    def _canonical(url: str) -> str:
-        parts = urlsplit(url)
-        host = parts.netloc.lower()
-        path = parts.path.rstrip("/") if parts.path != "/" else ""
-        return f"{parts.scheme.lower()}://{host}{path}"
 
     async def _get_json(self, url: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
         response = await self._client.get(url, headers={"Accept": "application/json", **(headers or {})})

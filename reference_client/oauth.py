@@ -27,11 +27,11 @@ What a strict MCP client does when a server answers 401 (the authorization pages
 from __future__ import annotations
 
 import base64
-import hashlib
-import re
 import secrets
 from typing import Any, Mapping
 from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit, urlunsplit
+
+from conformance.wire import oauth as wire_oauth
 
 __all__ = [
     "OAuthRefused", "parse_www_authenticate", "bearer_challenge", "prm_candidates", "as_metadata_candidates",
@@ -47,67 +47,12 @@ class OAuthRefused(Exception):
     """The client will not go on with this authorization (the reason is the message)."""
 
 
-# -- WWW-Authenticate (RFC 9110 section 11.6.1) ------------------------------------------------
-
-_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
-_PARAM = re.compile(rf"\s*({_TOKEN})\s*=\s*")
-_SCHEME = re.compile(rf"\s*({_TOKEN})")
-_TOKEN68 = re.compile(r"\s*([A-Za-z0-9\-._~+/]+=*)\s*(?:,|$)")
-
+# -- WWW-Authenticate (RFC 9110 section 11.6.1; the parser is conformance.wire.oauth's) ----------
 
 def parse_www_authenticate(values: list[str] | str) -> list[tuple[str, dict[str, str]]]:
     """Every challenge in the header field values: ``[(scheme lower-cased, {param lower-cased:
     value})]``; quoted strings unescaped.  Unparseable rests are dropped."""
-    if isinstance(values, str):
-        values = [values]
-    out: list[tuple[str, dict[str, str]]] = []
-    for text in values:
-        pos, n = 0, len(text)
-        while pos < n:
-            while pos < n and text[pos] in " \t,":
-                pos += 1
-            m = _SCHEME.match(text, pos)
-            if not m:
-                break
-            scheme, pos = m.group(1).lower(), m.end()
-            params: dict[str, str] = {}
-            t68 = _TOKEN68.match(text, pos)
-            if t68 and not _PARAM.match(text, pos) and text[pos:pos + 1] in (" ", "\t"):
-                pos = t68.end()  # token68 credentials: not ours to read
-            while pos < n:
-                p = _PARAM.match(text, pos)
-                if not p:
-                    break
-                name, pos = p.group(1).lower(), p.end()
-                if pos < n and text[pos] == '"':
-                    value, pos = _quoted(text, pos)
-                else:
-                    m2 = re.compile(r"[^,\s]*").match(text, pos)
-                    value, pos = m2.group(0), m2.end()
-                params.setdefault(name, value)
-                while pos < n and text[pos] in " \t":
-                    pos += 1
-                if pos < n and text[pos] == ",":
-                    pos += 1
-                    continue
-                break
-            out.append((scheme, params))
-    return out
-
-
-def _quoted(text: str, pos: int) -> tuple[str, int]:
-    out, pos = [], pos + 1
-    while pos < len(text):
-        c = text[pos]
-        if c == "\\" and pos + 1 < len(text):
-            out.append(text[pos + 1])
-            pos += 2
-            continue
-        if c == '"':
-            return "".join(out), pos + 1
-        out.append(c)
-        pos += 1
-    return "".join(out), pos
+    return [(c.scheme.lower(), c.params) for c in wire_oauth.parse_www_authenticate(values)]
 
 
 def bearer_challenge(values: list[str] | str) -> dict[str, str]:
@@ -128,25 +73,14 @@ def _origin(url: str) -> str:
 def prm_candidates(server_url: str) -> list[str]:
     """The well-known protected resource metadata URIs, in the order the pages list them: at the
     path of the MCP endpoint (RFC 9728 path insertion), then at the root."""
-    parts = urlsplit(server_url)
-    root = urlunsplit((parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource", "", ""))
-    path = parts.path if parts.path not in ("", "/") else ""
-    return ([f"{root}{path}"] if path else []) + [root]
+    return wire_oauth.prm_well_known_urls(server_url)
 
 
-def as_metadata_candidates(issuer: str, *, oidc: bool = True) -> list[str]:
+def as_metadata_candidates(issuer: str) -> list[str]:
     """Where the authorization server metadata of ``issuer`` is looked for, in the pages' priority
-    order (2025-11-25 / 2026-07-28 "Authorization Server Metadata Discovery"); ``oidc`` False:
-    RFC 8414 only."""
-    parts = urlsplit(issuer)
-    origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-    path = parts.path.rstrip("/")
-    if path:
-        urls = [f"{origin}/.well-known/oauth-authorization-server{path}"]
-        if oidc:
-            urls += [f"{origin}/.well-known/openid-configuration{path}", f"{origin}{path}/.well-known/openid-configuration"]
-        return urls
-    return [f"{origin}/.well-known/oauth-authorization-server"] + ([f"{origin}/.well-known/openid-configuration"] if oidc else [])
+    order (2025-11-25 / 2026-07-28 "Authorization Server Metadata Discovery": RFC 8414 and OpenID
+    Connect, path inserted first)."""
+    return wire_oauth.as_metadata_urls(issuer)
 
 
 def legacy_base(server_url: str) -> str:
@@ -266,8 +200,7 @@ def pkce_pair() -> tuple[str, str]:
     """(code_verifier, S256 code_challenge): 64 characters of the unreserved set, and
     BASE64URL(SHA256(verifier)) without padding."""
     verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+    return verifier, wire_oauth.pkce_s256(verifier)
 
 
 def new_state() -> str:
