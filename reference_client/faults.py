@@ -98,6 +98,8 @@ FAULTS: dict[str, Fault] = {
     "answer-notification": _f("a server notification is answered (an error response with id null)", FROM_2025_03),
     "ignore-batch": _f("a JSON-RPC batch from the server is dropped unanswered", ("2025-03-26",)),
     "ignore-ping": _f("server pings are not answered", LEGACY),
+    "ignore-parse-error": _f("a server message that is not JSON (NaN, a comment, a trailing comma, cut short...) is "
+                             "dropped unanswered, no -32700", LEGACY),
     "exit-on-cancel-race": _f("the server's cancellation of a request it sent the client (answered or not) makes the "
                               "client quit", LEGACY),
     "answer-cancelled": _f("sampling/createMessage is answered after a 0.3 s 'model call', even when the server "

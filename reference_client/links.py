@@ -47,9 +47,10 @@ class LinkClosed(Exception):
 class Garbage:
     """Something received that is not JSON (a stdout line, an SSE event's data, a body)."""
 
-    def __init__(self, raw: bytes, where: str) -> None:
+    def __init__(self, raw: bytes, where: str, message: bool = False) -> None:
         self.raw = raw
         self.where = where
+        self.message = message  # where the server sends its messages (stdout, an SSE event), not an HTTP body
 
     def __repr__(self) -> str:
         return f"<not JSON on {self.where}: {self.raw[:80]!r}>"
@@ -91,11 +92,11 @@ def dumps(msg: Any) -> bytes:
         return json.dumps(msg, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
-def _parse(raw: bytes, where: str) -> Any:
+def _parse(raw: bytes, where: str, message: bool = False) -> Any:
     try:
         return json.loads(raw.decode("utf-8"))  # strictly UTF-8 (json.loads(bytes) lets surrogates through)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return Garbage(raw, where)
+        return Garbage(raw, where, message)
 
 
 def _same_id(a: Any, b: Any) -> bool:
@@ -175,7 +176,7 @@ class StdioLink:
             async for chunk in self.proc.stdout:
                 for frame in decoder.feed(chunk):
                     if frame.raw.strip():
-                        await self._inbox.put(_parse(frame.raw, "stdout"))
+                        await self._inbox.put(_parse(frame.raw, "stdout", True))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         code = self.proc.returncode
@@ -388,7 +389,7 @@ class HttpLink:
                     if event.retry is not None:
                         retry_ms = event.retry
                     if event.data.strip():
-                        value = _parse(event.data.encode("utf-8"), where)
+                        value = _parse(event.data.encode("utf-8"), where, True)
                         if isinstance(value, dict) and "method" not in value and _same_id(value.get("id"), rid):
                             answered = True
                         await self._inbox.put(value)
@@ -445,7 +446,7 @@ class HttpLink:
                             if event.retry is not None:
                                 retry_ms = event.retry
                             if event.data.strip():
-                                await self._inbox.put(_parse(event.data.encode("utf-8"), "the GET stream"))
+                                await self._inbox.put(_parse(event.data.encode("utf-8"), "the GET stream", True))
             except httpx.HTTPError:
                 pass
             await anyio.sleep(min(retry_ms, 10_000) / 1000)
@@ -510,7 +511,7 @@ class SseLink:
                             self.endpoint = urljoin(self.url, event.data.strip())
                             self._ready.set()
                         elif event.event == "message" and event.data.strip():
-                            await self._inbox.put(_parse(event.data.encode("utf-8"), "the SSE stream"))
+                            await self._inbox.put(_parse(event.data.encode("utf-8"), "the SSE stream", True))
         except httpx.HTTPError as exc:
             await self._inbox.close(f"the SSE stream {self.url} failed: {exc!r}")
             return

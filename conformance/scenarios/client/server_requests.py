@@ -7,7 +7,9 @@ first request after the handshake (whatever it is: ``tools/list`` for most clien
 holds that answer and first sends, one at a time: ``ping``, an unknown method, ``roots/list``,
 ``sampling/createMessage``, ``elicitation/create``, then notifications (a log message, a list
 change, two invalid cancellations) followed by a barrier ``ping``, on 2025-03-26 a batch of two
-pings, and last a ``ping`` cancelled right after it was sent, then a barrier ``ping``.  Over HTTP they travel on the SSE stream of the held request (legacy SSE: the SSE stream).
+pings, a ``ping`` cancelled right after it was sent, then a barrier ``ping``; a request the server
+cancels, then a barrier; and last a ``ping`` that is not JSON (a trailing comma: -32700, or from a
+lenient parser an answer), then a barrier ``ping``.  Over HTTP they travel on the SSE stream of the held request (legacy SSE: the SSE stream).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ P_REQUIREMENTS = (
     "client.basic.notification-no-response", "client.cancel.invalid-ignored", "client.basic.batch-receive",
     "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should", "client.cancel.race",
     "client.cancel.no-response", "client.elicitation.undeclared-mode-error", "client.elicitation.defaults",
+    "client.jsonrpc.parse-error",
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -296,7 +299,20 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                             "the client answers no ping, so the barrier cannot tell")
         else:
             await _cancelled_request(ctx, server, caps, n + 1, barrier)
+        # 10. last (a client may end its session after it): a ping that is not JSON, but that
+        #     lenient parsers read (a trailing comma), then a barrier ping
+        if not state["pings"] or not alive:
+            ctx.not_reached("client.jsonrpc.parse-error", stopped if state["pings"] else
+                            "the client answers no ping, so the barrier cannot tell")
+        else:
+            state["unparseable"] = True
+            await _parse_error(ctx, server, n + 2, barrier)
     except ConnectionLost:
+        if state.get("unparseable"):
+            # "A JSON parser MAY accept non-JSON forms" (RFC 8259): a client may also give up on a
+            # server that sends them (the fuzz oracle's reading: only its survival is judged then)
+            ctx.not_reached("client.jsonrpc.parse-error", "the client ended the session after a message that is not "
+                                                          "JSON (allowed: it may give up on such a server)")
         if state.get("race"):
             ctx.check("client.cancel.race", False, problem="CancelRaceNotHandled",
                       message="the client went away after the server cancelled a ping of its own",
@@ -401,6 +417,35 @@ async def _cancelled_request(ctx: ClientContext, server: ScenarioServer, caps: d
                                               "answered the ping sent behind the cancellation",
               expected="no response for the cancelled request", actual=_answer(late) if late is not None else None,
               entries=[late] if late is not None else [])
+
+
+async def _parse_error(ctx: ClientContext, server: ScenarioServer, n: int, barrier: Any) -> None:
+    """A ping written with a trailing comma: not JSON (-32700, id null), though a lenient parser
+    reads it (then an answer with its id is accepted, as the server side accepts it:
+    conformance.fuzz.oracle.unparseable).  Silence, a result or another code is a finding."""
+    rid = f"mcpc-lenient-{n}"
+    await server.peer.send_raw(b'{"jsonrpc":"2.0","id":"' + rid.encode() + b'","method":"ping",}')
+    resp, before = await barrier()
+    if resp is None:
+        ctx.not_reached("client.jsonrpc.parse-error", "the client did not answer the barrier ping behind the message "
+                                                      "that is not JSON (client.ping.respond)")
+        return
+    if not before:  # over HTTP its answers are POSTs of their own: one may come after the barrier's
+        late = await server.response(min(ctx.timeout, LATE_ANSWER))
+        before = [late] if late is not None else []
+    got = next((r for r in before if r.id == rid or r.id is None or r.id is MISSING), None)
+    if got is None:
+        ctx.check("client.jsonrpc.parse-error", False, problem="NoParseErrorResponse",
+                  message="the client did not answer a message that is not JSON (a ping with a trailing comma), and "
+                          "answered the ping sent after it",
+                  expected="error -32700 with id null (or, from a lenient parser, the ping answered)", actual=None)
+        return
+    lenient = got.id == rid  # a lenient parser read the ping: any answer to it is accepted
+    good = lenient or (got.kind is Kind.ERROR and got.error_code == -32700)
+    ctx.check("client.jsonrpc.parse-error", good, problem="WrongErrorCode" if got.kind is Kind.ERROR else "InvalidJsonAccepted",
+              message=f"a message that is not JSON was answered with {_answer(got)}" + ("" if good else " (id null)"),
+              expected="error -32700 with id null (or, from a lenient parser, the ping answered)", actual=_answer(got),
+              entries=[got])
 
 
 def _answer(env: Envelope) -> str:
