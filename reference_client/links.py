@@ -92,9 +92,15 @@ def dumps(msg: Any) -> bytes:
         return json.dumps(msg, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _parse(raw: bytes, where: str, message: bool = False) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"))  # strictly UTF-8 (json.loads(bytes) lets surrogates through)
+        # strictly UTF-8 (json.loads(bytes) lets surrogates through), and strictly JSON: NaN,
+        # Infinity and -Infinity, which Python reads, are not JSON (RFC 8259 section 6)
+        return json.loads(raw.decode("utf-8"), parse_constant=_not_json)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return Garbage(raw, where, message)
 

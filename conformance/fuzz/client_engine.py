@@ -156,7 +156,7 @@ Sink = Callable[[Finding, "Frame | None", "Expect | None", "list[Frame]", dict],
 
 def _parse_error_answer(p: "_Pend", e: Envelope) -> bool:
     """``e`` (no usable id) is the -32700 that ``p``, a message that is not JSON, asks for."""
-    return p.exp.kind == UNREADABLE and not p.loose and e.kind is Kind.ERROR and p.exp.codes is not None \
+    return p.exp.kind == UNREADABLE and not p.loose and not p.answers and e.kind is Kind.ERROR and p.exp.codes is not None \
         and e.error_code in p.exp.codes and _o.accepts_unattributed(p.exp, e)
 
 
@@ -382,7 +382,8 @@ class _ClientRun:
             window = [p for p in pends if lo < p.seq < upto] if upto != float("inf") else [p for p in pends if p.seq > lo]
             p = next((p for p in window if _parse_error_answer(p, e)), None) \
                 or next((p for p in window if p.exp.kind == ANY and not p.loose), None) \
-                or next((p for p in window if p.exp.kind == UNREADABLE and not p.loose and _o.accepts_unattributed(p.exp, e)), None) \
+                or next((p for p in window if p.exp.kind == UNREADABLE and not p.loose and not p.answers
+                         and _o.accepts_unattributed(p.exp, e)), None) \
                 or next((p for p in window if p.exp.kind == SILENCE), None) \
                 or next((p for p in pends if _parse_error_answer(p, e)), None) \
                 or next((p for p in pends if p.exp.kind == ANY and not p.loose), None)
