@@ -137,6 +137,12 @@ FAULTS: dict[str, Fault] = {
                                  FROM_2025_06),
     "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "
                                    "only) is answered with a decline result, not -32602", ("2025-11-25",)),
+    "elicitation-invalid-content": _f("a form elicitation is accepted with content of the wrong types for its "
+                                      "requestedSchema (a string for a boolean, a number for a string)", ("2025-11-25",)),
+    "modeless-not-form": _f("elicitation/create without a mode field is not taken as form mode: refused with -32602 "
+                            "like an undeclared mode", ("2025-11-25",)),
+    "exit-on-unknown-complete": _f("notifications/elicitation/complete naming an unknown elicitationId makes the "
+                                   "client quit", ("2025-11-25",)),
     "no-defaults": _f("a form elicitation is accepted with the fields that have a default left out", ("2025-11-25",)),
     # -- stdio --------------------------------------------------------------------------------------
     "pretty-json": _f("one extra message written pretty-printed, over several lines", transports=STDIO),
@@ -202,6 +208,7 @@ FAULTS.update({
     "undeclared-roots-2026": _variant("undeclared-roots", MODERN, ("stdio", "streamable-http")),
     "undeclared-sampling-2026": _variant("undeclared-sampling", MODERN, ("stdio", "streamable-http")),
     "undeclared-elicitation-2026": _variant("undeclared-elicitation", MODERN, ("stdio", "streamable-http")),
+    "elicitation-invalid-content-2025-06": _variant("elicitation-invalid-content", ("2025-06-18",)),
     "no-escalation-2026": _variant("no-escalation", MODERN),
     "kill-without-closing-stdin-2026": _variant("kill-without-closing-stdin", MODERN),
     "batch-sse": _variant("batch-stdio", FROM_2025_06, SSE),

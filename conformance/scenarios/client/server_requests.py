@@ -37,7 +37,8 @@ P_REQUIREMENTS = (
     "client.basic.notification-no-response", "client.cancel.invalid-ignored", "client.basic.batch-receive",
     "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should", "client.cancel.race",
     "client.cancel.no-response", "client.elicitation.undeclared-mode-error", "client.elicitation.defaults",
-    "client.jsonrpc.parse-error",
+    "client.jsonrpc.parse-error", "client.elicitation.content-valid", "client.elicitation.content-valid-2025-06",
+    "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored",
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -221,6 +222,8 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
             if resp is not None and judge_answer(rid, resp, "elicitation/create"):
                 declared = "elicitation" in caps
                 _judge_defaults(ctx, resp, declared)
+                _judge_content(ctx, resp, params["requestedSchema"], declared)
+                _judge_modeless(ctx, resp, caps)
                 # a decline or cancel without content is a refusal, not support (the Inspector's
                 # fallback for unhandled requests answers "cancel"): only an accept counts
                 ok = declared or resp.kind is not Kind.RESULT or not elicitation_accepted(resp.result)
@@ -257,6 +260,22 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         # a client that stopped answering at the barrier is not charged again for what follows
         alive = resp is not None
         stopped = "the client stopped answering pings after the invalid cancellations (client.cancel.invalid-ignored)"
+        # 6b. an elicitation completion naming no elicitation of ours (2025-11-25), then a barrier ping
+        if "client.elicitation.complete-unknown-ignored" in ctx.requirements:
+            if "elicitation" not in caps:
+                ctx.not_reached("client.elicitation.complete-unknown-ignored", "the client did not declare elicitation")
+            elif not alive:
+                ctx.not_reached("client.elicitation.complete-unknown-ignored", stopped)
+            else:
+                await peer.notify("notifications/elicitation/complete", {"elicitationId": "mcpc-never-elicited"})
+                resp, _ = await barrier()  # an answer to the notification: client.basic.notification-no-response
+                alive = resp is not None
+                ctx.check("client.elicitation.complete-unknown-ignored", alive, problem="UnknownCompletionNotIgnored",
+                          message="" if alive else "after notifications/elicitation/complete naming an elicitationId the "
+                                                   f"server never used, the client no longer answered a ping within {timeout:g} s",
+                          expected="the notification ignored (the next ping answered)", actual=None)
+                if not alive:
+                    stopped = "the client stopped answering pings after an unknown elicitation completion"
         # 7. a batch (2025-03-26)
         if vspec.batching and not alive:
             ctx.not_reached("client.basic.batch-receive", stopped)
@@ -339,6 +358,45 @@ def _judge_defaults(ctx: ClientContext, resp: Envelope, declared: bool) -> None:
               message="" if not left_out else f"the client accepted the form but left out {', '.join(left_out)}, whose "
                                               "schema gives a default",
               expected={k: v["default"] for k, v in FORM_DEFAULTS.items()}, actual=content, entries=[resp])
+
+
+def _judge_content(ctx: ClientContext, resp: Envelope, schema: dict[str, Any], declared: bool) -> None:
+    """An accepted form's content must be valid for its requestedSchema (SHOULD: 'Clients SHOULD
+    validate all responses against the provided schema'; 2025-06-18: 'Both parties ...')."""
+    rid = next((r for r in ("client.elicitation.content-valid", "client.elicitation.content-valid-2025-06")
+                if r in ctx.requirements), None)
+    if rid is None:
+        return
+    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else None
+    content = result.get("content") if result is not None else None
+    if not declared or result is None or result.get("action") != "accept" or not isinstance(content, dict):
+        ctx.not_reached(rid, "the client did not accept the form it was asked to fill (only accepted content is judged)")
+        return
+    from conformance.schema.validate import import_jsonschema
+
+    errors = sorted(import_jsonschema().Draft202012Validator(schema).iter_errors(content), key=lambda e: list(e.path))
+    ctx.check(rid, not errors, problem="ContentNotValidForSchema",
+              message="" if not errors else f"the accepted content is not valid for the requestedSchema: {errors[0].message}"
+                                             + (f" (at {'/'.join(map(str, errors[0].path))})" if errors[0].path else ""),
+              expected=schema, actual=content, entries=[resp])
+
+
+def _judge_modeless(ctx: ClientContext, resp: Envelope, caps: dict[str, Any]) -> None:
+    """A form elicitation without a mode field, refused with -32602 (the refusal of an undeclared
+    mode) by a client that declared form mode: not treated as form mode."""
+    rid = "client.elicitation.modeless-is-form"
+    if rid not in ctx.requirements:
+        return
+    modes = _modes(caps)
+    if modes is None or "form" not in modes:
+        ctx.not_reached(rid, "the client did not declare form-mode elicitation" if modes is None or not modes
+                        else "the client declared url-mode elicitation only: -32602 is its right answer to a form")
+        return
+    refused = resp.kind is Kind.ERROR and resp.error_code == -32602
+    ctx.check(rid, not refused, problem="ModelessRequestNotForm",
+              message="" if not refused else "elicitation/create without a mode field was refused with -32602 (the "
+                                             "refusal of an undeclared mode) by a client that declared form mode",
+              expected="an answer to a form (accept, decline, cancel)", actual=_answer(resp), entries=[resp])
 
 
 def _modes(caps: dict[str, Any]) -> set[str] | None:
