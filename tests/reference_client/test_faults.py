@@ -31,7 +31,7 @@ from conformance.spec.methods import C2S
 from conformance.spec.versions import VERSIONS, spec
 from reference_client.core import ClientCore, default_capabilities, other_id
 from reference_client.faults import FAULTS, behaviour
-from reference_client.links import HttpLink, LinkClosed, SseLink, StdioLink, Tweak, dumps
+from reference_client.links import Garbage, HttpLink, LinkClosed, SseLink, StdioLink, Tweak, dumps
 from reference_client.session import ClientQuit, Session, StepFailed, tour
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,6 +166,11 @@ class ScriptServer:
         out.append({"jsonrpc": "2.0", "id": "108", "method": "ping"})  # an id that is a string of digits
         out.append({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}})
         out.append(invalid_cancel)
+        if v == "2025-11-25" and declared is not None:  # a completion of an elicitation never started (ignored)
+            out.append({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                        "params": {"elicitationId": "never-started"}})
+        # a ping that is not JSON (a trailing comma): the strict client answers -32700, id null
+        out.append(Garbage(b'{"jsonrpc":"2.0","id":110,"method":"ping",}', "stdout", True))
         # the server cancels a request of its own the client has answered (the race; ignored when strict)
         out.append({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 101}})
         if spec(v).batching:
@@ -393,7 +398,10 @@ def test_strict_client_answers_the_probes(version: str) -> None:
     # never a response to a notification; ids: unique integers
     ids = [v["id"] for v in values if is_request(v)]
     assert len(ids) == len(set(ids)) and all(type(i) is int for i in ids)
-    assert not any(isinstance(v, dict) and v.get("id", 0) is None for v in values)
+    # one answer with id null: the -32700 to the ping that is not JSON (a notification is never answered)
+    assert [v for v in values if isinstance(v, dict) and v.get("id", 0) is None] == [
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}]
+    assert json.dumps(110) not in replies  # it was not read leniently
     # initialize first, then initialized, then the rest
     assert is_request(values[0], "initialize") and values[1] == {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
@@ -687,6 +695,13 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
                                                       and b == {"jsonrpc": "2.0", "id": 109, "result": {"action": "decline"}}),
     "no-defaults": _expect_reply_changed(105, lambda a, b: a["result"]["content"]["color"] == "Red"
                                          and b["result"]["content"] == {"name": a["result"]["content"]["name"]}),
+    "elicitation-invalid-content": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept" and set(
+        a["result"]["content"]) == {"name", "color"} and b == {**a, "result": {"action": "accept", "content": {"name": 7, "color": 7}}}),
+    "modeless-not-form": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept"
+                                               and b["error"]["code"] == -32602),
+    "exit-on-unknown-complete": _check_quit,
+    "ignore-parse-error": _expect_removed(lambda v: v == {"jsonrpc": "2.0", "id": None,
+                                                          "error": {"code": -32700, "message": "Parse error"}}),
     "pretty-json": _expect_extra(lambda w: w.raw.count(b"\n") > 2 and w.value is not None),
     "stdin-garbage": _expect_extra(lambda w: w.value is None and w.raw.endswith(b"\n")),
     "kill-without-closing-stdin": _no_diff,
