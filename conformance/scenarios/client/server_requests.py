@@ -344,13 +344,21 @@ FORM_DEFAULTS = {"ok": {"type": "boolean", "default": True},
                  "nickname": {"type": "string", "default": "mcp-conformance"}}
 
 
+def _accepted_content(resp: Envelope, declared: bool) -> dict[str, Any] | None:
+    """The content of a form the client (which declared elicitation) accepted; None otherwise."""
+    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else None
+    content = result.get("content") if result is not None else None
+    if not declared or result is None or result.get("action") != "accept" or not isinstance(content, dict):
+        return None
+    return content
+
+
 def _judge_defaults(ctx: ClientContext, resp: Envelope, declared: bool) -> None:
     rid = "client.elicitation.defaults"
     if rid not in ctx.requirements:
         return
-    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else None
-    content = result.get("content") if result is not None else None
-    if not declared or result is None or result.get("action") != "accept" or not isinstance(content, dict):
+    content = _accepted_content(resp, declared)
+    if content is None:
         ctx.not_reached(rid, "the client did not accept the form it was asked to fill")
         return
     left_out = [k for k in FORM_DEFAULTS if k not in content]
@@ -367,9 +375,8 @@ def _judge_content(ctx: ClientContext, resp: Envelope, schema: dict[str, Any], d
                 if r in ctx.requirements), None)
     if rid is None:
         return
-    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else None
-    content = result.get("content") if result is not None else None
-    if not declared or result is None or result.get("action") != "accept" or not isinstance(content, dict):
+    content = _accepted_content(resp, declared)
+    if content is None:
         ctx.not_reached(rid, "the client did not accept the form it was asked to fill (only accepted content is judged)")
         return
     from conformance.schema.validate import import_jsonschema
