@@ -205,6 +205,10 @@ class ClientCore:
         drop = _UNDECLARED.get(behaviour(self.fault)) if self.fault else None
         if drop is not None and self._acts(self.fault, version):
             caps.pop(drop, None)
+        if self.fault == "elicitation-no-mode" and self._acts(self.fault, version) and "elicitation" in caps:
+            # fault: an elicitation object that is not empty (empty: form mode) and names no mode;
+            # the client still answers forms as the strict one does
+            caps["elicitation"] = {"mcp-reference-client": {}}
         return caps
 
     def use_version(self, version: str) -> None:

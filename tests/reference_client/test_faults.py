@@ -160,7 +160,7 @@ class ScriptServer:
                     "name": {"type": "string"}, "color": {"type": "string", "default": "Red"}}, "required": ["name"]}}})
         init = next((m for m in self.received if isinstance(m, dict) and m.get("method") == "initialize"), {})
         declared = ((init.get("params") or {}).get("capabilities") or {}).get("elicitation")
-        if v == "2025-11-25" and declared == {}:  # url mode, which the client (form only) did not declare
+        if v == "2025-11-25" and isinstance(declared, dict) and "url" not in declared:  # url mode, which the client (form only) did not declare
             out.append({"jsonrpc": "2.0", "id": 109, "method": "elicitation/create", "params": {
                 "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
         out.append({"jsonrpc": "2.0", "id": "108", "method": "ping"})  # an id that is a string of digits
@@ -697,6 +697,8 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
                                          and b["result"]["content"] == {"name": a["result"]["content"]["name"]}),
     "elicitation-invalid-content": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept" and set(
         a["result"]["content"]) == {"name", "color"} and b == {**a, "result": {"action": "accept", "content": {"name": 7, "color": 7}}}),
+    "elicitation-no-mode": _check_initialize_changed(lambda a, b: a["params"]["capabilities"]["elicitation"] == {}
+                                                     and b["params"]["capabilities"]["elicitation"] == {"mcp-reference-client": {}}),
     "modeless-not-form": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept"
                                                and b["error"]["code"] == -32602),
     "exit-on-unknown-complete": _check_quit,

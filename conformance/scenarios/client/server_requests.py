@@ -38,7 +38,7 @@ P_REQUIREMENTS = (
     "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should", "client.cancel.race",
     "client.cancel.no-response", "client.elicitation.undeclared-mode-error", "client.elicitation.defaults",
     "client.jsonrpc.parse-error", "client.elicitation.content-valid", "client.elicitation.content-valid-2025-06",
-    "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored",
+    "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored", "client.elicitation.declare-mode",
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -104,6 +104,16 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
     if init is not None and isinstance(init.params, dict) and isinstance(init.params.get("capabilities"), dict):
         caps = init.params["capabilities"]
     n = 0
+    if "client.elicitation.declare-mode" in ctx.requirements:
+        el = caps.get("elicitation")
+        if not isinstance(el, dict):
+            ctx.not_reached("client.elicitation.declare-mode", "the client did not declare elicitation")
+        else:
+            ok = not el or "form" in el or "url" in el
+            ctx.check("client.elicitation.declare-mode", ok, problem="NoElicitationMode",
+                      message="" if ok else f"the client declared elicitation as {el!r}: not empty (form mode) and "
+                                            "naming neither form nor url",
+                      expected='{} (form), {"form": {}}, {"url": {}} or both', actual=el)
 
     async def ask(method: str, params: Any = MISSING) -> tuple[Any, Envelope | None]:
         nonlocal n

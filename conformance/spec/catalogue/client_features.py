@@ -284,3 +284,21 @@ define(
         "answering, or ends the session, after it did not ignore it. 2026-07-28 drops the notification."
     ),
 )
+
+define(
+    "client.elicitation.declare-mode",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/elicitation", "capabilities"),
+    quote="Clients declaring the `elicitation` capability MUST support at least one mode (`form` or `url`).",
+    role="client",
+    area="elicitation",
+    note=(
+        "Read on the initialize request (server_requests, when the probes start): support for a mode is declared by "
+        "naming it in the elicitation object ('form', 'url'), and 'For backwards compatibility, an empty capabilities "
+        "object is equivalent to declaring support for form mode only.' An elicitation object that is neither empty nor "
+        "names form or url declares no mode: flagged. Whether a declared mode really works is judged by the other "
+        "elicitation requirements. 2026-07-28 has the same sentence; its capabilities travel in each request's _meta "
+        "and are not judged here yet."
+    ),
+)
