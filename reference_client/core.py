@@ -433,6 +433,14 @@ class ClientCore:
             if self.faulty("roots-unsupported-internal-error"):
                 return self._error(rid, codes.INTERNAL_ERROR, "Internal error: roots are not supported")
         if known and method == "sampling/createMessage":
+            tools = params.get("tools") if isinstance(params, dict) else None
+            if self.faulty("undeclared-sampling-tools") and "sampling" in self.capabilities and isinstance(tools, list) \
+                    and tools and isinstance(tools[0], dict) and isinstance(tools[0].get("name"), str):
+                # fault: sampling.tools is not declared, yet the "model" calls the first tool offered
+                return {"jsonrpc": "2.0", "id": rid, "result": {
+                    "role": "assistant", "content": [{"type": "tool_use", "id": "mcp-reference-client-tool-use-1",
+                                                      "name": tools[0]["name"], "input": {}}],
+                    "model": "mcp-reference-client", "stopReason": "toolUse"}}
             if "sampling" in self.capabilities or self.faulty("undeclared-sampling"):
                 return {"jsonrpc": "2.0", "id": rid, "result": {
                     "role": "assistant", "content": {"type": "text", "text": SAMPLED_TEXT},

@@ -133,6 +133,8 @@ FAULTS: dict[str, Fault] = {
     "https-root": _f("roots/list is answered with an https:// root"),
     "undeclared-sampling": _f("sampling is not declared, yet sampling/createMessage is answered with a result",
                               LEGACY),
+    "undeclared-sampling-tools": _f("sampling.tools is not declared, yet a sampling/createMessage with tools is "
+                                    "answered with a tool use", ("2025-11-25",)),
     "undeclared-elicitation": _f("elicitation is not declared, yet elicitation/create is answered with a result",
                                  FROM_2025_06),
     "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "

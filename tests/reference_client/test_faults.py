@@ -163,6 +163,11 @@ class ScriptServer:
         if v == "2025-11-25" and isinstance(declared, dict) and "url" not in declared:  # url mode, which the client (form only) did not declare
             out.append({"jsonrpc": "2.0", "id": 109, "method": "elicitation/create", "params": {
                 "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
+        sampling = ((init.get("params") or {}).get("capabilities") or {}).get("sampling")
+        if v == "2025-11-25" and isinstance(sampling, dict) and "tools" not in sampling:  # tools it did not declare
+            out.append({"jsonrpc": "2.0", "id": 111, "method": "sampling/createMessage", "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "time?"}}], "maxTokens": 5,
+                "tools": [{"name": "get_time", "inputSchema": {"type": "object"}}]}})
         out.append({"jsonrpc": "2.0", "id": "108", "method": "ping"})  # an id that is a string of digits
         out.append({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}})
         out.append(invalid_cancel)
@@ -697,6 +702,9 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
                                          and b["result"]["content"] == {"name": a["result"]["content"]["name"]}),
     "elicitation-invalid-content": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept" and set(
         a["result"]["content"]) == {"name", "color"} and b == {**a, "result": {"action": "accept", "content": {"name": 7, "color": 7}}}),
+    "undeclared-sampling-tools": _expect_reply_changed(111, lambda a, b: a["result"]["content"]["type"] == "text"
+                                                       and b["result"]["stopReason"] == "toolUse"
+                                                       and b["result"]["content"][0]["name"] == "get_time"),
     "elicitation-no-mode": _check_initialize_changed(lambda a, b: a["params"]["capabilities"]["elicitation"] == {}
                                                      and b["params"]["capabilities"]["elicitation"] == {"mcp-reference-client": {}}),
     "modeless-not-form": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept"

@@ -39,6 +39,7 @@ P_REQUIREMENTS = (
     "client.cancel.no-response", "client.elicitation.undeclared-mode-error", "client.elicitation.defaults",
     "client.jsonrpc.parse-error", "client.elicitation.content-valid", "client.elicitation.content-valid-2025-06",
     "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored", "client.elicitation.declare-mode",
+    "client.sampling.tools-declare",
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -223,6 +224,9 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                       message="" if ok else "the client answered sampling/createMessage with a result but did not "
                                             "declare the sampling capability", expected="an error (sampling not declared)",
                       actual=_answer(resp), entries=[resp])
+        # 4b. tool-enabled sampling to a client that declared sampling without tools (2025-11-25)
+        if "client.sampling.tools-declare" in ctx.requirements:
+            await _undeclared_tools(ctx, caps, ask, judge_answer)
         # 5. elicitation/create
         if vspec.elicitation:
             # every field has a default: a client that fills the form pre-populates them
@@ -414,6 +418,31 @@ def _judge_modeless(ctx: ClientContext, resp: Envelope, caps: dict[str, Any]) ->
               message="" if not refused else "elicitation/create without a mode field was refused with -32602 (the "
                                              "refusal of an undeclared mode) by a client that declared form mode",
               expected="an answer to a form (accept, decline, cancel)", actual=_answer(resp), entries=[resp])
+
+
+async def _undeclared_tools(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_answer: Any) -> None:
+    rid = "client.sampling.tools-declare"
+    sampling = caps.get("sampling")
+    if not isinstance(sampling, dict):
+        ctx.not_reached(rid, "the client did not declare sampling")
+        return
+    if "tools" in sampling:
+        ctx.not_reached(rid, "the client declared sampling.tools")
+        return
+    params = {"messages": [{"role": "user", "content": {"type": "text", "text": "mcp-conformance: what time is it?"}}],
+              "maxTokens": 16, "tools": [{"name": "get_time", "inputSchema": {"type": "object", "properties": {}}}]}
+    req_id, resp = await ask("sampling/createMessage", params)
+    if resp is None or not judge_answer(req_id, resp, "sampling/createMessage (with tools)"):
+        ctx.not_reached(rid, "the client did not answer the tool-enabled sampling request")
+        return
+    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else {}
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    used = result.get("stopReason") == "toolUse" or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+    ctx.check(rid, not used, problem="UndeclaredToolUse",
+              message="" if not used else "the client answered a tool-enabled sampling request with tool use, but did not "
+                                          "declare sampling.tools", expected="a text answer or an error (tools not declared)",
+              actual=result if used else None, entries=[resp])
 
 
 def _modes(caps: dict[str, Any]) -> set[str] | None:

@@ -302,3 +302,25 @@ define(
         "and are not judged here yet."
     ),
 )
+
+define(
+    "client.sampling.tools-declare",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/sampling", "tools-in-sampling"),
+    quote=(
+        "Clients MUST declare support for tool use via the `sampling.tools` capability to receive tool-enabled "
+        "sampling requests."
+    ),
+    role="client",
+    area="sampling",
+    note=(
+        "Probe (server_requests): to a client that declared sampling without tools, the suite's server sends "
+        "sampling/createMessage with a tools array (which a server must not do: 'Servers MUST NOT send tool-enabled "
+        "sampling requests to Clients that have not declared support'; the suite does it to see the client's answer). "
+        "A result with tool use content (a tool_use block, or stopReason toolUse) means the client took part in tool "
+        "use it did not declare: flagged. A text answer (the tools ignored), a refusal or any error is fine. A client "
+        "that declared sampling.tools, or no sampling, is not probed. 2026-07-28 has the same sentence; its sampling "
+        "comes as InputRequiredResult inputs and is not judged here yet."
+    ),
+)
