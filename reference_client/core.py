@@ -219,6 +219,10 @@ class ClientCore:
             caps.pop(drop, None)
         if "tasks" in caps and self.fault == "task-undeclared-type" and self._acts(self.fault, version):
             caps["tasks"] = task_capabilities(sampling=False)  # fault: sampling tasks made, not declared
+        if self.fault == "elicitation-no-mode" and self._acts(self.fault, version) and "elicitation" in caps:
+            # fault: an elicitation object that is not empty (empty: form mode) and names no mode;
+            # the client still answers forms as the strict one does
+            caps["elicitation"] = {"mcp-reference-client": {}}
         return caps
 
     def use_version(self, version: str) -> None:
@@ -383,6 +387,11 @@ class ClientCore:
                 self.quit = f"notifications/cancelled for {params.get('requestId', '(no requestId)')!r}, a request the server never sent"
             elif self.faulty("exit-on-cancel-race") and "requestId" in params and _key(params.get("requestId")) in self._server_ids:
                 self.quit = f"notifications/cancelled for {params.get('requestId')!r}, a request the server sent (and may be answered)"
+        elif method == "notifications/elicitation/complete" and self.faulty("exit-on-unknown-complete"):
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+            # the strict client ignores it: "MUST ignore notifications referencing unknown or
+            # already-completed IDs" (2025-11-25 client/elicitation); it starts no URL elicitation
+            self.quit = f"notifications/elicitation/complete for {params.get('elicitationId')!r}, an elicitation never started"
         reply = None
         if self.faulty("answer-notification"):
             reply = self._error(None, codes.INVALID_REQUEST, f"Invalid Request: {method} has no id")
@@ -475,6 +484,14 @@ class ClientCore:
             if self.faulty("roots-unsupported-internal-error"):
                 return self._error(rid, codes.INTERNAL_ERROR, "Internal error: roots are not supported")
         if known and method == "sampling/createMessage":
+            tools = params.get("tools") if isinstance(params, dict) else None
+            if self.faulty("undeclared-sampling-tools") and "sampling" in self.capabilities and isinstance(tools, list) \
+                    and tools and isinstance(tools[0], dict) and isinstance(tools[0].get("name"), str):
+                # fault: sampling.tools is not declared, yet the "model" calls the first tool offered
+                return {"jsonrpc": "2.0", "id": rid, "result": {
+                    "role": "assistant", "content": [{"type": "tool_use", "id": "mcp-reference-client-tool-use-1",
+                                                      "name": tools[0]["name"], "input": {}}],
+                    "model": "mcp-reference-client", "stopReason": "toolUse"}}
             if "sampling" in self.capabilities or self.faulty("undeclared-sampling"):
                 return {"jsonrpc": "2.0", "id": rid, "result": {
                     "role": "assistant", "content": {"type": "text", "text": SAMPLED_TEXT},
@@ -483,6 +500,8 @@ class ClientCore:
                 return {"jsonrpc": "2.0", "id": rid, "error": {"code": str(codes.METHOD_NOT_FOUND), "message": "Method not found: sampling is not supported"}}
         if known and method == "elicitation/create" and ("elicitation" in self.capabilities or self.faulty("undeclared-elicitation")):
             mode = params.get("mode", "form") if isinstance(params, dict) else "form"
+            if self.faulty("modeless-not-form") and isinstance(params, dict) and "mode" not in params:
+                mode = None  # fault: a request without a mode is not taken as form mode
             declared = self.capabilities.get("elicitation")
             modes = {m for m in ("form", "url") if isinstance(declared, dict) and m in declared} or {"form"}
             if "elicitation" in self.capabilities and (not isinstance(mode, str) or mode not in modes) \
@@ -491,6 +510,10 @@ class ClientCore:
                 # capabilities: -32602 (Invalid params)" (2025-11-25 client/elicitation#error-handling)
                 return self._error(rid, codes.INVALID_PARAMS, f"elicitation mode {mode!r} was not declared")
             answer = elicitation_answer(params, defaults=not self.faulty("no-defaults"))
+            if self.faulty("elicitation-invalid-content") and isinstance(answer.get("content"), dict):
+                # fault: what the "user" entered is not checked against requestedSchema
+                answer["content"] = {k: ("yes" if isinstance(v, bool) else 7 if isinstance(v, str) else "seven")
+                                     for k, v in answer["content"].items()}
             schema = params.get("requestedSchema") if isinstance(params, dict) else None
             required = set(schema.get("required") or []) if isinstance(schema, dict) else set()
             return {"jsonrpc": "2.0", "id": rid, "result": fit_elicitation(answer, version, required)}

@@ -99,6 +99,8 @@ FAULTS: dict[str, Fault] = {
     "answer-notification": _f("a server notification is answered (an error response with id null)", FROM_2025_03),
     "ignore-batch": _f("a JSON-RPC batch from the server is dropped unanswered", ("2025-03-26",)),
     "ignore-ping": _f("server pings are not answered", LEGACY),
+    "ignore-parse-error": _f("a server message that is not JSON (NaN, a comment, a trailing comma, cut short...) is "
+                             "dropped unanswered, no -32700", LEGACY),
     "exit-on-cancel-race": _f("the server's cancellation of a request it sent the client (answered or not) makes the "
                               "client quit", LEGACY),
     "answer-cancelled": _f("sampling/createMessage is answered after a 0.3 s 'model call', even when the server "
@@ -132,10 +134,20 @@ FAULTS: dict[str, Fault] = {
     "https-root": _f("roots/list is answered with an https:// root"),
     "undeclared-sampling": _f("sampling is not declared, yet sampling/createMessage is answered with a result",
                               LEGACY),
+    "undeclared-sampling-tools": _f("sampling.tools is not declared, yet a sampling/createMessage with tools is "
+                                    "answered with a tool use", ("2025-11-25",)),
     "undeclared-elicitation": _f("elicitation is not declared, yet elicitation/create is answered with a result",
                                  FROM_2025_06),
     "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "
                                    "only) is answered with a decline result, not -32602", ("2025-11-25",)),
+    "elicitation-invalid-content": _f("a form elicitation is accepted with content of the wrong types for its "
+                                      "requestedSchema (a string for a boolean, a number for a string)", ("2025-11-25",)),
+    "elicitation-no-mode": _f("elicitation is declared as {\"mcp-reference-client\": {}}: not empty (which means form "
+                              "mode) and naming neither form nor url", ("2025-11-25",)),
+    "modeless-not-form": _f("elicitation/create without a mode field is not taken as form mode: refused with -32602 "
+                            "like an undeclared mode", ("2025-11-25",)),
+    "exit-on-unknown-complete": _f("notifications/elicitation/complete naming an unknown elicitationId makes the "
+                                   "client quit", ("2025-11-25",)),
     "no-defaults": _f("a form elicitation is accepted with the fields that have a default left out", ("2025-11-25",)),
     # -- tasks (2025-11-25): the client as receiver ------------------------------------------------
     "task-undeclared": _f("no tasks capability declared, yet task-augmented sampling/elicitation is answered with a "
@@ -238,6 +250,7 @@ FAULTS.update({
     "undeclared-roots-2026": _variant("undeclared-roots", MODERN, ("stdio", "streamable-http")),
     "undeclared-sampling-2026": _variant("undeclared-sampling", MODERN, ("stdio", "streamable-http")),
     "undeclared-elicitation-2026": _variant("undeclared-elicitation", MODERN, ("stdio", "streamable-http")),
+    "elicitation-invalid-content-2025-06": _variant("elicitation-invalid-content", ("2025-06-18",)),
     "no-escalation-2026": _variant("no-escalation", MODERN),
     "kill-without-closing-stdin-2026": _variant("kill-without-closing-stdin", MODERN),
     "batch-sse": _variant("batch-stdio", FROM_2025_06, SSE),

@@ -47,9 +47,10 @@ class LinkClosed(Exception):
 class Garbage:
     """Something received that is not JSON (a stdout line, an SSE event's data, a body)."""
 
-    def __init__(self, raw: bytes, where: str) -> None:
+    def __init__(self, raw: bytes, where: str, message: bool = False) -> None:
         self.raw = raw
         self.where = where
+        self.message = message  # where the server sends its messages (stdout, an SSE event), not an HTTP body
 
     def __repr__(self) -> str:
         return f"<not JSON on {self.where}: {self.raw[:80]!r}>"
@@ -91,11 +92,17 @@ def dumps(msg: Any) -> bytes:
         return json.dumps(msg, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
-def _parse(raw: bytes, where: str) -> Any:
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse(raw: bytes, where: str, message: bool = False) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"))  # strictly UTF-8 (json.loads(bytes) lets surrogates through)
+        # strictly UTF-8 (json.loads(bytes) lets surrogates through), and strictly JSON: NaN,
+        # Infinity and -Infinity, which Python reads, are not JSON (RFC 8259 section 6)
+        return json.loads(raw.decode("utf-8"), parse_constant=_not_json)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return Garbage(raw, where)
+        return Garbage(raw, where, message)
 
 
 def _same_id(a: Any, b: Any) -> bool:
@@ -195,7 +202,7 @@ class StdioLink:
             async for chunk in self.proc.stdout:
                 for frame in decoder.feed(chunk):
                     if frame.raw.strip():
-                        await self._inbox.put(_parse(frame.raw, "stdout"))
+                        await self._inbox.put(_parse(frame.raw, "stdout", True))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         code = self.proc.returncode
@@ -414,7 +421,7 @@ class HttpLink:
                     if event.retry is not None:
                         retry_ms = event.retry
                     if event.data.strip():
-                        value = _parse(event.data.encode("utf-8"), where)
+                        value = _parse(event.data.encode("utf-8"), where, True)
                         if isinstance(value, dict) and "method" not in value and _same_id(value.get("id"), rid):
                             answered = True
                         await self._inbox.put(value)
@@ -471,7 +478,7 @@ class HttpLink:
                             if event.retry is not None:
                                 retry_ms = event.retry
                             if event.data.strip():
-                                await self._inbox.put(_parse(event.data.encode("utf-8"), "the GET stream"))
+                                await self._inbox.put(_parse(event.data.encode("utf-8"), "the GET stream", True))
                 finally:
                     with anyio.CancelScope(shield=True):
                         await response.aclose()
@@ -542,7 +549,7 @@ class SseLink:
                             self.endpoint = urljoin(self.url, event.data.strip())
                             self._ready.set()
                         elif event.event == "message" and event.data.strip():
-                            await self._inbox.put(_parse(event.data.encode("utf-8"), "the SSE stream"))
+                            await self._inbox.put(_parse(event.data.encode("utf-8"), "the SSE stream", True))
             finally:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()

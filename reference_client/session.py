@@ -255,6 +255,14 @@ class Session:
         item = await self.link.receive()
         if isinstance(item, Garbage):
             self.core.violations.append(f"{item.where}: not JSON: {item.raw[:120]!r}")
+            if item.message and not self.core.stateless:
+                # JSON-RPC 2.0: "-32700 Parse error: Invalid JSON was received by the server" -- we
+                # are the "Server" of what the MCP server sends; the id cannot be read, so null
+                if self.faulty("ignore-parse-error"):
+                    self.log("fault ignore-parse-error: text that is not JSON is dropped unanswered")
+                else:
+                    await self.link.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+                                         quiet=True)
             return []
         if isinstance(item, HttpRefusal):
             if item.rid is None:

@@ -47,7 +47,7 @@ from conformance.fuzz.corpus import build_client_corpus
 from conformance.fuzz.engine import Campaign, _redact, _rss_kib
 from conformance.fuzz.generate import Frame, Plan, answer_at, frame_at, run_index
 from conformance.fuzz.operators import Operator, select_operators
-from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, Expect, Finding, id_key
+from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, UNREADABLE, Expect, Finding, id_key
 from conformance.spec.versions import Transport
 from conformance.transports.base import TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope, same_id
@@ -152,6 +152,12 @@ class ClientCampaign(Campaign):
 
 
 Sink = Callable[[Finding, "Frame | None", "Expect | None", "list[Frame]", dict], None]
+
+
+def _parse_error_answer(p: "_Pend", e: Envelope) -> bool:
+    """``e`` (no usable id) is the -32700 that ``p``, a message that is not JSON, asks for."""
+    return p.exp.kind == UNREADABLE and not p.loose and not p.answers and e.kind is Kind.ERROR and p.exp.codes is not None \
+        and e.error_code in p.exp.codes and _o.accepts_unattributed(p.exp, e)
 
 
 class _Pend:
@@ -374,8 +380,12 @@ class _ClientRun:
         pends = [p for seg in (*self.segs, self.cur) for p in seg.pends if not p.settled]
         for lo, e in self.floating:
             window = [p for p in pends if lo < p.seq < upto] if upto != float("inf") else [p for p in pends if p.seq > lo]
-            p = next((p for p in window if p.exp.kind == ANY and not p.loose), None) \
+            p = next((p for p in window if _parse_error_answer(p, e)), None) \
+                or next((p for p in window if p.exp.kind == ANY and not p.loose), None) \
+                or next((p for p in window if p.exp.kind == UNREADABLE and not p.loose and not p.answers
+                         and _o.accepts_unattributed(p.exp, e)), None) \
                 or next((p for p in window if p.exp.kind == SILENCE), None) \
+                or next((p for p in pends if _parse_error_answer(p, e)), None) \
                 or next((p for p in pends if p.exp.kind == ANY and not p.loose), None)
             if p is None:
                 if upto == float("inf") and self.camp is not None:
@@ -383,10 +393,23 @@ class _ClientRun:
                 elif upto != float("inf"):
                     left.append((lo, e))
                 continue
-            if p.exp.kind == ANY:
+            if p.exp.kind in (ANY, UNREADABLE):
                 p.loose = 1
             p.answers.append(e)
         self.floating = left if upto != float("inf") else []
+
+    def _claim_floating(self, p: _Pend) -> None:
+        """An unanswered message that is not JSON takes an answer without a usable id that came
+        after the client had answered something later (its answers may be POSTed out of order over
+        HTTP): the first such answer it may be answered with."""
+        if p.exp.kind != UNREADABLE or p.answers:
+            return
+        for i, (_lo, e) in enumerate(self.floating):
+            if _o.accepts_unattributed(p.exp, e):
+                del self.floating[i]
+                p.loose = 1
+                p.answers.append(e)
+                return
 
     def _wake(self) -> None:
         self.room.set()
@@ -611,6 +634,7 @@ class _ClientRun:
             self._settle(seg, now, everything=everything)
         keep = []
         for due, p in self.suspects:
+            self._claim_floating(p)
             if p.answers or everything or due <= now:
                 self._judge(p)
             else:
@@ -635,7 +659,8 @@ class _ClientRun:
         if not paired and seg.unclaimed and self.camp is not None:
             self.camp.unattributed += len(seg.unclaimed)
         for p in seg.pends:
-            if p.exp.kind == ANSWER and not p.answers and not everything:
+            self._claim_floating(p)
+            if p.exp.kind in (ANSWER, UNREADABLE) and not p.answers and not everything:
                 self.suspects.append((now + self.cfg.final, p))  # a late answer is still welcome
                 continue
             self._judge(p)

@@ -16,7 +16,10 @@ What we send a client, and what each message allows back (:func:`expect`, the tw
   2025-03-26); a ``notifications/cancelled`` naming no request of ours is an invalid
   cancellation, to be ignored (``client.cancel.invalid-ignored``);
 * a batch on 2025-03-26 -- its requests answered (``client.basic.batch-receive``);
-* anything malformed (not JSON, not UTF-8, an invalid envelope, a number beyond every range, a
+* text that is not JSON (not UTF-8 included) -- error -32700 (``client.jsonrpc.parse-error``), or
+  from a lenient parser (NaN, Infinity, comments, trailing commas, single quotes) an answer
+  with the id it read; silence is a finding (the server side's reading, ``oracle.unparseable``);
+* anything else malformed (an invalid envelope, a number beyond every range, a
   duplicate member, a batch where the version has none, a response to nothing) and our answers to
   the client's own requests, mutated or not -- anything (or nothing) may come back: only the
   client's survival is judged.
@@ -71,6 +74,7 @@ __all__ = [
     "INVALID_CANCEL",
     "BATCH",
     "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
 ]
 
 RESPONSE_REQUIRED = "client.jsonrpc.response-required"
@@ -79,6 +83,7 @@ NO_RESPONSE = "client.basic.notification-no-response"
 INVALID_CANCEL = "client.cancel.invalid-ignored"
 BATCH = "client.basic.batch-receive"
 METHOD_NOT_FOUND = "client.jsonrpc.method-not-found"
+PARSE_ERROR = "client.jsonrpc.parse-error"
 
 CRASH_SIGNALS = {s: s.name for s in (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE,
                                      signal.SIGKILL, signal.SIGSYS, signal.SIGTRAP)}
@@ -132,10 +137,13 @@ def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
     if _o.too_deep(env):
         return [_any("a message nested deeper than parsers must support", _o.lenient_id_of(raw))]
     if env.kind is Kind.PARSE_ERROR:
-        # not JSON (NaN, a comment, a trailing comma... included, which lenient parsers read): the
-        # catalogue holds no duty of a client for text that is not JSON, so only survival is judged
-        utf8 = any("UTF-8" in p for p in env.problems)
-        return [_any("a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 else ""), _o.lenient_request_id(raw, env))]
+        # not JSON (NaN, a comment, a trailing comma... included, which lenient parsers read): error
+        # -32700 (client.jsonrpc.parse-error), or from a lenient parser an answer to the request it
+        # read -- judged as the server side is (oracle.unparseable); the client may also give up
+        exps = _o.unparseable(env, raw, ctx)
+        for exp in exps:
+            exp.quit_ok = True
+        return exps
     return _expect_env(env, ctx)
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "SILENCE",
     "ANY",
     "REJECTED",
+    "unparseable",
 ]
 
 ANSWER = "answer"  # exactly one response with this id
@@ -98,11 +99,13 @@ class Rules:
     ping: str
     schema_valid: str
     answer_direction: str  # the direction of the answers judged (their schema)
+    parse_error: str = "jsonrpc.error.parse-error"  # text that is not JSON: error -32700
 
 
 def rules(ctx: OracleContext) -> Rules:
     if ctx.role == "client":
-        return Rules("client.jsonrpc.response-required", "client.ping.respond", "client.basic.schema-valid", _methods.C2S)
+        return Rules("client.jsonrpc.response-required", "client.ping.respond", "client.basic.schema-valid", _methods.C2S,
+                     "client.jsonrpc.parse-error")
     return Rules(RESPONSE_REQUIRED, "ping.response", SCHEMA_VALID, _methods.S2C)
 
 
@@ -347,29 +350,7 @@ def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
 def _expect_env(env: Envelope, raw: bytes, ctx: OracleContext, *, in_batch: bool) -> list[Expect]:
     version = ctx.version
     if env.kind is Kind.PARSE_ERROR:
-        # not JSON, so -32700; but "A JSON parser MAY accept non-JSON forms or extensions" (RFC 8259
-        # section 9): a server whose decoder reads invalid UTF-8 leniently, or NaN, comments, trailing
-        # commas, single quotes, may answer the request it read -- any answer with that id is accepted.
-        # Silence never is: either way a response is due
-        utf8 = any("UTF-8" in p for p in env.problems)
-        reading = MISSING if utf8 else lenient_reading(raw)
-        lenient = lenient_id_of(raw) if utf8 else (reading.get("id", MISSING) if isinstance(reading, dict) and "method" in reading else MISSING)
-        lkey = id_key(lenient) if lenient is not MISSING and not isinstance(lenient, bool) else None
-        if not utf8 and lenient is MISSING and isinstance(reading, dict) and "method" in reading:
-            # a notification to a lenient parser: it must not answer it; a strict one answers -32700
-            return [Expect(ANY, silence_requirement=None, what="a notification that is not valid JSON (a form common parsers accept)",
-                           accepted=("error -32700 with id null or without an id", "no answer (a lenient parser reads a notification)"))]
-        return [Expect(
-            UNREADABLE, codes=frozenset({_errors.PARSE_ERROR}), result_ok=False,
-            requirement="jsonrpc.error.parse-error", silence_requirement="jsonrpc.error.parse-error",
-            what="a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 and lenient is not MISSING else
-                                                        " (a request to a lenient parser)" if lenient is not MISSING else ""),
-            lenient_echo=lenient, member_keys=(lkey, *id_readings(lenient)) if lkey is not None else (),
-            unanswered="LenientJsonRequestUnanswered" if lenient is not MISSING and not utf8 else "",
-            accepted=("error -32700 with id null", "error -32700 without an id")
-            + (("any answer with the id a lenient " + ("UTF-8 decoder" if utf8 else "JSON parser") + " reads",)
-               if lenient is not MISSING else ()),
-        )]
+        return unparseable(env, raw, ctx)
     if env.kind is Kind.BATCH:
         return _expect_batch(env, raw, ctx)
     if _numberish(raw) and (beyond_interoperable(env.value) or is_big_id(env.value)):
@@ -659,6 +640,35 @@ def _schema_ok(value: Any, version: str) -> bool:
         return False
 
 
+def unparseable(env: Envelope, raw: bytes, ctx: OracleContext) -> list[Expect]:
+    """What may answer ``raw``, text that is not JSON (``env`` its parse): error -32700 (the
+    role's parse-error requirement), or -- from a lenient parser -- an answer to what it read."""
+    parse_error = rules(ctx).parse_error
+    # not JSON, so -32700; but "A JSON parser MAY accept non-JSON forms or extensions" (RFC 8259
+    # section 9): a server whose decoder reads invalid UTF-8 leniently, or NaN, comments, trailing
+    # commas, single quotes, may answer the request it read -- any answer with that id is accepted.
+    # Silence never is: either way a response is due
+    utf8 = any("UTF-8" in p for p in env.problems)
+    reading = MISSING if utf8 else lenient_reading(raw)
+    lenient = lenient_id_of(raw) if utf8 else (reading.get("id", MISSING) if isinstance(reading, dict) and "method" in reading else MISSING)
+    lkey = id_key(lenient) if lenient is not MISSING and not isinstance(lenient, bool) else None
+    if not utf8 and lenient is MISSING and isinstance(reading, dict) and "method" in reading:
+        # a notification to a lenient parser: it must not answer it; a strict one answers -32700
+        return [Expect(ANY, silence_requirement=None, what="a notification that is not valid JSON (a form common parsers accept)",
+                       accepted=("error -32700 with id null or without an id", "no answer (a lenient parser reads a notification)"))]
+    return [Expect(
+        UNREADABLE, codes=frozenset({_errors.PARSE_ERROR}), result_ok=False,
+        requirement=parse_error, silence_requirement=parse_error,
+        what="a message that is not valid JSON" + (" (invalid UTF-8)" if utf8 and lenient is not MISSING else
+                                                    " (a request to a lenient parser)" if lenient is not MISSING else ""),
+        lenient_echo=lenient, member_keys=(lkey, *id_readings(lenient)) if lkey is not None else (),
+        unanswered="LenientJsonRequestUnanswered" if lenient is not MISSING and not utf8 else "",
+        accepted=("error -32700 with id null", "error -32700 without an id")
+        + (("any answer with the id a lenient " + ("UTF-8 decoder" if utf8 else "JSON parser") + " reads",)
+           if lenient is not MISSING else ()),
+    )]
+
+
 def _expect_batch(env: Envelope, raw: bytes, ctx: OracleContext) -> list[Expect]:
     version = ctx.version
     if spec(version).batching:
@@ -718,7 +728,7 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     if not answers:
         if refused is not None or exp.silence_requirement is None:
             return out
-        cls = _unanswered(exp) or {"jsonrpc.error.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse",
+        cls = _unanswered(exp) or {"jsonrpc.error.parse-error": "NoParseErrorResponse", "client.jsonrpc.parse-error": "NoParseErrorResponse", "jsonrpc.error.invalid-request": "NoInvalidRequestResponse",
                "client.ping.respond": "PingNotAnswered", "client.basic.batch-receive": "BatchUnanswered",
                "client.jsonrpc.method-not-found": "UnknownMethodNotAnswered"}.get(
             exp.silence_requirement, "BatchUnanswered" if exp.kind == REJECTED else "MissingResponse")
@@ -760,6 +770,7 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     elif env.kind is Kind.RESULT:
         if not exp.result_ok:
             problem = {"jsonrpc.error.method-not-found": "UnknownMethodAccepted", "jsonrpc.error.parse-error": "InvalidJsonAccepted",
+                       "client.jsonrpc.parse-error": "InvalidJsonAccepted",
                        "jsonrpc.error.invalid-request": "InvalidRequestAccepted",
                        "client.jsonrpc.method-not-found": "UnknownMethodAccepted"}.get(exp.requirement, "Accepted")
             out.append(finding(exp.requirement, problem, f"{exp.what} was answered with a result; expected {' or '.join(exp.accepted)}",

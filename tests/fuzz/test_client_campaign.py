@@ -62,6 +62,25 @@ def test_a_broken_client_is_found_by_fuzzing_alone_and_its_reproducer_replays(tm
     assert fixed.returncode == 0 and fixed.stdout.startswith("FIXED"), fixed.stdout + fixed.stderr
 
 
+def test_a_client_silent_on_text_that_is_not_json_is_found_on_the_parse_error_rule(tmp_path) -> None:
+    """Issue 23 part 3: a request lenient parsers read (NaN, a comment, a trailing comma...) but that
+    is not JSON, left unanswered, is client.jsonrpc.parse-error; the strict client answers -32700
+    (or, reading NaN as Python does, the request) and gives none on the same messages."""
+    broken = f"{CLIENT} --fault ignore-parse-error"
+    out = fuzz("--client-command", broken, "--ops", "lenient-syntax", "--max-messages", "60", "--seed", "3",
+               "--report-dir", str(tmp_path / "broken"), "--no-shrink")
+    assert out.returncode == 1, out.stdout + out.stderr
+    [camp] = report(tmp_path / "broken")["fuzz"]["campaigns"]
+    assert {(f["requirement"], f["problem"], f["outcome"]) for f in camp["findings"]} == {
+        ("client.jsonrpc.parse-error", "LenientJsonRequestUnanswered", "fail")}
+    assert "-32700" in camp["findings"][0]["quote"]
+    strict = fuzz("--client-command", CLIENT, "--ops", "lenient-syntax,truncate", "--max-messages", "60", "--seed", "3",
+                  "--report-dir", str(tmp_path / "strict"), "--no-shrink")
+    assert strict.returncode == 0, strict.stdout + strict.stderr
+    [camp] = report(tmp_path / "strict")["fuzz"]["campaigns"]
+    assert camp["findings"] == [] and camp["operators"]["lenient-syntax"]["messages"] > 0
+
+
 def test_a_crash_on_a_malformed_initialize_answer_is_found_shrunk_and_replayed(tmp_path) -> None:
     crashing = f"{sys.executable} {ROOT / 'fixtures' / 'broken_clients' / 'crashing_client.py'} {{server}}"
     out = fuzz("--client-command", crashing, "--ops", "answer-error-shape", "--max-messages", "50", "--shrink-budget", "30s",

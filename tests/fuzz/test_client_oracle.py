@@ -12,7 +12,7 @@ from conformance.fuzz import client_oracle as co
 from conformance.fuzz.corpus import build_client_corpus
 from conformance.fuzz.generate import answer_at, run_index
 from conformance.fuzz.operators import OPERATORS, OpContext, select_operators
-from conformance.fuzz.oracle import ANSWER, ANY, SILENCE
+from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, UNREADABLE
 from conformance.schema.validate import validate
 from conformance.spec.methods import S2C
 from conformance.spec.requirements import catalogue
@@ -54,7 +54,7 @@ def err(rid, code=-32601, **extra):
 
 def test_every_cited_requirement_is_a_client_requirement_of_the_catalogue() -> None:
     cat = catalogue()
-    for rid in (co.RESPONSE_REQUIRED, co.PING, co.NO_RESPONSE, co.INVALID_CANCEL, co.BATCH, co.METHOD_NOT_FOUND):
+    for rid in (co.RESPONSE_REQUIRED, co.PING, co.NO_RESPONSE, co.INVALID_CANCEL, co.BATCH, co.METHOD_NOT_FOUND, co.PARSE_ERROR):
         assert cat[rid].role == "client", rid
     assert cat["client.jsonrpc.response-required"].source == "jsonrpc"
 
@@ -124,7 +124,36 @@ def test_notifications_must_not_be_answered_from_2025_03_26() -> None:
     assert cancel.cancel and cancel.kind == SILENCE
 
 
-@pytest.mark.parametrize("raw", [b'{"jsonrpc":"2.0","id":1,"method":"ping"', b"\xff\xfe", b"[]", b'{"jsonrpc":"1.0","id":1,"method":"ping"}',
+@pytest.mark.parametrize("raw", [b'{"jsonrpc":"2.0","id":1,"method":"ping"', b"\xff\xfe", b"NaN", b"// c"])
+def test_text_that_is_not_json_needs_a_parse_error_but_a_quit_is_allowed(raw) -> None:
+    """JSON-RPC 2.0's -32700, as on the server side (oracle.unparseable): silence, a result or
+    another code is client.jsonrpc.parse-error; the client may also give up on such a server."""
+    x = one(raw)
+    assert (x.kind, x.requirement, x.silence_requirement, x.quit_ok) == (UNREADABLE, co.PARSE_ERROR, co.PARSE_ERROR, True)
+    assert found(raw, [err(None, -32700)]) == [] and found(raw, [{"jsonrpc": "2.0", "error": {"code": -32700, "message": "m"}}]) == []
+    assert found(raw, []) == [(co.PARSE_ERROR, "NoParseErrorResponse")]
+    assert found(raw, [err(None, -32600)]) == [(co.PARSE_ERROR, "WrongErrorCode")]
+    assert found(raw, [{"jsonrpc": "2.0", "id": None, "result": {}}]) == [(co.PARSE_ERROR, "InvalidJsonAccepted")]
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"n":NaN}}',
+    b'{"jsonrpc":"2.0","id":"a","method":"ping",}',
+    b"{'jsonrpc':'2.0','id':'a','method':'ping'}",
+    b'{"jsonrpc":"2.0","id":"a","method":"ping"/* c */}',
+])
+def test_a_request_a_lenient_parser_reads_takes_its_answer_or_a_parse_error_but_not_silence(raw) -> None:
+    assert found(raw, []) == [(co.PARSE_ERROR, "LenientJsonRequestUnanswered")]
+    assert found(raw, [err(None, -32700)]) == []
+    assert found(raw, [{"jsonrpc": "2.0", "id": "a", "result": {}}]) == []  # the ping it read, answered
+
+
+def test_a_notification_a_lenient_parser_reads_may_go_unanswered() -> None:
+    raw = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":NaN}}'
+    assert found(raw, []) == [] and found(raw, [err(None, -32700)]) == []
+
+
+@pytest.mark.parametrize("raw", [b"[]", b'{"jsonrpc":"1.0","id":1,"method":"ping"}',
                                  b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', b'{"jsonrpc":"2.0","id":"x","result":{}}', b"",
                                  b'{"jsonrpc":"2.0","id":1,"method":"ping","params":"p"}'])
 def test_malformed_messages_allow_anything_and_a_quit(raw) -> None:
@@ -260,8 +289,6 @@ def test_a_request_the_client_can_read_takes_any_answer_but_not_silence(raw: byt
     b'{"id":9007199254740993,"method":"ping"}',  # no "jsonrpc": not a request, nothing is owed
     b'{"jsonrpc":2,"id":"a","method":"ping","params":{"n":1e400}}',
     b'{"jsonrpc":"2.0","id":"a","method":{},"method":"ping","id":[1]}',
-    b'{"jsonrpc":"2.0","id":"a","method":"ping","params":{"n":NaN}}',  # not JSON: no client duty in the catalogue
-    b'{"jsonrpc":"2.0","id":"a","method":"ping",}',
     b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1e400,"progress":1}}',
 ])
 def test_what_is_not_a_request_as_read_may_go_unanswered(raw: bytes) -> None:

@@ -31,7 +31,7 @@ from conformance.spec.methods import C2S
 from conformance.spec.versions import VERSIONS, spec
 from reference_client.core import ClientCore, default_capabilities, other_id
 from reference_client.faults import FAULTS, behaviour
-from reference_client.links import HttpLink, LinkClosed, SseLink, StdioLink, Tweak, dumps
+from reference_client.links import Garbage, HttpLink, LinkClosed, SseLink, StdioLink, Tweak, dumps
 from reference_client.session import ClientQuit, Session, StepFailed, tour
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,12 +160,22 @@ class ScriptServer:
                     "name": {"type": "string"}, "color": {"type": "string", "default": "Red"}}, "required": ["name"]}}})
         init = next((m for m in self.received if isinstance(m, dict) and m.get("method") == "initialize"), {})
         declared = ((init.get("params") or {}).get("capabilities") or {}).get("elicitation")
-        if v == "2025-11-25" and declared == {}:  # url mode, which the client (form only) did not declare
+        if v == "2025-11-25" and isinstance(declared, dict) and "url" not in declared:  # url mode, which the client (form only) did not declare
             out.append({"jsonrpc": "2.0", "id": 109, "method": "elicitation/create", "params": {
                 "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
+        sampling = ((init.get("params") or {}).get("capabilities") or {}).get("sampling")
+        if v == "2025-11-25" and isinstance(sampling, dict) and "tools" not in sampling:  # tools it did not declare
+            out.append({"jsonrpc": "2.0", "id": 111, "method": "sampling/createMessage", "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "time?"}}], "maxTokens": 5,
+                "tools": [{"name": "get_time", "inputSchema": {"type": "object"}}]}})
         out.append({"jsonrpc": "2.0", "id": "108", "method": "ping"})  # an id that is a string of digits
         out.append({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}})
         out.append(invalid_cancel)
+        if v == "2025-11-25" and declared is not None:  # a completion of an elicitation never started (ignored)
+            out.append({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                        "params": {"elicitationId": "never-started"}})
+        # a ping that is not JSON (a trailing comma): the strict client answers -32700, id null
+        out.append(Garbage(b'{"jsonrpc":"2.0","id":110,"method":"ping",}', "stdout", True))
         # the server cancels a request of its own the client has answered (the race; ignored when strict)
         out.append({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 101}})
         if spec(v).batching:
@@ -393,7 +403,10 @@ def test_strict_client_answers_the_probes(version: str) -> None:
     # never a response to a notification; ids: unique integers
     ids = [v["id"] for v in values if is_request(v)]
     assert len(ids) == len(set(ids)) and all(type(i) is int for i in ids)
-    assert not any(isinstance(v, dict) and v.get("id", 0) is None for v in values)
+    # one answer with id null: the -32700 to the ping that is not JSON (a notification is never answered)
+    assert [v for v in values if isinstance(v, dict) and v.get("id", 0) is None] == [
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}]
+    assert json.dumps(110) not in replies  # it was not read leniently
     # initialize first, then initialized, then the rest
     assert is_request(values[0], "initialize") and values[1] == {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
@@ -687,6 +700,18 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
                                                       and b == {"jsonrpc": "2.0", "id": 109, "result": {"action": "decline"}}),
     "no-defaults": _expect_reply_changed(105, lambda a, b: a["result"]["content"]["color"] == "Red"
                                          and b["result"]["content"] == {"name": a["result"]["content"]["name"]}),
+    "elicitation-invalid-content": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept" and set(
+        a["result"]["content"]) == {"name", "color"} and b == {**a, "result": {"action": "accept", "content": {"name": 7, "color": 7}}}),
+    "undeclared-sampling-tools": _expect_reply_changed(111, lambda a, b: a["result"]["content"]["type"] == "text"
+                                                       and b["result"]["stopReason"] == "toolUse"
+                                                       and b["result"]["content"][0]["name"] == "get_time"),
+    "elicitation-no-mode": _check_initialize_changed(lambda a, b: a["params"]["capabilities"]["elicitation"] == {}
+                                                     and b["params"]["capabilities"]["elicitation"] == {"mcp-reference-client": {}}),
+    "modeless-not-form": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept"
+                                               and b["error"]["code"] == -32602),
+    "exit-on-unknown-complete": _check_quit,
+    "ignore-parse-error": _expect_removed(lambda v: v == {"jsonrpc": "2.0", "id": None,
+                                                          "error": {"code": -32700, "message": "Parse error"}}),
     "pretty-json": _expect_extra(lambda w: w.raw.count(b"\n") > 2 and w.value is not None),
     "stdin-garbage": _expect_extra(lambda w: w.value is None and w.raw.endswith(b"\n")),
     "kill-without-closing-stdin": _no_diff,

@@ -7,7 +7,9 @@ first request after the handshake (whatever it is: ``tools/list`` for most clien
 holds that answer and first sends, one at a time: ``ping``, an unknown method, ``roots/list``,
 ``sampling/createMessage``, ``elicitation/create``, then notifications (a log message, a list
 change, two invalid cancellations) followed by a barrier ``ping``, on 2025-03-26 a batch of two
-pings, and last a ``ping`` cancelled right after it was sent, then a barrier ``ping``.  Over HTTP they travel on the SSE stream of the held request (legacy SSE: the SSE stream).
+pings, a ``ping`` cancelled right after it was sent, then a barrier ``ping``; a request the server
+cancels, then a barrier; and last a ``ping`` that is not JSON (a trailing comma: -32700, or from a
+lenient parser an answer), then a barrier ``ping``.  Over HTTP they travel on the SSE stream of the held request (legacy SSE: the SSE stream).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ P_REQUIREMENTS = (
     "client.basic.notification-no-response", "client.cancel.invalid-ignored", "client.basic.batch-receive",
     "client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should", "client.cancel.race",
     "client.cancel.no-response", "client.elicitation.undeclared-mode-error", "client.elicitation.defaults",
+    "client.jsonrpc.parse-error", "client.elicitation.content-valid", "client.elicitation.content-valid-2025-06",
+    "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored", "client.elicitation.declare-mode",
+    "client.sampling.tools-declare",
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -100,6 +105,16 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
     if init is not None and isinstance(init.params, dict) and isinstance(init.params.get("capabilities"), dict):
         caps = init.params["capabilities"]
     n = 0
+    if "client.elicitation.declare-mode" in ctx.requirements:
+        el = caps.get("elicitation")
+        if not isinstance(el, dict):
+            ctx.not_reached("client.elicitation.declare-mode", "the client did not declare elicitation")
+        else:
+            ok = not el or "form" in el or "url" in el
+            ctx.check("client.elicitation.declare-mode", ok, problem="NoElicitationMode",
+                      message="" if ok else f"the client declared elicitation as {el!r}: not empty (form mode) and "
+                                            "naming neither form nor url",
+                      expected='{} (form), {"form": {}}, {"url": {}} or both', actual=el)
 
     async def ask(method: str, params: Any = MISSING) -> tuple[Any, Envelope | None]:
         nonlocal n
@@ -209,6 +224,9 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                       message="" if ok else "the client answered sampling/createMessage with a result but did not "
                                             "declare the sampling capability", expected="an error (sampling not declared)",
                       actual=_answer(resp), entries=[resp])
+        # 4b. tool-enabled sampling to a client that declared sampling without tools (2025-11-25)
+        if "client.sampling.tools-declare" in ctx.requirements:
+            await _undeclared_tools(ctx, caps, ask, judge_answer)
         # 5. elicitation/create
         if vspec.elicitation:
             # every field has a default: a client that fills the form pre-populates them
@@ -218,6 +236,8 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
             if resp is not None and judge_answer(rid, resp, "elicitation/create"):
                 declared = "elicitation" in caps
                 _judge_defaults(ctx, resp, declared)
+                _judge_content(ctx, resp, params["requestedSchema"], declared)
+                _judge_modeless(ctx, resp, caps)
                 # a decline or cancel without content is a refusal, not support (the Inspector's
                 # fallback for unhandled requests answers "cancel"): only an accept counts
                 ok = declared or resp.kind is not Kind.RESULT or not elicitation_accepted(resp.result)
@@ -254,6 +274,22 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         # a client that stopped answering at the barrier is not charged again for what follows
         alive = resp is not None
         stopped = "the client stopped answering pings after the invalid cancellations (client.cancel.invalid-ignored)"
+        # 6b. an elicitation completion naming no elicitation of ours (2025-11-25), then a barrier ping
+        if "client.elicitation.complete-unknown-ignored" in ctx.requirements:
+            if "elicitation" not in caps:
+                ctx.not_reached("client.elicitation.complete-unknown-ignored", "the client did not declare elicitation")
+            elif not alive:
+                ctx.not_reached("client.elicitation.complete-unknown-ignored", stopped)
+            else:
+                await peer.notify("notifications/elicitation/complete", {"elicitationId": "mcpc-never-elicited"})
+                resp, _ = await barrier()  # an answer to the notification: client.basic.notification-no-response
+                alive = resp is not None
+                ctx.check("client.elicitation.complete-unknown-ignored", alive, problem="UnknownCompletionNotIgnored",
+                          message="" if alive else "after notifications/elicitation/complete naming an elicitationId the "
+                                                   f"server never used, the client no longer answered a ping within {timeout:g} s",
+                          expected="the notification ignored (the next ping answered)", actual=None)
+                if not alive:
+                    stopped = "the client stopped answering pings after an unknown elicitation completion"
         # 7. a batch (2025-03-26)
         if vspec.batching and not alive:
             ctx.not_reached("client.basic.batch-receive", stopped)
@@ -296,7 +332,20 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                             "the client answers no ping, so the barrier cannot tell")
         else:
             await _cancelled_request(ctx, server, caps, n + 1, barrier)
+        # 10. last (a client may end its session after it): a ping that is not JSON, but that
+        #     lenient parsers read (a trailing comma), then a barrier ping
+        if not state["pings"] or not alive:
+            ctx.not_reached("client.jsonrpc.parse-error", stopped if state["pings"] else
+                            "the client answers no ping, so the barrier cannot tell")
+        else:
+            state["unparseable"] = True
+            await _parse_error(ctx, server, n + 2, barrier)
     except ConnectionLost:
+        if state.get("unparseable"):
+            # "A JSON parser MAY accept non-JSON forms" (RFC 8259): a client may also give up on a
+            # server that sends them (the fuzz oracle's reading: only its survival is judged then)
+            ctx.not_reached("client.jsonrpc.parse-error", "the client ended the session after a message that is not "
+                                                          "JSON (allowed: it may give up on such a server)")
         if state.get("race"):
             ctx.check("client.cancel.race", False, problem="CancelRaceNotHandled",
                       message="the client went away after the server cancelled a ping of its own",
@@ -309,13 +358,21 @@ FORM_DEFAULTS = {"ok": {"type": "boolean", "default": True},
                  "nickname": {"type": "string", "default": "mcp-conformance"}}
 
 
+def _accepted_content(resp: Envelope, declared: bool) -> dict[str, Any] | None:
+    """The content of a form the client (which declared elicitation) accepted; None otherwise."""
+    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else None
+    content = result.get("content") if result is not None else None
+    if not declared or result is None or result.get("action") != "accept" or not isinstance(content, dict):
+        return None
+    return content
+
+
 def _judge_defaults(ctx: ClientContext, resp: Envelope, declared: bool) -> None:
     rid = "client.elicitation.defaults"
     if rid not in ctx.requirements:
         return
-    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else None
-    content = result.get("content") if result is not None else None
-    if not declared or result is None or result.get("action") != "accept" or not isinstance(content, dict):
+    content = _accepted_content(resp, declared)
+    if content is None:
         ctx.not_reached(rid, "the client did not accept the form it was asked to fill")
         return
     left_out = [k for k in FORM_DEFAULTS if k not in content]
@@ -323,6 +380,69 @@ def _judge_defaults(ctx: ClientContext, resp: Envelope, declared: bool) -> None:
               message="" if not left_out else f"the client accepted the form but left out {', '.join(left_out)}, whose "
                                               "schema gives a default",
               expected={k: v["default"] for k, v in FORM_DEFAULTS.items()}, actual=content, entries=[resp])
+
+
+def _judge_content(ctx: ClientContext, resp: Envelope, schema: dict[str, Any], declared: bool) -> None:
+    """An accepted form's content must be valid for its requestedSchema (SHOULD: 'Clients SHOULD
+    validate all responses against the provided schema'; 2025-06-18: 'Both parties ...')."""
+    rid = next((r for r in ("client.elicitation.content-valid", "client.elicitation.content-valid-2025-06")
+                if r in ctx.requirements), None)
+    if rid is None:
+        return
+    content = _accepted_content(resp, declared)
+    if content is None:
+        ctx.not_reached(rid, "the client did not accept the form it was asked to fill (only accepted content is judged)")
+        return
+    from conformance.schema.validate import import_jsonschema
+
+    errors = sorted(import_jsonschema().Draft202012Validator(schema).iter_errors(content), key=lambda e: list(e.path))
+    ctx.check(rid, not errors, problem="ContentNotValidForSchema",
+              message="" if not errors else f"the accepted content is not valid for the requestedSchema: {errors[0].message}"
+                                             + (f" (at {'/'.join(map(str, errors[0].path))})" if errors[0].path else ""),
+              expected=schema, actual=content, entries=[resp])
+
+
+def _judge_modeless(ctx: ClientContext, resp: Envelope, caps: dict[str, Any]) -> None:
+    """A form elicitation without a mode field, refused with -32602 (the refusal of an undeclared
+    mode) by a client that declared form mode: not treated as form mode."""
+    rid = "client.elicitation.modeless-is-form"
+    if rid not in ctx.requirements:
+        return
+    modes = _modes(caps)
+    if modes is None or "form" not in modes:
+        ctx.not_reached(rid, "the client did not declare form-mode elicitation" if modes is None or not modes
+                        else "the client declared url-mode elicitation only: -32602 is its right answer to a form")
+        return
+    refused = resp.kind is Kind.ERROR and resp.error_code == -32602
+    ctx.check(rid, not refused, problem="ModelessRequestNotForm",
+              message="" if not refused else "elicitation/create without a mode field was refused with -32602 (the "
+                                             "refusal of an undeclared mode) by a client that declared form mode",
+              expected="an answer to a form (accept, decline, cancel)", actual=_answer(resp), entries=[resp])
+
+
+async def _undeclared_tools(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_answer: Any) -> None:
+    rid = "client.sampling.tools-declare"
+    sampling = caps.get("sampling")
+    if not isinstance(sampling, dict):
+        ctx.not_reached(rid, "the client did not declare sampling")
+        return
+    if "tools" in sampling:
+        ctx.not_reached(rid, "the client declared sampling.tools")
+        return
+    params = {"messages": [{"role": "user", "content": {"type": "text", "text": "mcp-conformance: what time is it?"}}],
+              "maxTokens": 16, "tools": [{"name": "get_time", "inputSchema": {"type": "object", "properties": {}}}]}
+    req_id, resp = await ask("sampling/createMessage", params)
+    if resp is None or not judge_answer(req_id, resp, "sampling/createMessage (with tools)"):
+        ctx.not_reached(rid, "the client did not answer the tool-enabled sampling request")
+        return
+    result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else {}
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    used = result.get("stopReason") == "toolUse" or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+    ctx.check(rid, not used, problem="UndeclaredToolUse",
+              message="" if not used else "the client answered a tool-enabled sampling request with tool use, but did not "
+                                          "declare sampling.tools", expected="a text answer or an error (tools not declared)",
+              actual=result if used else None, entries=[resp])
 
 
 def _modes(caps: dict[str, Any]) -> set[str] | None:
@@ -401,6 +521,35 @@ async def _cancelled_request(ctx: ClientContext, server: ScenarioServer, caps: d
                                               "answered the ping sent behind the cancellation",
               expected="no response for the cancelled request", actual=_answer(late) if late is not None else None,
               entries=[late] if late is not None else [])
+
+
+async def _parse_error(ctx: ClientContext, server: ScenarioServer, n: int, barrier: Any) -> None:
+    """A ping written with a trailing comma: not JSON (-32700, id null), though a lenient parser
+    reads it (then an answer with its id is accepted, as the server side accepts it:
+    conformance.fuzz.oracle.unparseable).  Silence, a result or another code is a finding."""
+    rid = f"mcpc-lenient-{n}"
+    await server.peer.send_raw(b'{"jsonrpc":"2.0","id":"' + rid.encode() + b'","method":"ping",}')
+    resp, before = await barrier()
+    if resp is None:
+        ctx.not_reached("client.jsonrpc.parse-error", "the client did not answer the barrier ping behind the message "
+                                                      "that is not JSON (client.ping.respond)")
+        return
+    if not before:  # over HTTP its answers are POSTs of their own: one may come after the barrier's
+        late = await server.response(min(ctx.timeout, LATE_ANSWER))
+        before = [late] if late is not None else []
+    got = next((r for r in before if r.id == rid or r.id is None or r.id is MISSING), None)
+    if got is None:
+        ctx.check("client.jsonrpc.parse-error", False, problem="NoParseErrorResponse",
+                  message="the client did not answer a message that is not JSON (a ping with a trailing comma), and "
+                          "answered the ping sent after it",
+                  expected="error -32700 with id null (or, from a lenient parser, the ping answered)", actual=None)
+        return
+    lenient = got.id == rid  # a lenient parser read the ping: any answer to it is accepted
+    good = lenient or (got.kind is Kind.ERROR and got.error_code == -32700)
+    ctx.check("client.jsonrpc.parse-error", good, problem="WrongErrorCode" if got.kind is Kind.ERROR else "InvalidJsonAccepted",
+              message=f"a message that is not JSON was answered with {_answer(got)}" + ("" if good else " (id null)"),
+              expected="error -32700 with id null (or, from a lenient parser, the ping answered)", actual=_answer(got),
+              entries=[got])
 
 
 def _answer(env: Envelope) -> str:

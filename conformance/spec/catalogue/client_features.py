@@ -217,3 +217,110 @@ define(
         "follow nextCursor is not judged here (paging is up to it)."
     ),
 )
+
+_CONTENT_NOTE = (
+    "Probe: the form elicitation the suite's server sends a client that declared elicitation (server_requests). "
+    "Reading: a client that validates what its user entered against requestedSchema returns, when it accepts, "
+    "content valid for that schema (JSON Schema 2020-12: every property of the type it gives, enums, required). "
+    "A decline or cancel carries no content and is not judged; content the schema does not describe is left to "
+    "the schema rule (client.basic.schema-valid). Not validating leaves no trace unless the content is invalid, "
+    "so the outcome is a warning (SHOULD)."
+)
+
+define(
+    "client.elicitation.content-valid",
+    "SHOULD",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/elicitation", "form-mode-security"),
+    quote="Clients SHOULD validate all responses against the provided schema",
+    role="client",
+    area="elicitation",
+    note=_CONTENT_NOTE + " 2026-07-28 has the same sentence; its forms come as InputRequiredResult inputs and are "
+                         "not judged here yet.",
+)
+
+define(
+    "client.elicitation.content-valid-2025-06",
+    "SHOULD",
+    versions=("2025-06-18",),
+    url=spec_url("2025-06-18", "client/elicitation", "security-considerations"),
+    quote="Both parties SHOULD validate elicitation content against the provided schema",
+    role="client",
+    area="elicitation",
+    note=_CONTENT_NOTE + " The sentence binds both parties; this is the client's half (the content it returns).",
+)
+
+define(
+    "client.elicitation.modeless-is-form",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/elicitation", "elicitation-requests"),
+    quote="Clients MUST treat requests without a `mode` field as form mode.",
+    role="client",
+    area="elicitation",
+    note=(
+        "Probe: the form elicitation of server_requests has no mode field (a requestedSchema and a message, as "
+        "2025-06-18 servers send it). A client that declared form mode (or elicitation as an empty object: 'an empty "
+        "capabilities object is equivalent to declaring support for form mode only') and refuses it with -32602, "
+        "the refusal of an undeclared mode, did not take it as a form: flagged. Accept, decline, cancel and any other "
+        "error are answers to a form. A client that declared url mode only is not judged (for it -32602 is right). "
+        "2026-07-28 has the same sentence; its forms come as InputRequiredResult inputs and are not judged here yet."
+    ),
+)
+
+define(
+    "client.elicitation.complete-unknown-ignored",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/elicitation", "completion-notifications-for-url-mode-elicitation"),
+    quote="MUST ignore notifications referencing unknown or already-completed IDs.",
+    role="client",
+    area="elicitation",
+    note=(
+        "The sentence is the 'Clients:' item of 'Completion Notifications for URL Mode Elicitation'. Probe: to a "
+        "client that declared elicitation, the suite's server sends notifications/elicitation/complete with an "
+        "elicitationId it never used, then a ping: the ping must be answered (the client went on), and nothing may "
+        "answer the notification (that part is client.basic.notification-no-response). A client that stops "
+        "answering, or ends the session, after it did not ignore it. 2026-07-28 drops the notification."
+    ),
+)
+
+define(
+    "client.elicitation.declare-mode",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/elicitation", "capabilities"),
+    quote="Clients declaring the `elicitation` capability MUST support at least one mode (`form` or `url`).",
+    role="client",
+    area="elicitation",
+    note=(
+        "Read on the initialize request (server_requests, when the probes start): support for a mode is declared by "
+        "naming it in the elicitation object ('form', 'url'), and 'For backwards compatibility, an empty capabilities "
+        "object is equivalent to declaring support for form mode only.' An elicitation object that is neither empty nor "
+        "names form or url declares no mode: flagged. Whether a declared mode really works is judged by the other "
+        "elicitation requirements. 2026-07-28 has the same sentence; its capabilities travel in each request's _meta "
+        "and are not judged here yet."
+    ),
+)
+
+define(
+    "client.sampling.tools-declare",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/sampling", "tools-in-sampling"),
+    quote=(
+        "Clients MUST declare support for tool use via the `sampling.tools` capability to receive tool-enabled "
+        "sampling requests."
+    ),
+    role="client",
+    area="sampling",
+    note=(
+        "Probe (server_requests): to a client that declared sampling without tools, the suite's server sends "
+        "sampling/createMessage with a tools array (which a server must not do: 'Servers MUST NOT send tool-enabled "
+        "sampling requests to Clients that have not declared support'; the suite does it to see the client's answer). "
+        "A result with tool use content (a tool_use block, or stopReason toolUse) means the client took part in tool "
+        "use it did not declare: flagged. A text answer (the tools ignored), a refusal or any error is fine. A client "
+        "that declared sampling.tools, or no sampling, is not probed. 2026-07-28 has the same sentence; its sampling "
+        "comes as InputRequiredResult inputs and is not judged here yet."
+    ),
+)

@@ -29,3 +29,29 @@ define(
         "client.jsonrpc.method-not-found. Up to 2025-11-25: in 2026-07-28 servers send no requests."
     ),
 )
+
+define(
+    "client.jsonrpc.parse-error",
+    "MUST",
+    until=LATEST_STATEFUL,
+    url=f"{JSONRPC_URL}#error_object",
+    quote=(
+        "-32700 Parse error: Invalid JSON was received by the server. "
+        "An error occurred on the server while parsing the JSON text."
+    ),
+    role="client",
+    area="basic",
+    source="jsonrpc",
+    note=(
+        "The server-side twin is jsonrpc.error.parse-error, on the same sentence and at the same level: MCP says "
+        "'All messages between MCP clients and servers MUST follow the JSON-RPC 2.0 specification' (basic/index#messages), "
+        "and in JSON-RPC terms the client is the 'Server' of what the MCP server sends it ('The Server is defined as the "
+        "origin of Response objects and the handler of Request objects'). Judged where the MCP server can send messages: "
+        "a message that is not valid JSON (the specification's example 'rpc call with invalid JSON' answers with code "
+        "-32700 and id null) must be answered with error -32700; silence, a result or another code is a finding. 'A JSON "
+        "parser MAY accept non-JSON forms or extensions' (RFC 8259 section 9): a client whose parser reads NaN, Infinity, "
+        "comments, trailing commas or single quotes may answer the request it read, with its id, and that is accepted; "
+        "a notification a lenient parser reads may stay unanswered. A client may also end its session after such a "
+        "message (only its survival is judged then). Up to 2025-11-25: in 2026-07-28 servers send no requests."
+    ),
+)
