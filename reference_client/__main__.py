@@ -45,6 +45,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-call", action="store_true", help="list tools but do not call them")
     p.add_argument("--no-validate", action="store_true", help="do not validate what the server sends against the official schema")
     p.add_argument("--quiet", "-q", action="store_true", help="print only failures")
+    auth = p.add_argument_group("authorization (streamable HTTP and HTTP+SSE: a 401 starts the OAuth flow; reference_client/authorize.py)")
+    auth.add_argument("--client-id", help="a pre-registered client ID (under the official runner: MCP_CONFORMANCE_CONTEXT's client_id)")
+    auth.add_argument("--client-secret", help="its secret, if it has one")
+    auth.add_argument("--client-issuer", help="the authorization server (issuer) the pre-registered client belongs to; "
+                                              "default: the first one the server names")
+    auth.add_argument("--client-metadata-url", help="an https URL of a client ID metadata document this client is known by, "
+                                                    "used where the authorization server supports them (under the official "
+                                                    "runner: its fixed test URL)")
+    auth.add_argument("--authorize", choices=["auto", "fetch", "browser"], default="auto",
+                      help="how the authorization URL is visited: browser = run $BROWSER with it and take the answer on a "
+                           "loopback listener (127.0.0.1); fetch = headless, GET it without following the redirect and "
+                           "read the answer from Location (the official runner's convention); auto (default) = browser "
+                           "when $BROWSER is set")
+    auth.add_argument("--auth-timeout", type=float, default=60.0, help="seconds one whole authorization may take (default 60)")
     return p
 
 
@@ -85,8 +99,11 @@ async def _run(ns: argparse.Namespace) -> int:
     if ns.fault:
         log(f"fault {ns.fault}: {_fault_summary(ns.fault)}")
     quit_why: str | None = None
+    auth = _authorizer(ns, core, log) if ns.url or ns.sse_url else None
+    if auth is not None:
+        link.auth = auth
     try:
-        async with link:
+        async with _maybe(auth), link:
             session = Session(core, link, timeout=ns.timeout, log=log)
             try:
                 failed = await tour(session, log, call_tools=not ns.no_call, mode=mode)
@@ -106,11 +123,50 @@ async def _run(ns: argparse.Namespace) -> int:
         return 3 if not core.negotiated else 1
     for v in core.violations:
         print(f"mcp-reference-client: INVALID {v}", file=sys.stderr)
+    if auth is not None and auth.refused is not None:
+        print(f"mcp-reference-client: FAILED authorization: {auth.refused}", file=sys.stderr)
     ok = not failed and not core.violations and quit_why is None
     if core.negotiated:
         log(f"protocol version {core.negotiated} ({'stateless' if spec(core.negotiated).stateless else 'initialize'})")
     log(f"tour {'completed' if ok else 'FAILED'}: {len(failed)} failed step(s), {len(core.violations)} invalid message(s)")
     return 0 if ok else 1
+
+
+def _authorizer(ns: argparse.Namespace, core: Any, log: Any) -> Any:
+    import os
+
+    from reference_client.authorize import RUNNER_CIMD_URL, AuthConfig, Authorizer, runner_context
+
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO") or ""
+    runner = bool(scenario)
+    context = runner_context() if runner else {}
+    browser = os.environ.get("BROWSER") or None
+    if ns.authorize == "fetch":
+        browser = None
+    elif ns.authorize == "browser" and browser is None:
+        raise SystemExit("mcp-reference-client: --authorize browser needs $BROWSER")
+    config = AuthConfig(
+        client_id=ns.client_id or (context.get("client_id") if isinstance(context.get("client_id"), str) else None),
+        client_secret=ns.client_secret or (context.get("client_secret") if isinstance(context.get("client_secret"), str) else None),
+        client_issuer=ns.client_issuer,
+        # the official runner's auth/* scenarios know this client by their fixed test URL
+        client_metadata_url=ns.client_metadata_url or (RUNNER_CIMD_URL if scenario.startswith("auth/") else None),
+        browser=browser, timeout=ns.timeout, flow_timeout=ns.auth_timeout)
+    return Authorizer(ns.url or ns.sse_url, lambda: core.judged_version, config, log=log)
+
+
+class _maybe:
+    """``async with`` an optional context manager."""
+
+    def __init__(self, cm: Any) -> None:
+        self.cm = cm
+
+    async def __aenter__(self) -> Any:
+        return await self.cm.__aenter__() if self.cm is not None else None
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self.cm is not None:
+            await self.cm.__aexit__(*exc)
 
 
 def _fault_summary(name: str) -> str:
@@ -142,6 +198,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if ns.sse_url and ns.version in VERSIONS and spec(ns.version).stateless:
         parser.error(f"protocol version {ns.version} has no HTTP+SSE transport (--sse-url)")
+    if ns.client_metadata_url:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(ns.client_metadata_url)
+        # "The client_id URL MUST use the "https" scheme and contain a path component"
+        if parts.scheme != "https" or parts.path in ("", "/"):
+            parser.error("--client-metadata-url must be an https URL with a path (https://example.com/client.json)")
     if ns.fault is not None and ns.fault not in FAULTS:
         parser.error(f"unknown fault {ns.fault!r} (known: {', '.join(FAULTS)})")
     import anyio

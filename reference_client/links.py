@@ -144,6 +144,26 @@ async def _finish(link: Any) -> None:
     link._inbox.shut()
 
 
+async def _authorized_send(client: httpx.AsyncClient, auth: Any, method: str, url: str, *, headers: Mapping[str, str],
+                           content: bytes | None = None, timeout: Any = httpx.USE_CLIENT_DEFAULT) -> httpx.Response:
+    """Send one HTTP request (streamed answer) with the bearer token when there is one; a 401, or
+    a 403 insufficient_scope, goes to the OAuth flow (``auth``, a
+    ``reference_client.authorize.Authorizer``) and the request is sent again with the new token (at
+    most three times).  A refused flow leaves the (read, closed) answer to the caller."""
+    for attempt in range(4):
+        generation = auth.generation if auth is not None else 0
+        hdrs = {**headers, **(auth.header() if auth is not None else {})}
+        request = client.build_request(method, url, content=content, headers=hdrs, timeout=timeout)
+        response = await client.send(request, stream=True)
+        if auth is None or attempt == 3 or not auth.wants(response):
+            return response
+        await response.aread()
+        await response.aclose()
+        if not await auth.challenge(response, generation):
+            return response
+    return response  # (not reached)
+
+
 class StdioLink:
     transport = "stdio"
 
@@ -251,6 +271,11 @@ class HttpLink:
         self._readers: dict[Any, anyio.CancelScope] = {}
         #: the client's fault check (``ClientCore.faulty``), for the faults that act on the wire
         self.faulty: Callable[[str], bool] = lambda name: False
+        #: the OAuth flow (``reference_client.authorize.Authorizer``), None: no authorization
+        self.auth: Any = None
+
+    async def _send(self, method: str, url: str, *, headers: Mapping[str, str], content: bytes | None = None) -> httpx.Response:
+        return await _authorized_send(self._client, self.auth, method, url, headers=headers, content=content)
 
     async def __aenter__(self) -> "HttpLink":
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False,
@@ -312,9 +337,8 @@ class HttpLink:
             if key is not None:
                 self._readers[key] = scope
             try:
-                request = self._client.build_request(method, url, content=body, headers=headers)
                 try:
-                    response = await self._client.send(request, stream=True)
+                    response = await self._send(method, url, content=body, headers=headers)
                 except httpx.HTTPError as exc:
                     sent.set()
                     if not quiet:
@@ -398,8 +422,7 @@ class HttpLink:
             if not self.faulty("ignore-retry"):
                 await anyio.sleep(min(retry_ms, 10_000) / 1000)
             resume_from = None if self.faulty("resume-without-last-event-id") else last_id
-            request = self._client.build_request("GET", self.url, headers=self._stream_headers(resume_from))
-            response = await self._client.send(request, stream=True)
+            response = await self._send("GET", self.url, headers=self._stream_headers(resume_from))
             if response.status_code != 200:
                 if response.status_code == 404 and self.session_id is not None:
                     self.session_expired = True
@@ -432,7 +455,8 @@ class HttpLink:
             if self.session_id != session_id:
                 return  # a new session opens its own stream
             try:
-                async with self._client.stream("GET", self.url, headers=self._stream_headers(last_id)) as response:
+                response = await self._send("GET", self.url, headers=self._stream_headers(last_id))
+                try:
                     if response.status_code != 200:
                         if response.status_code == 404 and session_id is not None and self.session_id == session_id:
                             self.session_expired = True
@@ -446,6 +470,9 @@ class HttpLink:
                                 retry_ms = event.retry
                             if event.data.strip():
                                 await self._inbox.put(_parse(event.data.encode("utf-8"), "the GET stream"))
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await response.aclose()
             except httpx.HTTPError:
                 pass
             await anyio.sleep(min(retry_ms, 10_000) / 1000)
@@ -459,7 +486,8 @@ class HttpLink:
                 with anyio.move_on_after(self.timeout):
                     try:  # end the session (a server may answer 405: it does not allow that)
                         await self._client.delete(self.url, headers={"Mcp-Session-Id": self.session_id,
-                                                                    **({"MCP-Protocol-Version": self.protocol_version} if self.protocol_version else {})})
+                                                                    **({"MCP-Protocol-Version": self.protocol_version} if self.protocol_version else {}),
+                                                                    **(self.auth.header() if self.auth is not None else {})})
                     except httpx.HTTPError:
                         pass
             await self._client.aclose()
@@ -480,6 +508,7 @@ class SseLink:
         self._client: Any = None
         self._tg: Any = None
         self._ready = anyio.Event()
+        self.auth: Any = None  # the OAuth flow (reference_client.authorize.Authorizer), None: no authorization
 
     async def __aenter__(self) -> "SseLink":
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, read=None), trust_env=False,
@@ -487,8 +516,8 @@ class SseLink:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._stream)
-        with anyio.move_on_after(self.timeout):
-            await self._ready.wait()
+        with anyio.move_on_after(self.timeout + (self.auth.config.flow_timeout if self.auth is not None else 0.0)):
+            await self._ready.wait()  # (an authorization on the way may take its own time)
         if self.endpoint is None:
             why = self._inbox.closed_why
             await self.__aexit__(None, None, None)
@@ -497,7 +526,8 @@ class SseLink:
 
     async def _stream(self) -> None:
         try:
-            async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as response:
+            response = await _authorized_send(self._client, self.auth, "GET", self.url, headers={"Accept": "text/event-stream"})
+            try:
                 if response.status_code != 200:
                     await self._inbox.close(f"GET {self.url} was answered HTTP {response.status_code}")
                     return
@@ -511,6 +541,9 @@ class SseLink:
                             self._ready.set()
                         elif event.event == "message" and event.data.strip():
                             await self._inbox.put(_parse(event.data.encode("utf-8"), "the SSE stream"))
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
         except httpx.HTTPError as exc:
             await self._inbox.close(f"the SSE stream {self.url} failed: {exc!r}")
             return
@@ -523,7 +556,12 @@ class SseLink:
         hdrs = {"Content-Type": "application/json", **(headers or {}), **tweak.set_headers}
         url = tweak.url or self.endpoint
         try:
-            response = await self._client.request(tweak.http_method, url, content=body, headers=hdrs, timeout=self.timeout)
+            response = await _authorized_send(self._client, self.auth, tweak.http_method, url, content=body, headers=hdrs,
+                                              timeout=self.timeout)
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
         except httpx.HTTPError as exc:
             if quiet:
                 return

@@ -156,25 +156,33 @@ class Session:
         if self.faulty("no-timeout") and not probe and method != "initialize" and self.operating:
             wait = math.inf
         expired = False
-        with anyio.move_on_after(wait):
-            while not expired:
-                for answer in await self._next():
-                    if isinstance(answer, HttpRefusal):
-                        if answer.rid is None or not _same_id(answer.rid, rid):
-                            continue
-                        self.core.abandon(rid)
-                        if answer.expired and method != "initialize":
-                            if self.faulty("give-up-after-404"):
-                                raise ClientQuit(f"{method}: the server ended the session (HTTP 404); giving up")
-                            expired = True
-                            break
-                        raise Refused(method, answer)
-                    aid = answer.get("id")
-                    if _same_id(aid, rid):
-                        return answer
-                    if probe and aid is None and "error" in answer:
-                        self.core.abandon(rid)
-                        return answer  # an error about our probe the server could not attribute
+        auth = getattr(self.link, "auth", None)  # time spent authorizing (OAuth) does not count
+        spent = auth.spent() if auth is not None else 0.0
+        deadline = anyio.current_time() + wait
+        while True:
+            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as waited:
+                while not expired:
+                    for answer in await self._next():
+                        if isinstance(answer, HttpRefusal):
+                            if answer.rid is None or not _same_id(answer.rid, rid):
+                                continue
+                            self.core.abandon(rid)
+                            if answer.expired and method != "initialize":
+                                if self.faulty("give-up-after-404"):
+                                    raise ClientQuit(f"{method}: the server ended the session (HTTP 404); giving up")
+                                expired = True
+                                break
+                            raise Refused(method, answer)
+                        aid = answer.get("id")
+                        if _same_id(aid, rid):
+                            return answer
+                        if probe and aid is None and "error" in answer:
+                            self.core.abandon(rid)
+                            return answer  # an error about our probe the server could not attribute
+            if not waited.cancelled_caught or auth is None or auth.spent() <= spent:
+                break
+            deadline += auth.spent() - spent
+            spent = auth.spent()
         if expired:  # "the client MUST start a new session by sending a new InitializeRequest"
             await self._new_session(f"{method} was answered HTTP 404: the session is gone")
             return _AGAIN

@@ -1,0 +1,511 @@
+"""The reference client's OAuth flow over HTTP (the rules are in ``oauth.py``).
+
+:class:`Authorizer` is given to :class:`reference_client.links.HttpLink`: the link puts
+``Authorization: Bearer`` on every request once a token exists (never a token in a URL), and hands
+every 401, and every 403 ``insufficient_scope``, to :meth:`Authorizer.challenge`, then repeats the
+request with the new token (a bounded number of times).  The flow:
+
+1. protected resource metadata: the ``resource_metadata`` URL of the challenge, else the
+   well-known URIs in order (2025-06-18 and later); on 2025-03-26 the server's origin is the
+   authorization base URL, with the default endpoints when it has no metadata;
+2. authorization server metadata, in the pages' priority order, issuer-checked, PKCE-checked;
+3. a client ID, kept per authorization server (keyed by its ``issuer``): pre-registered
+   credentials (bound to one issuer), else a client ID metadata document URL when the server
+   supports them, else dynamic registration (``application_type: native``);
+4. the authorization request (PKCE S256, ``state``, ``resource``, the selected scopes) through the
+   user agent: either ``$BROWSER`` (it opens the URL; the answer comes to a loopback listener on
+   127.0.0.1) or, headless, the client fetches the URL itself without following the redirect and
+   reads the response from ``Location`` (the official runner's convention);
+5. ``iss`` and ``state`` validated, then the token request (``code_verifier``, ``resource``, the
+   client's authentication method); a refresh token, when one was issued, is tried first on the
+   next 401 from the same authorization server.
+
+Every wait has a deadline; the listener and the browser process are closed by :meth:`aclose`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+
+from reference_client import oauth
+from reference_client.oauth import OAuthRefused
+
+__all__ = ["AuthConfig", "Authorizer", "RUNNER_CIMD_URL", "OAuthRefused"]
+
+#: the client ID metadata document URL the official runner's client scenarios expect
+RUNNER_CIMD_URL = "https://conformance-test.local/client-metadata.json"
+MAX_AUTHORIZATIONS = 5  # authorization requests in one run: no endless loop whatever the server does
+MAX_STEP_UPS = 2
+
+
+@dataclass
+class AuthConfig:
+    client_name: str = "mcp-reference-client"
+    client_id: str | None = None  # pre-registered
+    client_secret: str | None = None
+    client_issuer: str | None = None  # the authorization server the pre-registered client belongs to
+    client_metadata_url: str | None = None  # a client ID metadata document this client is known by
+    browser: str | None = None  # a $BROWSER command: open the URL there; None: fetch it (headless)
+    timeout: float = 10.0  # each HTTP request
+    flow_timeout: float = 60.0  # one whole authorization (a person at a browser may be slow)
+    offline: bool = True  # ask for refresh tokens (grant type; offline_access where listed)
+
+
+@dataclass
+class _Registration:
+    issuer: str
+    client_id: str
+    secret: str | None
+    method: str
+
+
+@dataclass
+class _Grant:
+    issuer: str
+    meta: dict[str, Any]
+    resource: str
+    scopes: list[str] | None
+    access_token: str
+    refresh_token: str | None
+    expires_at: float | None
+    step_ups: int = 0
+
+
+@dataclass
+class Authorizer:
+    server_url: str
+    version: Callable[[], str]  # the protocol version in use (2025-03-26 discovers the old way)
+    config: AuthConfig = field(default_factory=AuthConfig)
+    log: Callable[[str], None] = lambda line: None
+    http_transport: Any = None  # tests: an httpx mock transport
+    token: str | None = None
+    generation: int = 0  # bumped on every new token
+    refused: str | None = None  # why the client stopped authorizing
+    authorizations: int = 0
+    _registrations: dict[str, _Registration] = field(default_factory=dict)
+    _grant: _Grant | None = None
+    _prereg_issuer: str | None = None
+    _lock: Any = None
+    _client: Any = None
+    _listener: Any = None
+    _callbacks: Any = None
+    _tg: Any = None
+    redirect_uri: str | None = None
+    _spent: float = 0.0  # seconds spent in finished flows
+    _busy_since: float | None = None
+
+    def spent(self) -> float:
+        """Seconds spent authorizing so far (a flow under way counts): the session does not count
+        them against its wait for an answer."""
+        busy = anyio.current_time() - self._busy_since if self._busy_since is not None else 0.0
+        return self._spent + busy
+
+    async def __aenter__(self) -> "Authorizer":
+        self._lock = anyio.Lock()
+        self._prereg_issuer = self.config.client_issuer
+        self._client = httpx.AsyncClient(timeout=self.config.timeout, trust_env=False, follow_redirects=False,
+                                         transport=self.http_transport)
+        self._tg = anyio.create_task_group()  # entered here: the listener is served in it (from any task)
+        await self._tg.__aenter__()
+        return self
+
+    async def aclose(self) -> None:
+        if self._tg is not None:  # first, and outside any shield: the task group's scope must be the innermost
+            tg, self._tg = self._tg, None
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+        with anyio.CancelScope(shield=True):
+            if self._listener is not None:
+                await self._listener.aclose()
+                self._listener = None
+            if self._callbacks is not None:
+                for stream in self._callbacks:
+                    stream.close()
+                self._callbacks = None
+            if self._client is not None:
+                await self._client.aclose()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    def header(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    @staticmethod
+    def wants(response: httpx.Response) -> bool:
+        """Is this an answer the flow acts on: 401, or 403 with error="insufficient_scope"."""
+        if response.status_code == 401:
+            return True
+        if response.status_code == 403:
+            challenge = oauth.bearer_challenge(response.headers.get_list("www-authenticate"))
+            return challenge.get("error") == "insufficient_scope"
+        return False
+
+    async def challenge(self, response: httpx.Response, generation: int) -> bool:
+        """Act on a 401 / 403 answer to a request sent with token ``generation``; True: a new
+        token is there, send the request again."""
+        async with self._lock:
+            if self.refused is not None:
+                return False
+            if self.generation != generation and self.token:
+                return True  # another request already got a new token
+            params = oauth.bearer_challenge(response.headers.get_list("www-authenticate"))
+            self._busy_since = anyio.current_time()
+            try:
+                with anyio.fail_after(self.config.flow_timeout):
+                    if response.status_code == 403:
+                        await self._step_up(params)
+                    else:
+                        await self._unauthorized(params)
+            except OAuthRefused as exc:
+                self.refused = str(exc)
+                self.log(f"authorization: refused: {exc}")
+                return False
+            except TimeoutError:
+                self.refused = f"the authorization did not complete within {self.config.flow_timeout:g} s"
+                self.log(f"authorization: {self.refused}")
+                return False
+            except httpx.HTTPError as exc:
+                self.refused = f"an authorization request failed: {exc!r}"
+                self.log(f"authorization: {self.refused}")
+                return False
+            except (httpx.InvalidURL, ValueError) as exc:  # a URL from a server that cannot be used
+                self.refused = f"an authorization URL from the server cannot be used: {exc}"
+                self.log(f"authorization: {self.refused}")
+                return False
+            finally:
+                self._spent += anyio.current_time() - self._busy_since
+                self._busy_since = None
+            return True
+
+    # -- the flow ----------------------------------------------------------------------------
+
+    async def _unauthorized(self, params: dict[str, str]) -> None:
+        if self.version() == "2025-03-26":
+            meta, issuer = await self._legacy_metadata()
+            prm: dict[str, Any] = {}
+            resource = self._canonical(self.server_url)
+        else:
+            prm, resource = await self._protected_resource(params.get("resource_metadata"))
+            meta, issuer = await self._authorization_server(prm["authorization_servers"])
+        grant = self._grant
+        if grant is not None and grant.refresh_token and grant.issuer == issuer and grant.resource == resource:
+            if await self._refresh(grant):
+                return
+        scopes = oauth.initial_scopes(params.get("scope"), prm, meta, offline=self.config.offline)
+        await self._authorize(issuer, meta, resource, scopes)
+
+    async def _step_up(self, params: dict[str, str]) -> None:
+        grant = self._grant
+        if grant is None:
+            await self._unauthorized(params)
+            return
+        scopes = oauth.step_up_scopes(grant.scopes, params.get("scope"))
+        if scopes is None:
+            raise OAuthRefused(f"403 insufficient_scope asks for {params.get('scope')!r}, which this token was already "
+                               "authorized for: another authorization would not help (retry limit)")
+        if grant.step_ups >= MAX_STEP_UPS:
+            raise OAuthRefused(f"403 insufficient_scope after {grant.step_ups} step-up authorizations: giving up (retry limit)")
+        scopes = oauth.with_offline(scopes, grant.meta) if self.config.offline else scopes
+        self.log(f"authorization: step-up for scopes {' '.join(scopes)}")
+        await self._authorize(grant.issuer, grant.meta, grant.resource, scopes, step_ups=grant.step_ups + 1)
+
+    @staticmethod
+    def _canonical(url: str) -> str:
+        parts = urlsplit(url)
+        host = parts.netloc.lower()
+        path = parts.path.rstrip("/") if parts.path != "/" else ""
+        return f"{parts.scheme.lower()}://{host}{path}"
+
+    async def _get_json(self, url: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        response = await self._client.get(url, headers={"Accept": "application/json", **(headers or {})})
+        try:
+            return response.status_code, response.json() if response.status_code == 200 else None
+        except (ValueError, RecursionError):
+            return response.status_code, None
+
+    async def _protected_resource(self, header_url: str | None) -> tuple[dict[str, Any], str]:
+        """The PRM document and the resource to ask for: the challenge's URL when it names one
+        (and then only that), else the well-known URIs in order."""
+        candidates = [header_url] if header_url else oauth.prm_candidates(self.server_url)
+        why: list[str] = []
+        for url in candidates:
+            status, doc = await self._get_json(url)
+            self.log(f"authorization: GET {url} -> {status}")
+            if status != 200 or not isinstance(doc, dict):
+                why.append(f"{url}: HTTP {status}" + ("" if status != 200 else " (not a JSON object)"))
+                continue
+            refusal = oauth.resource_refusal(doc.get("resource"), self.server_url)
+            if refusal is None:
+                servers = doc.get("authorization_servers")
+                if isinstance(servers, list) and servers and all(isinstance(s, str) for s in servers):
+                    return doc, doc["resource"]
+                refusal = "it names no authorization_servers"
+            why.append(f"{url}: {refusal}")
+        raise OAuthRefused("no usable protected resource metadata: " + "; ".join(why))
+
+    async def _authorization_server(self, servers: list[str]) -> tuple[dict[str, Any], str]:
+        why: list[str] = []
+        for issuer in servers:
+            for url in oauth.as_metadata_candidates(issuer):
+                status, doc = await self._get_json(url)
+                self.log(f"authorization: GET {url} -> {status}")
+                if status != 200:
+                    why.append(f"{url}: HTTP {status}")
+                    continue
+                refusal = oauth.metadata_refusal(doc, issuer)
+                if refusal is not None:  # "If they differ, the client MUST NOT use the metadata"
+                    why.append(f"{url}: {refusal}")
+                    continue
+                refusal = oauth.pkce_refusal(doc)
+                if refusal is not None:
+                    raise OAuthRefused(refusal)
+                return doc, issuer
+        raise OAuthRefused("no usable authorization server metadata: " + "; ".join(why))
+
+    async def _legacy_metadata(self) -> tuple[dict[str, Any], str]:
+        """2025-03-26: the metadata at the authorization base URL, else the default endpoints."""
+        base = oauth.legacy_base(self.server_url)
+        url = f"{base}/.well-known/oauth-authorization-server"
+        status, doc = await self._get_json(url, {"MCP-Protocol-Version": "2025-03-26"})
+        self.log(f"authorization: GET {url} -> {status}")
+        if status == 200:
+            refusal = oauth.metadata_refusal(doc, base) or oauth.pkce_refusal(doc)
+            if refusal is not None:
+                raise OAuthRefused(refusal)
+            return doc, base
+        if status != 404:
+            raise OAuthRefused(f"{url}: HTTP {status}")
+        self.log("authorization: no metadata; the 2025-03-26 default endpoints")
+        return oauth.legacy_endpoints(base), base
+
+    async def _registration(self, issuer: str, meta: dict[str, Any], scopes: list[str] | None) -> _Registration:
+        """The client ID for ``issuer``, kept per authorization server and never used at another."""
+        known = self._registrations.get(issuer)
+        if known is not None:
+            return known
+        cfg = self.config
+        if cfg.client_id:
+            if self._prereg_issuer is None:
+                self._prereg_issuer = issuer
+            if self._prereg_issuer != issuer:
+                raise OAuthRefused(f"the pre-registered client belongs to {self._prereg_issuer!r}, and the server now "
+                                   f"names {issuer!r}: not using those credentials there")
+            reg = _Registration(issuer, cfg.client_id, cfg.client_secret,
+                                oauth.secret_auth_method(meta) if cfg.client_secret else "none")
+            self.log(f"authorization: pre-registered client {cfg.client_id!r} ({reg.method})")
+        elif cfg.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
+            reg = _Registration(issuer, cfg.client_metadata_url, None, "none")
+            self.log(f"authorization: client ID metadata document {cfg.client_metadata_url}")
+        elif isinstance(meta.get("registration_endpoint"), str):
+            reg = await self._register(issuer, meta, scopes)
+        else:
+            raise OAuthRefused(f"{issuer} offers no way to get a client ID here (no pre-registered client, "
+                               "no client ID metadata document support, no registration_endpoint)")
+        self._registrations[issuer] = reg
+        return reg
+
+    async def _register(self, issuer: str, meta: dict[str, Any], scopes: list[str] | None) -> _Registration:
+        method = oauth.registration_auth_method(meta)
+        body = oauth.registration_body(client_name=self.config.client_name, redirect_uri=await self._redirect_uri(),
+                                       auth_method=method, scopes=scopes)
+        if not self.config.offline:
+            body["grant_types"] = ["authorization_code"]
+        url = meta["registration_endpoint"]
+        response = await self._client.post(url, json=body, headers={"Accept": "application/json"})
+        self.log(f"authorization: POST {url} (registration) -> {response.status_code}")
+        try:
+            doc = response.json()
+        except (ValueError, RecursionError):
+            doc = None
+        if response.status_code not in (200, 201) or not isinstance(doc, dict) or not isinstance(doc.get("client_id"), str):
+            detail = ""
+            if isinstance(doc, dict) and doc.get("error"):
+                detail = f": {doc.get('error')} {doc.get('error_description') or ''}".rstrip()
+            raise OAuthRefused(f"dynamic client registration at {url} failed (HTTP {response.status_code}){detail}")
+        secret = doc.get("client_secret") if isinstance(doc.get("client_secret"), str) else None
+        got = doc.get("token_endpoint_auth_method")
+        method = got if isinstance(got, str) and got in ("none", "client_secret_basic", "client_secret_post") else method
+        if method != "none" and secret is None:
+            method = "none"  # no secret came back: a public client, whatever was asked for
+        return _Registration(issuer, doc["client_id"], secret, method)
+
+    async def _redirect_uri(self) -> str:
+        """``http://127.0.0.1:PORT/callback`` of a loopback listener (opened once per run)."""
+        if self.redirect_uri is None:
+            self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+            port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
+            self.redirect_uri = f"http://127.0.0.1:{port}/callback"
+            send, recv = anyio.create_memory_object_stream[str](10)
+            self._callbacks = (send, recv)
+            self._tg.start_soon(self._serve)
+        return self.redirect_uri
+
+    async def _serve(self) -> None:
+        async def handle(stream: Any) -> None:
+            async with stream:
+                data = b""
+                with anyio.move_on_after(self.config.timeout):
+                    while b"\r\n\r\n" not in data and len(data) < 16384:
+                        try:
+                            chunk = await stream.receive(4096)
+                        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                            break
+                        data += chunk
+                line = data.split(b"\r\n", 1)[0].decode("latin-1")
+                parts = line.split(" ")
+                target = parts[1] if len(parts) >= 2 and parts[0] == "GET" else ""
+                found = urlsplit(target).path == "/callback"
+                text = b"mcp-reference-client: authorization received; you can close this window.\n" if found else b"not found\n"
+                head = (f"HTTP/1.1 {'200 OK' if found else '404 Not Found'}\r\nContent-Type: text/plain\r\n"
+                        f"Content-Length: {len(text)}\r\nConnection: close\r\n\r\n").encode("ascii")
+                try:
+                    await stream.send(head + text)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+                if found and self._callbacks is not None:
+                    try:
+                        self._callbacks[0].send_nowait(f"http://{urlsplit(self.redirect_uri or '').netloc}{target}")
+                    except anyio.WouldBlock:
+                        pass
+
+        try:
+            await self._listener.serve(handle)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    async def _user_agent(self, url: str, redirect_uri: str, state: str) -> dict[str, list[str]]:
+        """Send the user agent to the authorization endpoint; the response's query parameters."""
+        if self.config.browser:
+            return await self._browser(url, redirect_uri, state)
+        response = await self._client.get(url)
+        location = response.headers.get("location")
+        self.log(f"authorization: GET {urlsplit(url).path} (authorization request) -> {response.status_code}")
+        if response.status_code not in (301, 302, 303, 307, 308) or not location:
+            raise OAuthRefused(f"the authorization endpoint answered HTTP {response.status_code} without a redirect "
+                               "(this headless client does not fill in login pages; set BROWSER)")
+        return oauth.callback_params(location, redirect_uri)
+
+    async def _browser(self, url: str, redirect_uri: str, state: str) -> dict[str, list[str]]:
+        command = self.config.browser.split(os.pathsep)[0]  # as Python's webbrowser reads $BROWSER
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            raise OAuthRefused(f"$BROWSER {command!r} cannot be read as a command: {exc}") from exc
+        if not words:
+            raise OAuthRefused("$BROWSER is empty")
+        argv = [w.replace("%s", url) for w in words] if "%s" in command else [*words, url]
+        self.log(f"authorization: opening the authorization URL with {argv[0]}")
+        try:
+            proc = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise OAuthRefused(f"$BROWSER {argv[0]!r} cannot be started: {exc.strerror or exc}") from exc
+        try:
+            while True:  # a callback without our state (a stale tab, another program) is discarded
+                params = oauth.callback_params(await self._callbacks[1].receive(), redirect_uri)
+                if params.get("state") == [state]:
+                    return params
+                self.log("authorization: a callback without our state: discarded")
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _stop(proc)
+
+    async def _authorize(self, issuer: str, meta: dict[str, Any], resource: str, scopes: list[str] | None, *,
+                         step_ups: int = 0) -> None:
+        if self.authorizations >= MAX_AUTHORIZATIONS:
+            raise OAuthRefused(f"{self.authorizations} authorizations in this run already: giving up (retry limit)")
+        reg = await self._registration(issuer, meta, scopes)
+        redirect_uri = await self._redirect_uri()
+        verifier, challenge = oauth.pkce_pair()
+        state = oauth.new_state()
+        url = oauth.authorization_url(meta["authorization_endpoint"], client_id=reg.client_id, redirect_uri=redirect_uri,
+                                      challenge=challenge, state=state, resource=resource, scopes=scopes)
+        self.authorizations += 1
+        params = await self._user_agent(url, redirect_uri, state)
+        code = oauth.authorization_code(params, state=state, issuer=issuer,
+                                        iss_supported=meta.get("authorization_response_iss_parameter_supported") is True)
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri, "code_verifier": verifier,
+                "resource": resource}
+        doc = await self._token(meta, reg, form)
+        self._take(doc, issuer, meta, resource, scopes, step_ups)
+
+    async def _token(self, meta: dict[str, Any], reg: _Registration, form: dict[str, str]) -> dict[str, Any]:
+        headers, extra = oauth.client_auth(reg.method, reg.client_id, reg.secret)
+        url = meta["token_endpoint"]
+        response = await self._client.post(url, data={**form, **extra},
+                                           headers={"Accept": "application/json", **headers})
+        self.log(f"authorization: POST {url} ({form['grant_type']}) -> {response.status_code}")
+        try:
+            doc = response.json()
+        except (ValueError, RecursionError):
+            doc = None
+        if response.status_code != 200:
+            err = f": {doc.get('error')}" if isinstance(doc, dict) and doc.get("error") else ""
+            raise OAuthRefused(f"the token endpoint answered HTTP {response.status_code}{err}")
+        refusal = oauth.token_refusal(doc)
+        if refusal is not None:
+            raise OAuthRefused(refusal)
+        return doc
+
+    def _take(self, doc: dict[str, Any], issuer: str, meta: dict[str, Any], resource: str, scopes: list[str] | None,
+              step_ups: int, refresh: str | None = None) -> None:
+        expires = doc.get("expires_in")
+        new_refresh = doc.get("refresh_token") if isinstance(doc.get("refresh_token"), str) else refresh
+        self._grant = _Grant(issuer, meta, resource, scopes, doc["access_token"], new_refresh,
+                             time.monotonic() + expires if isinstance(expires, (int, float)) else None, step_ups)
+        self.token = doc["access_token"]
+        self.generation += 1
+        self.log(f"authorization: token from {issuer}" + (" (with a refresh token)" if new_refresh else ""))
+
+    async def _refresh(self, grant: _Grant) -> bool:
+        """Use the refresh token (RFC 6749 section 6, with ``resource``); False when refused."""
+        reg = self._registrations.get(grant.issuer)
+        if reg is None or grant.refresh_token is None:
+            return False
+        try:
+            doc = await self._token(grant.meta, reg, {"grant_type": "refresh_token", "refresh_token": grant.refresh_token,
+                                                      "resource": grant.resource})
+        except OAuthRefused as exc:
+            self.log(f"authorization: refresh refused ({exc}); authorizing again")
+            grant.refresh_token = None
+            return False
+        self._take(doc, grant.issuer, grant.meta, grant.resource, grant.scopes, grant.step_ups, grant.refresh_token)
+        return True
+
+
+async def _stop(proc: Any) -> None:
+    """End the browser process group: it may have exited already (xdg-open hands over)."""
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if proc.returncode is not None:
+            break
+        if sig is not None:
+            try:
+                os.killpg(proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        with anyio.move_on_after(2.0):
+            await proc.wait()
+    await proc.aclose()
+
+
+def runner_context() -> dict[str, Any]:
+    """``MCP_CONFORMANCE_CONTEXT`` (the official runner's scenario context), {} when unset or not JSON."""
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+

@@ -1,0 +1,378 @@
+"""The reference client's OAuth rules: no I/O (``authorize.py`` moves the bytes).
+
+What a strict MCP client does when a server answers 401 (the authorization pages of 2025-03-26,
+2025-06-18, 2025-11-25 and the four 2026-07-28 pages):
+
+* ``WWW-Authenticate`` parsed (:func:`parse_www_authenticate`); the ``resource_metadata`` URL it
+  names is used when present, else the well-known URIs in the order the pages list them
+  (:func:`prm_candidates`: path insertion first, then the root);
+* the protected resource metadata is used only when its ``resource`` is this server
+  (:func:`resource_refusal`); its ``resource`` string is then sent as is, in both requests;
+* authorization server metadata is looked for at :func:`as_metadata_candidates` in the pages'
+  priority order (RFC 8414 with path insertion, OpenID Connect with path insertion, OpenID
+  Connect appended), and used only when its ``issuer`` is identical to the identifier the URL was
+  built from and it lists ``S256`` in ``code_challenge_methods_supported``
+  (:func:`metadata_refusal`); on 2025-03-26 the authorization base URL is the server's origin and
+  the default endpoints stand in when there is no metadata (:func:`legacy_base`);
+* scopes: the challenge's ``scope``, else the PRM's ``scopes_supported``, else none
+  (:func:`initial_scopes`); ``offline_access`` only when the authorization server lists it; a
+  step-up asks for the union of what was asked before and what the 403 challenge names, and
+  only when that adds a scope (:func:`step_up_scopes`) -- otherwise another round would not help;
+* PKCE S256 (:func:`pkce_pair`), a fresh ``state`` per request, RFC 9207 ``iss`` validation by
+  simple string comparison before the code goes anywhere (:func:`authorization_code`);
+* the token endpoint authentication method from the registration, else the best the
+  authorization server supports (:func:`registration_auth_method`, :func:`client_auth`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import secrets
+from typing import Any, Mapping
+from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit, urlunsplit
+
+__all__ = [
+    "OAuthRefused", "parse_www_authenticate", "bearer_challenge", "prm_candidates", "as_metadata_candidates",
+    "legacy_base", "legacy_endpoints", "resource_refusal", "metadata_refusal", "initial_scopes", "step_up_scopes",
+    "pkce_pair", "new_state", "authorization_url", "callback_params", "authorization_code",
+    "registration_auth_method", "client_auth", "registration_body", "token_refusal",
+]
+
+OFFLINE_ACCESS = "offline_access"
+
+
+class OAuthRefused(Exception):
+    """The client will not go on with this authorization (the reason is the message)."""
+
+
+# -- WWW-Authenticate (RFC 9110 section 11.6.1) ------------------------------------------------
+
+_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_PARAM = re.compile(rf"\s*({_TOKEN})\s*=\s*")
+_SCHEME = re.compile(rf"\s*({_TOKEN})")
+_TOKEN68 = re.compile(r"\s*([A-Za-z0-9\-._~+/]+=*)\s*(?:,|$)")
+
+
+def parse_www_authenticate(values: list[str] | str) -> list[tuple[str, dict[str, str]]]:
+    """Every challenge in the header field values: ``[(scheme lower-cased, {param lower-cased:
+    value})]``; quoted strings unescaped.  Unparseable rests are dropped."""
+    if isinstance(values, str):
+        values = [values]
+    out: list[tuple[str, dict[str, str]]] = []
+    for text in values:
+        pos, n = 0, len(text)
+        while pos < n:
+            while pos < n and text[pos] in " \t,":
+                pos += 1
+            m = _SCHEME.match(text, pos)
+            if not m:
+                break
+            scheme, pos = m.group(1).lower(), m.end()
+            params: dict[str, str] = {}
+            t68 = _TOKEN68.match(text, pos)
+            if t68 and not _PARAM.match(text, pos) and text[pos:pos + 1] in (" ", "\t"):
+                pos = t68.end()  # token68 credentials: not ours to read
+            while pos < n:
+                p = _PARAM.match(text, pos)
+                if not p:
+                    break
+                name, pos = p.group(1).lower(), p.end()
+                if pos < n and text[pos] == '"':
+                    value, pos = _quoted(text, pos)
+                else:
+                    m2 = re.compile(r"[^,\s]*").match(text, pos)
+                    value, pos = m2.group(0), m2.end()
+                params.setdefault(name, value)
+                while pos < n and text[pos] in " \t":
+                    pos += 1
+                if pos < n and text[pos] == ",":
+                    pos += 1
+                    continue
+                break
+            out.append((scheme, params))
+    return out
+
+
+def _quoted(text: str, pos: int) -> tuple[str, int]:
+    out, pos = [], pos + 1
+    while pos < len(text):
+        c = text[pos]
+        if c == "\\" and pos + 1 < len(text):
+            out.append(text[pos + 1])
+            pos += 2
+            continue
+        if c == '"':
+            return "".join(out), pos + 1
+        out.append(c)
+        pos += 1
+    return "".join(out), pos
+
+
+def bearer_challenge(values: list[str] | str) -> dict[str, str]:
+    """The parameters of the ``Bearer`` challenge ({} when there is none)."""
+    for scheme, params in parse_www_authenticate(values):
+        if scheme == "bearer":
+            return params
+    return {}
+
+
+# -- discovery URLs ----------------------------------------------------------------------------
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+
+
+def prm_candidates(server_url: str) -> list[str]:
+    """The well-known protected resource metadata URIs, in the order the pages list them: at the
+    path of the MCP endpoint (RFC 9728 path insertion), then at the root."""
+    parts = urlsplit(server_url)
+    root = urlunsplit((parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource", "", ""))
+    path = parts.path if parts.path not in ("", "/") else ""
+    return ([f"{root}{path}"] if path else []) + [root]
+
+
+def as_metadata_candidates(issuer: str, *, oidc: bool = True) -> list[str]:
+    """Where the authorization server metadata of ``issuer`` is looked for, in the pages' priority
+    order (2025-11-25 / 2026-07-28 "Authorization Server Metadata Discovery"); ``oidc`` False:
+    RFC 8414 only."""
+    parts = urlsplit(issuer)
+    origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+    path = parts.path.rstrip("/")
+    if path:
+        urls = [f"{origin}/.well-known/oauth-authorization-server{path}"]
+        if oidc:
+            urls += [f"{origin}/.well-known/openid-configuration{path}", f"{origin}{path}/.well-known/openid-configuration"]
+        return urls
+    return [f"{origin}/.well-known/oauth-authorization-server"] + ([f"{origin}/.well-known/openid-configuration"] if oidc else [])
+
+
+def legacy_base(server_url: str) -> str:
+    """2025-03-26: "The authorization base URL MUST be determined from the MCP server URL by
+    discarding any existing path component"."""
+    return _origin(server_url)
+
+
+def legacy_endpoints(base: str) -> dict[str, str]:
+    """2025-03-26 default endpoints, for an authorization server without metadata."""
+    return {"issuer": base, "authorization_endpoint": f"{base}/authorize", "token_endpoint": f"{base}/token",
+            "registration_endpoint": f"{base}/register"}
+
+
+def _norm(url: str) -> tuple[str, str, str]:
+    parts = urlsplit(url)
+    port = parts.port
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    host = (parts.hostname or "").lower() + (f":{port}" if port is not None and port != default else "")
+    return parts.scheme.lower(), host, parts.path.rstrip("/")
+
+
+def resource_refusal(resource: Any, server_url: str) -> str | None:
+    """Why a protected resource metadata document whose ``resource`` is ``resource`` must not be
+    used for ``server_url`` (RFC 9728 section 3.3), None when it may: same scheme and authority,
+    and its path is the server's path or a segment prefix of it."""
+    if not isinstance(resource, str) or not resource:
+        return "its resource member is missing"
+    try:
+        parts = urlsplit(resource)
+    except ValueError as exc:
+        return f"its resource {resource!r} is not a usable URI ({exc})"
+    if not parts.scheme or not parts.netloc or parts.fragment:
+        return f"its resource {resource!r} is not an absolute URI without a fragment"
+    try:
+        rs, rh, rp = _norm(resource)
+        ss, sh, sp = _norm(server_url)
+    except ValueError as exc:  # a port out of range, a broken IPv6 literal
+        return f"its resource {resource!r} is not a usable URI ({exc})"
+    if (rs, rh) != (ss, sh) or not (sp == rp or sp.startswith(rp + "/")):
+        return f"its resource {resource!r} is not this server ({server_url})"
+    return None
+
+
+def metadata_refusal(doc: Any, issuer: str) -> str | None:
+    """Why authorization server metadata fetched for ``issuer`` must not be used, None when it
+    may: the ``issuer`` in it must be identical to the identifier the URL was built from; the
+    endpoints must be there."""
+    if not isinstance(doc, dict):
+        return "it is not a JSON object"
+    if doc.get("issuer") != issuer:
+        return f"its issuer {doc.get('issuer')!r} is not {issuer!r}, the issuer its URL was built from"
+    for key in ("authorization_endpoint", "token_endpoint"):
+        if not isinstance(doc.get(key), str) or not urlsplit(doc[key]).scheme:
+            return f"its {key} is missing"
+    return None
+
+
+def pkce_refusal(doc: Mapping[str, Any]) -> str | None:
+    """"If code_challenge_methods_supported is absent, the authorization server does not support
+    PKCE and MCP clients MUST refuse to proceed"; S256 is the only method this client uses."""
+    methods = doc.get("code_challenge_methods_supported")
+    if methods is None:
+        return "the authorization server metadata has no code_challenge_methods_supported (no PKCE): refusing to proceed"
+    if not isinstance(methods, list) or "S256" not in methods:
+        return f"the authorization server does not support PKCE S256 (code_challenge_methods_supported {methods!r})"
+    return None
+
+
+# -- scopes ------------------------------------------------------------------------------------
+
+def _scope_list(value: Any) -> list[str] | None:
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, list) and all(isinstance(s, str) for s in value):
+        return list(value)
+    return None
+
+
+def initial_scopes(challenge_scope: str | None, prm: Mapping[str, Any], as_meta: Mapping[str, Any], *,
+                   offline: bool = True) -> list[str] | None:
+    """The scope selection order: the challenge's ``scope``, else every ``scopes_supported`` of
+    the PRM, else no ``scope`` parameter (None).  ``offline_access`` is added (this client asks for
+    refresh tokens) only when the authorization server's metadata lists it, and only to a scope
+    parameter that is sent anyway."""
+    scopes = _scope_list(challenge_scope) if challenge_scope else None
+    if scopes is None:
+        scopes = _scope_list(prm.get("scopes_supported"))
+    if not scopes:
+        return None
+    return with_offline(scopes, as_meta) if offline else scopes
+
+
+def with_offline(scopes: list[str], as_meta: Mapping[str, Any]) -> list[str]:
+    supported = _scope_list(as_meta.get("scopes_supported")) or []
+    if OFFLINE_ACCESS in supported and OFFLINE_ACCESS not in scopes:
+        return [*scopes, OFFLINE_ACCESS]
+    if OFFLINE_ACCESS not in supported:
+        return [s for s in scopes if s != OFFLINE_ACCESS]
+    return scopes
+
+
+def step_up_scopes(previous: list[str] | None, challenge_scope: str | None) -> list[str] | None:
+    """The scopes of a step-up after 403 ``insufficient_scope``: what was asked before plus what
+    the challenge names (2026-07-28: "include these scopes alongside any previously granted
+    scopes"); None when the challenge adds nothing (asking again would not help: the retry
+    limit)."""
+    challenged = _scope_list(challenge_scope) or []
+    before = list(previous or [])
+    new = [s for s in challenged if s not in before]
+    return before + new if new else None
+
+
+# -- the authorization request and response ---------------------------------------------------
+
+def pkce_pair() -> tuple[str, str]:
+    """(code_verifier, S256 code_challenge): 64 characters of the unreserved set, and
+    BASE64URL(SHA256(verifier)) without padding."""
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def new_state() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def authorization_url(endpoint: str, *, client_id: str, redirect_uri: str, challenge: str, state: str,
+                      resource: str, scopes: list[str] | None) -> str:
+    params = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
+              "code_challenge": challenge, "code_challenge_method": "S256", "state": state, "resource": resource}
+    if scopes:
+        params["scope"] = " ".join(scopes)
+    parts = urlsplit(endpoint)
+    query = f"{parts.query}&{urlencode(params)}" if parts.query else urlencode(params)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+def callback_params(location: str, redirect_uri: str) -> dict[str, list[str]]:
+    """The query parameters of a redirect to ``redirect_uri`` (form-decoded, every value kept);
+    a redirect elsewhere is refused."""
+    got, want = urlsplit(location), urlsplit(redirect_uri)
+    if (got.scheme, got.netloc, got.path) != (want.scheme, want.netloc, want.path):
+        raise OAuthRefused(f"the authorization endpoint redirected to {location[:200]!r}, not to our redirect URI")
+    return parse_qs(got.query, keep_blank_values=True)
+
+
+def authorization_code(params: Mapping[str, list[str]], *, state: str, issuer: str, iss_supported: bool) -> str:
+    """The code of an authorization response, validated before it goes to any token endpoint:
+    RFC 9207 ``iss`` first (compared with the recorded issuer by simple string comparison, no
+    normalisation; required when the metadata advertises it; an error response is not acted on
+    before that), then ``state`` (discarded when missing or different), then the error, then the
+    code."""
+    iss = params.get("iss")
+    if iss is not None and len(iss) != 1:
+        raise OAuthRefused("the authorization response carries iss more than once")
+    if iss is None and iss_supported:
+        raise OAuthRefused("the authorization server advertises authorization_response_iss_parameter_supported "
+                           "but its response has no iss: rejected (RFC 9207 section 2.4)")
+    if iss is not None and iss[0] != issuer:
+        raise OAuthRefused(f"the authorization response's iss {iss[0]!r} is not the recorded issuer {issuer!r}: "
+                           "rejected (RFC 9207 section 2.4)")
+    got_state = params.get("state")
+    if got_state != [state]:
+        raise OAuthRefused("the authorization response's state is missing or not ours: discarded")
+    if params.get("error"):
+        desc = (params.get("error_description") or [""])[0]
+        raise OAuthRefused(f"the authorization server refused: {params['error'][0]}" + (f" ({desc})" if desc else ""))
+    code = params.get("code")
+    if not code or len(code) != 1 or not code[0]:
+        raise OAuthRefused("the authorization response has no code")
+    return code[0]
+
+
+# -- client registration and authentication ---------------------------------------------------
+
+def registration_auth_method(as_meta: Mapping[str, Any]) -> str:
+    """The token endpoint authentication method to ask for: a public client ("none", PKCE) when
+    the authorization server allows it, else client_secret_basic, else client_secret_post (RFC
+    8414: absent means client_secret_basic)."""
+    supported = _scope_list(as_meta.get("token_endpoint_auth_methods_supported")) or ["client_secret_basic"]
+    for method in ("none", "client_secret_basic", "client_secret_post"):
+        if method in supported:
+            return method
+    return "client_secret_basic"
+
+
+def secret_auth_method(as_meta: Mapping[str, Any]) -> str:
+    """For a client with a secret (pre-registered): basic unless only post is supported."""
+    supported = _scope_list(as_meta.get("token_endpoint_auth_methods_supported")) or ["client_secret_basic"]
+    if "client_secret_basic" not in supported and "client_secret_post" in supported:
+        return "client_secret_post"
+    return "client_secret_basic"
+
+
+def registration_body(*, client_name: str, redirect_uri: str, auth_method: str, scopes: list[str] | None) -> dict[str, Any]:
+    """An RFC 7591 registration request: a native application (its redirect URI is a loopback
+    one), authorization_code and refresh_token grants."""
+    body: dict[str, Any] = {"client_name": client_name, "redirect_uris": [redirect_uri],
+                            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                            "token_endpoint_auth_method": auth_method, "application_type": "native"}
+    if scopes:
+        body["scope"] = " ".join(scopes)
+    return body
+
+
+def client_auth(method: str, client_id: str, secret: str | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(headers, form fields) authenticating the client at the token endpoint."""
+    if method == "client_secret_basic":
+        if not secret:
+            raise OAuthRefused("client_secret_basic needs a client secret, and the registration gave none")
+        raw = f"{quote_plus(client_id)}:{quote_plus(secret)}".encode("utf-8")
+        return {"Authorization": "Basic " + base64.b64encode(raw).decode("ascii")}, {}
+    if method == "client_secret_post":
+        if not secret:
+            raise OAuthRefused("client_secret_post needs a client secret, and the registration gave none")
+        return {}, {"client_id": client_id, "client_secret": secret}
+    return {}, {"client_id": client_id}
+
+
+def token_refusal(doc: Any) -> str | None:
+    """Why a token endpoint answer is not a usable bearer token, None when it is."""
+    if not isinstance(doc, dict):
+        return "the token response is not a JSON object"
+    if not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
+        return "the token response has no access_token"
+    if not isinstance(doc.get("token_type"), str) or doc["token_type"].lower() != "bearer":
+        return f"the token response's token_type is {doc.get('token_type')!r}, not Bearer"
+    return None
