@@ -89,6 +89,8 @@ class Authorizer:
     config: AuthConfig = field(default_factory=AuthConfig)
     log: Callable[[str], None] = lambda line: None
     http_transport: Any = None  # tests: an httpx mock transport
+    #: the injected fault (``reference_client.faults.OAUTH_FAULTS``): does it act as ``name`` here?
+    fault: Callable[[str], bool] = lambda name: False
     token: str | None = None
     generation: int = 0  # bumped on every new token
     refused: str | None = None  # why the client stopped authorizing
@@ -104,6 +106,7 @@ class Authorizer:
     redirect_uri: str | None = None
     _spent: float = 0.0  # seconds spent in finished flows
     _busy_since: float | None = None
+    _headers_given: int = 0  # (fault oauth-drop-bearer-once) bearer headers handed out
 
     def spent(self) -> float:
         """Seconds spent authorizing so far (a flow under way counts): the session does not count
@@ -118,6 +121,8 @@ class Authorizer:
                                          transport=self.http_transport)
         self._tg = anyio.create_task_group()  # entered here: the listener is served in it (from any task)
         await self._tg.__aenter__()
+        if self.fault("oauth-foreign-token"):
+            self.token = "stale-token-of-another-authorization-server"
         return self
 
     async def aclose(self) -> None:
@@ -140,7 +145,19 @@ class Authorizer:
         await self.aclose()
 
     def header(self) -> dict[str, str]:
+        if self.token and self.generation and self.fault("oauth-drop-bearer-once"):
+            self._headers_given += 1
+            if self._headers_given == 3:
+                return {}
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def url_for(self, url: str) -> str:
+        """The URL a request goes to (the fault oauth-token-in-query adds the token to it)."""
+        if self.token and self.generation and self.fault("oauth-token-in-query"):
+            from urllib.parse import quote
+
+            return url + ("&" if "?" in url else "?") + "access_token=" + quote(self.token, safe="")
+        return url
 
     @staticmethod
     def wants(response: httpx.Response) -> bool:
@@ -239,6 +256,10 @@ class Authorizer:
         """The PRM document and the resource to ask for: the challenge's URL when it names one
         (and then only that), else the well-known URIs in order."""
         candidates = [header_url] if header_url else oauth.prm_candidates(self.server_url)
+        if self.fault("oauth-prm-ignore-header"):
+            candidates = oauth.prm_candidates(self.server_url)
+        if self.fault("oauth-prm-root-first") and not header_url:
+            candidates = candidates[::-1]
         why: list[str] = []
         for url in candidates:
             status, doc = await self._get_json(url)
@@ -258,18 +279,23 @@ class Authorizer:
     async def _authorization_server(self, servers: list[str]) -> tuple[dict[str, Any], str]:
         why: list[str] = []
         for issuer in servers:
-            for url in oauth.as_metadata_candidates(issuer):
+            urls = oauth.as_metadata_candidates(issuer)
+            if self.fault("oauth-as-metadata-oidc-first") and len(urls) == 3:
+                urls = [urls[1], urls[2], urls[0]]
+            for url in urls:
                 status, doc = await self._get_json(url)
                 self.log(f"authorization: GET {url} -> {status}")
                 if status != 200:
                     why.append(f"{url}: HTTP {status}")
                     continue
                 refusal = oauth.metadata_refusal(doc, issuer)
+                if self.fault("oauth-ignore-metadata-issuer") and isinstance(doc, dict):
+                    refusal = None
                 if refusal is not None:  # "If they differ, the client MUST NOT use the metadata"
                     why.append(f"{url}: {refusal}")
                     continue
                 refusal = oauth.pkce_refusal(doc)
-                if refusal is not None:
+                if refusal is not None and not self.fault("oauth-ignore-pkce-support"):
                     raise OAuthRefused(refusal)
                 return doc, issuer
         raise OAuthRefused("no usable authorization server metadata: " + "; ".join(why))
@@ -322,6 +348,12 @@ class Authorizer:
                                        auth_method=method, scopes=scopes)
         if not self.config.offline:
             body["grant_types"] = ["authorization_code"]
+        if self.fault("oauth-no-application-type"):
+            body.pop("application_type", None)
+        if self.fault("oauth-remote-redirect"):
+            body["redirect_uris"] = [*body["redirect_uris"], "http://mcp-client.example/callback"]
+        if self.fault("oauth-unregistered-redirect"):
+            body["redirect_uris"] = [u.replace("/callback", "/registered") for u in body["redirect_uris"]]
         url = meta["registration_endpoint"]
         response = await self._client.post(url, json=body, headers={"Accept": "application/json"})
         self.log(f"authorization: POST {url} (registration) -> {response.status_code}")
@@ -415,7 +447,7 @@ class Authorizer:
         try:
             while True:  # a callback without our state (a stale tab, another program) is discarded
                 params = oauth.callback_params(await self._callbacks[1].receive(), redirect_uri)
-                if params.get("state") == [state]:
+                if params.get("state") == [state] or self.fault("oauth-ignore-state"):
                     return params
                 self.log("authorization: a callback without our state: discarded")
         finally:
@@ -429,15 +461,34 @@ class Authorizer:
         reg = await self._registration(issuer, meta, scopes)
         redirect_uri = await self._redirect_uri()
         verifier, challenge = oauth.pkce_pair()
+        method: str | None = "S256"
+        if self.fault("oauth-no-pkce"):
+            method = None
+        elif self.fault("oauth-pkce-plain"):
+            method, challenge = "plain", verifier
+        sent_resource: str | None = resource
+        if self.fault("oauth-no-resource"):
+            sent_resource = None
+        elif self.fault("oauth-wrong-resource"):
+            sent_resource = resource + "/"
         state = oauth.new_state()
         url = oauth.authorization_url(meta["authorization_endpoint"], client_id=reg.client_id, redirect_uri=redirect_uri,
-                                      challenge=challenge, state=state, resource=resource, scopes=scopes)
+                                      challenge=challenge, state=state, resource=sent_resource, scopes=scopes,
+                                      method=method)
         self.authorizations += 1
         params = await self._user_agent(url, redirect_uri, state)
-        code = oauth.authorization_code(params, state=state, issuer=issuer,
-                                        iss_supported=meta.get("authorization_response_iss_parameter_supported") is True)
-        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri, "code_verifier": verifier,
-                "resource": resource}
+        if self.fault("oauth-ignore-state") and params.get("state"):
+            state = params["state"][0]
+        iss_supported = meta.get("authorization_response_iss_parameter_supported") is True
+        if self.fault("oauth-ignore-iss"):
+            params = {k: v for k, v in params.items() if k != "iss"}
+            iss_supported = False
+        code = oauth.authorization_code(params, state=state, issuer=issuer, iss_supported=iss_supported)
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        if method is not None:
+            form["code_verifier"] = verifier
+        if sent_resource is not None:
+            form["resource"] = sent_resource
         doc = await self._token(meta, reg, form)
         self._take(doc, issuer, meta, resource, scopes, step_ups)
 
