@@ -31,6 +31,7 @@ from conformance.wire.oauth import OAUTH_AS_WELL_KNOWN, OIDC_WELL_KNOWN, PRM_WEL
 
 HTTP = [Transport.STREAMABLE_HTTP, Transport.SSE]
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
+NO_FLOW_WAIT = 5.0  # seconds after the first 401 a client may take to start the flow
 
 FLOW = ("client.auth.parse-challenge", "client.auth.prm-from-header", "client.auth.pkce", "client.auth.pkce-s256",
         "client.auth.resource-both", "client.auth.resource-canonical", "client.auth.bearer-every-request",
@@ -49,10 +50,22 @@ async def _play(ctx: ClientContext, protected: Protected, *,
     with tempfile.TemporaryDirectory(prefix="mcpc-auth-") as tmp:
         async with AuthSite(ctx, protected) as site:
             async def during(run: Any, server: Any) -> None:
-                if provoked is None:
-                    return
-                while not provoked(site):
+                # a client that answers the 401 with no step of the flow is not waited for until its
+                # whole budget: it is stopped once it has done nothing toward authorization for
+                # NO_FLOW_WAIT s (at least 2 x --timeout) after the first 401
+                allowance = max(NO_FLOW_WAIT, 2 * ctx.timeout)
+                first_401: float | None = None
+                while provoked is None or not provoked(site):
                     await anyio.sleep(0.1)
+                    if site.started():
+                        if provoked is None:
+                            return
+                        continue
+                    if first_401 is None and any(h.status == 401 for h in site.hits("rs", "mcp")):
+                        first_401 = anyio.current_time()
+                    if first_401 is not None and anyio.current_time() - first_401 > allowance:
+                        server.stop.set()
+                        return
                 await anyio.sleep(min(5.0, max(1.0, ctx.timeout)))
                 server.stop.set()
 
