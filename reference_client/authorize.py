@@ -62,6 +62,10 @@ class AuthConfig:
     offline: bool = True  # ask for refresh tokens (grant type; offline_access where listed)
 
 
+class _NoMetadata(OAuthRefused):
+    """Every well-known protected resource metadata URI answered 404 (and the challenge named none)."""
+
+
 @dataclass
 class _Registration:
     issuer: str
@@ -214,8 +218,17 @@ class Authorizer:
             prm: dict[str, Any] = {}
             resource = self._canonical(self.server_url)
         else:
-            prm, resource = await self._protected_resource(params.get("resource_metadata"))
-            meta, issuer = await self._authorization_server(prm["authorization_servers"])
+            try:
+                prm, resource = await self._protected_resource(params.get("resource_metadata"))
+            except _NoMetadata:
+                # no protected resource metadata at all (every well-known URI 404, none named): a
+                # 2025-03-26 server, before the version is known (the first request of a dual-era
+                # client) -- its origin is its authorization server
+                self.log("authorization: no protected resource metadata; the 2025-03-26 discovery")
+                meta, issuer = await self._legacy_metadata()
+                prm, resource = {}, self._canonical(self.server_url)
+            else:
+                meta, issuer = await self._authorization_server(prm["authorization_servers"])
         grant = self._grant
         if grant is not None and grant.refresh_token and grant.issuer == issuer and grant.resource == resource:
             if await self._refresh(grant):
@@ -274,6 +287,8 @@ class Authorizer:
                     return doc, doc["resource"]
                 refusal = "it names no authorization_servers"
             why.append(f"{url}: {refusal}")
+        if not header_url and all(w.endswith("HTTP 404") for w in why):
+            raise _NoMetadata("no protected resource metadata: " + "; ".join(why))
         raise OAuthRefused("no usable protected resource metadata: " + "; ".join(why))
 
     async def _authorization_server(self, servers: list[str]) -> tuple[dict[str, Any], str]:

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 
-from conformance.auth.core import AuthConfig, LoggedRequest
+from conformance.auth.core import AuthConfig, AuthorizationServer, LoggedRequest, Request
 from conformance.auth.server import AuthServerHost
 from conformance.client.context import ClientContext
 from conformance.transports.http_server import HttpHub, HttpRequestRecord
@@ -58,6 +58,9 @@ class Protected:
     as_path: str = ""  # the authorization server's issuer path ("/tenant1")
     auth: AuthConfig = field(default_factory=AuthConfig)
     context: dict[str, Any] | None = None  # MCP_CONFORMANCE_CONTEXT extras (pre-registered credentials)
+    #: 2025-03-26: no protected resource metadata; the MCP server's origin is its own authorization
+    #: server (metadata at its root, or -- with ``auth.metadata_forms=()`` -- the default endpoints)
+    legacy: bool = False
 
 
 @dataclass
@@ -111,6 +114,7 @@ class AuthSite:
         self._lock = threading.Lock()
         self.hub: HttpHub | None = None
         self.host: AuthServerHost | None = None
+        self.server: AuthorizationServer | None = None  # the authorization server's logic (either way)
         self.endpoint: Any = None
         self.resource: str = ""
         self.browser_log: Path | None = None  # what the headless browser did (one line per request)
@@ -119,13 +123,17 @@ class AuthSite:
     # -- life ------------------------------------------------------------------------------------
 
     async def __aenter__(self) -> "AuthSite":
-        self.host = AuthServerHost(self.protected.auth, path=self.protected.as_path)
-        await anyio.to_thread.run_sync(self.host.start)
-        self.host.server.listener = self._as_request
         self.hub = HttpHub()
         self.hub.fallback = self._fallback
         self.hub.on_new_run = self._attach
         await self.ctx.client.run.tg.start(self.hub.serve)
+        if self.protected.legacy:
+            self.server = AuthorizationServer(f"http://127.0.0.1:{self.hub.port}", self.protected.auth)
+        else:
+            self.host = AuthServerHost(self.protected.auth, path=self.protected.as_path)
+            await anyio.to_thread.run_sync(self.host.start)
+            self.server = self.host.server
+        self.server.listener = self._as_request
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -184,8 +192,8 @@ class AuthSite:
 
     @property
     def issuer(self) -> str:
-        assert self.host is not None
-        return self.host.issuer
+        assert self.server is not None
+        return self.server.issuer
 
     # -- the protected resource ------------------------------------------------------------------
 
@@ -201,14 +209,16 @@ class AuthSite:
 
     def _challenge(self, error: str | None = None) -> str:
         p = self.protected
+        if p.legacy:
+            return bearer_challenge(error=error)
         return bearer_challenge(error=error, resource_metadata=self.prm_urls()["custom"] if p.header else None,
                                 scope=p.challenge_scope)
 
     def valid(self, token: str | None) -> bool:
         """A token of this run's authorization server, unexpired, for this resource."""
-        if not token or self.host is None:
+        if not token or self.server is None:
             return False
-        claims = self.host.server.verify(token)
+        claims = self.server.verify(token)
         if claims is None:
             return False
         aud = claims.get("aud")
@@ -227,10 +237,18 @@ class AuthSite:
             b'{"error": "unauthorized"}'
 
     async def _fallback(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """Everything on the MCP server's origin that is not the endpoint: the metadata documents."""
+        """Everything on the MCP server's origin that is not the endpoint: the metadata documents
+        (2025-03-26: the authorization server itself)."""
         path = scope.get("path", "")
         query = scope.get("query_string", b"").decode("latin-1")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if self.protected.legacy and self.server is not None:
+            body_in = await _read_body(receive) if scope.get("method") in ("POST", "PUT", "PATCH") else b""
+            answer = self.server.handle(Request(scope.get("method", ""), path, query, headers, body_in))  # logged as "as"
+            await send({"type": "http.response.start", "status": answer.status,
+                        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers.items()]})
+            await send({"type": "http.response.body", "body": answer.body})
+            return
         status, body = 404, b'{"error": "not_found"}'
         kind = "other"
         if self.endpoint is not None:
@@ -256,3 +274,15 @@ class AuthSite:
 
     def tokens_sent(self) -> list[Hit]:
         return [h for h in self.hits("rs", "mcp") if h.token]
+
+
+async def _read_body(receive: Any) -> bytes:
+    chunks = []
+    while True:
+        msg = await receive()
+        if msg.get("type") == "http.disconnect":
+            break
+        chunks.append(msg.get("body", b""))
+        if not msg.get("more_body"):
+            break
+    return b"".join(chunks)

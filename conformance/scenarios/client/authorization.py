@@ -243,7 +243,7 @@ def _judge_token_use(ctx: ClientContext, site: AuthSite) -> None:
     mcp = site.hits("rs", "mcp")
     with_token = [h for h in mcp if h.token]
     issued = [h for h in site.as_hits("token") if h.status == 200]
-    server = site.host.server if site.host is not None else None
+    server = site.server
     # tokens in a URL: an access_token parameter, or any query value that is a token we issued
     in_url = [h for h in site.hits() if "access_token" in h.params
               or (server is not None and any(server.verify(v) for vs in parse_qs(h.query).values() for v in vs
@@ -257,15 +257,17 @@ def _judge_token_use(ctx: ClientContext, site: AuthSite) -> None:
         ctx.not_reached("client.auth.no-token-in-query", "the client obtained no access token")
     if not with_token:
         for rid in ("client.auth.bearer-every-request", "client.auth.own-as-tokens"):
-            ctx.not_reached(rid, "the client sent no bearer token to the MCP server"
+            if rid in ctx.scenario.requirements:
+                ctx.not_reached(rid, "the client sent no bearer token to the MCP server"
                                  + ("" if issued else " (it obtained none)"))
         return
     foreign = [h for h in with_token if server is None or server.verify(h.token or "") is None]
-    ctx.check("client.auth.own-as-tokens", not foreign, problem="ForeignToken",
-              message=f"every bearer token sent ({len(with_token)} requests) was issued by the server's authorization "
-                      "server" if not foreign else
-              f"{foreign[0].line()} carried a token the server's authorization server did not issue",
-              expected="tokens of the server's authorization server only", actual=_lines(foreign) or None)
+    if "client.auth.own-as-tokens" in ctx.scenario.requirements:
+        ctx.check("client.auth.own-as-tokens", not foreign, problem="ForeignToken",
+                  message=f"every bearer token sent ({len(with_token)} requests) was issued by the server's "
+                          "authorization server" if not foreign else
+                  f"{foreign[0].line()} carried a token the server's authorization server did not issue",
+                  expected="tokens of the server's authorization server only", actual=_lines(foreign) or None)
     start = with_token[0].seq
     bare = [h for h in mcp if h.seq > start and not h.token]
     ctx.check("client.auth.bearer-every-request", not bare, problem="RequestWithoutToken",
@@ -415,3 +417,101 @@ async def auth_metadata_issuer_mismatch(ctx: ClientContext) -> None:
               message="the client did not use metadata whose issuer differs" if not used else
               f"the metadata's issuer differs from the server's, and the client used it: {used[0].line()}",
               expected="no request to its endpoints", actual=_lines(used) or None)
+
+
+# -- 2025-03-26: the MCP server's origin is its own authorization server --------------------------
+
+LEGACY_FLOW = ("client.auth.base-url-2025-03-26", "client.auth.pkce-2025-03-26", "client.auth.redirect-uri-form-2025-03-26",
+               "client.auth.bearer-every-request", "client.auth.no-token-in-query")
+
+
+def _as_metadata_requests(hits: list[Hit]) -> list[Hit]:
+    """Authorization server metadata requests (RFC 8414 or OpenID Connect), not the protected
+    resource metadata probes a client may try first on the same origin."""
+    return [h for h in hits if "/.well-known/oauth-authorization-server" in h.path
+            or "/.well-known/openid-configuration" in h.path]
+
+
+def _pkce(site: AuthSite) -> tuple[bool, str] | None:
+    """(ok, what) for the first authorization request and the token request after it."""
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        return None
+    first = authorize[0].params
+    challenge, method = first.get("code_challenge"), first.get("code_challenge_method")
+    tokens = [h for h in _token_requests(site) if h.seq > authorize[0].seq]
+    verifier_ok: bool | None = None
+    what = "no token request was made"
+    if tokens:
+        verifier = tokens[0].form.get("code_verifier")
+        verifier_ok = bool(verifier) and challenge is not None and pkce_s256(verifier) == challenge
+        what = ("the token request's code_verifier hashes (S256) to the challenge" if verifier_ok else
+                f"the token request's code_verifier {'is missing' if not verifier else 'does not hash to the challenge'}")
+    ok = bool(challenge) and method == "S256" and verifier_ok is not False
+    return ok, f"code_challenge {'present' if challenge else 'absent'}, code_challenge_method {method!r}; {what}"
+
+
+@scenario(requirements=list(LEGACY_FLOW), role="client", transports=HTTP, versions=["2025-03-26"], order=86)
+async def auth_flow_2025_03_26(ctx: ClientContext) -> None:
+    """2025-03-26: the 401 is a bare Bearer challenge; the MCP server's origin is the authorization
+    server (its metadata at the origin's root, dynamic registration, PKCE).  The client must find
+    the metadata at the root (the endpoint's path discarded), use PKCE, a loopback or https
+    redirect URI, and then the token on every request, never in a URL."""
+    site, played = await _play(ctx, Protected(legacy=True))
+    if not _started(ctx, site, played, LEGACY_FLOW):
+        return
+    meta = _as_metadata_requests(site.hits("as"))
+    rid = "client.auth.base-url-2025-03-26"
+    if not meta:
+        ctx.not_reached(rid, "the client asked for no authorization server metadata")
+    else:
+        ok = meta[0].path == OAUTH_AS_WELL_KNOWN
+        ctx.check(rid, ok, problem="BaseUrlKeepsPath",
+                  message=f"the first metadata request was at the origin's root ({meta[0].line()})" if ok else
+                  f"the first metadata request was {meta[0].line()}, not {OAUTH_AS_WELL_KNOWN} at the origin's root",
+                  expected=OAUTH_AS_WELL_KNOWN, actual=[h.path for h in meta[:3]])
+    verdict = _pkce(site)
+    if verdict is None:
+        ctx.not_reached("client.auth.pkce-2025-03-26", "the client made no authorization request")
+        ctx.not_reached("client.auth.redirect-uri-form-2025-03-26", "the client made no authorization request")
+    else:
+        ok, what = verdict
+        ctx.check("client.auth.pkce-2025-03-26", ok, problem="PkceNotUsed", message=f"authorization request: {what}",
+                  expected="code_challenge with method S256, verifier matching", actual=what)
+        uris = [h.params.get("redirect_uri") for h in site.as_hits("authorize")] + \
+               [u for group in _registered_uris(site) for u in group]
+        bad = [u for u in uris if not _redirect_form_ok(u)]
+        ctx.check("client.auth.redirect-uri-form-2025-03-26", not bad, problem="RedirectUriNotLoopbackOrHttps",
+                  message=f"redirect URI {uris[0]!r} is loopback or https" if not bad else
+                  f"redirect URI {bad[0]!r} is neither localhost nor https", expected="loopback http or https",
+                  actual=bad[0] if bad else uris[0])
+    _judge_token_use(ctx, site)
+
+
+@scenario(requirements=["client.auth.metadata-first-2025-03-26", "client.auth.default-endpoints-2025-03-26"],
+          role="client", transports=HTTP, versions=["2025-03-26"], order=87)
+async def auth_default_endpoints_2025_03_26(ctx: ClientContext) -> None:
+    """2025-03-26: the MCP server's origin has no authorization server metadata (404) and serves the
+    default endpoints: the client must ask for the metadata first, then use ``/register``,
+    ``/authorize`` and ``/token`` at the origin's root."""
+    site, played = await _play(ctx, Protected(legacy=True, auth=AuthConfig(metadata_forms=())))
+    rids = ("client.auth.metadata-first-2025-03-26", "client.auth.default-endpoints-2025-03-26")
+    if not _started(ctx, site, played, rids):
+        return
+    hits = site.hits("as")
+    endpoints = [h for h in hits if h.path.rstrip("/").rsplit("/", 1)[-1] in ("authorize", "token", "register")]
+    meta = _as_metadata_requests(hits)
+    if not endpoints:
+        for rid in rids:
+            ctx.not_reached(rid, "the client used no authorization endpoint (" + "; ".join(_lines(hits)[-3:]) + ")")
+        return
+    ok = bool(meta) and meta[0].seq < endpoints[0].seq
+    ctx.check(rids[0], ok, problem="DefaultEndpointsWithoutMetadataAttempt",
+              message=f"the client asked for the metadata ({meta[0].line()}) before {endpoints[0].line()}" if ok else
+              f"{endpoints[0].line()} came before any metadata request", expected="the metadata request first",
+              actual=_lines(hits))
+    wrong = [h for h in endpoints if h.path not in ("/authorize", "/token", "/register")]
+    ctx.check(rids[1], not wrong, problem="DefaultEndpointsNotAtRoot",
+              message="registration, authorization and token requests went to the default paths at the origin's "
+                      "root" if not wrong else f"{wrong[0].line()} is not a default endpoint at the origin's root",
+              expected=["/register", "/authorize", "/token"], actual=_lines(wrong) or None)

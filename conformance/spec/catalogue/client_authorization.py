@@ -15,7 +15,7 @@ from conformance.spec.versions import Transport, spec_url
 
 AREA = "authorization"
 HTTP = (Transport.STREAMABLE_HTTP, Transport.SSE)
-V06, V11, V26 = "2025-06-18", "2025-11-25", "2026-07-28"
+V03, V06, V11, V26 = "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"
 FROM_06 = (V06, V11, V26)
 FROM_11 = (V11, V26)
 PAGE = "basic/authorization"  # 2025-06-18, 2025-11-25; 2026-07-28: its index page
@@ -127,7 +127,7 @@ _auth(
 # -- using the token -------------------------------------------------------------------------------
 
 _auth(
-    "client.auth.bearer-every-request", "MUST", FROM_06,
+    "client.auth.bearer-every-request", "MUST", (V03, *FROM_06),
     spec_url(V26, PAGE, "token-requirements"),
     "Note that authorization MUST be included in every HTTP request from client to server",
     "Once the client has sent a bearer token to the MCP server, every later HTTP request it makes "
@@ -136,7 +136,7 @@ _auth(
 )
 
 _auth(
-    "client.auth.no-token-in-query", "MUST", FROM_06,
+    "client.auth.no-token-in-query", "MUST", (V03, *FROM_06),
     spec_url(V26, PAGE, "token-requirements"),
     "Access tokens MUST NOT be included in the URI query string",
     "No request to the MCP server or the authorization server has an issued access token (or an "
@@ -197,4 +197,51 @@ _auth(
     "MCP clients MUST specify an appropriate `application_type` during Dynamic Client Registration.",
     "The dynamic registration request's body has `application_type` \"native\" or \"web\" "
     "(\"native\" expected with loopback redirect URIs: the SHOULD beside it is not graded here).",
+)
+
+
+# -- 2025-03-26: the MCP server's origin is the authorization server ----------------------------------
+
+_auth(
+    "client.auth.base-url-2025-03-26", "MUST", (V03,),
+    spec_url(V03, PAGE, "authorization-base-url"),
+    "The authorization base URL MUST be determined from the MCP server URL by discarding any existing `path` "
+    "component.",
+    "The MCP endpoint has a path (`/<run>/mcp`): the client's authorization server metadata request "
+    "goes to `/.well-known/oauth-authorization-server` at the root of the server's origin (a request "
+    "with the endpoint's path in it before that fails).",
+)
+
+_auth(
+    "client.auth.metadata-first-2025-03-26", "MUST", (V03,),
+    spec_url(V03, PAGE, "fallbacks-for-servers-without-metadata-discovery"),
+    "Clients MUST first attempt to discover endpoints via the metadata document before falling back to "
+    "default paths.",
+    "The server has no metadata (404): the client asks for it before it uses `/authorize`, "
+    "`/token` or `/register`.",
+)
+
+_auth(
+    "client.auth.default-endpoints-2025-03-26", "MUST", (V03,),
+    spec_url(V03, PAGE, "fallbacks-for-servers-without-metadata-discovery"),
+    "For servers that do not implement OAuth 2.0 Authorization Server Metadata, clients MUST use the following "
+    "default endpoint paths relative to the authorization base URL:",
+    "The server has no metadata: the client's registration, authorization and token requests go to "
+    "`/register`, `/authorize` and `/token` at the root of the server's origin.",
+)
+
+_auth(
+    "client.auth.pkce-2025-03-26", "MUST", (V03,),
+    spec_url(V03, PAGE, "implementation-requirements"),
+    "PKCE is REQUIRED for all clients",
+    "The authorization request carries `code_challenge` (S256) and the token request a "
+    "`code_verifier` whose challenge is the one sent.",
+)
+
+_auth(
+    "client.auth.redirect-uri-form-2025-03-26", "MUST", (V03,),
+    spec_url(V03, PAGE, "security-considerations"),
+    "Redirect URIs MUST be either localhost URLs or HTTPS URLs",
+    "The `redirect_uri` of the authorization request (and every one registered) is https, or http on "
+    "a loopback host (`localhost`, `127.0.0.1`, `[::1]`).",
 )
