@@ -233,7 +233,8 @@ class Authorizer:
         if grant is not None and grant.refresh_token and grant.issuer == issuer and grant.resource == resource:
             if await self._refresh(grant):
                 return
-        scopes = oauth.initial_scopes(params.get("scope"), prm, meta, offline=self.config.offline)
+        challenged = None if self.fault("oauth-scopes-supported-over-challenge") else params.get("scope")
+        scopes = oauth.initial_scopes(challenged, prm, meta, offline=self.config.offline)
         await self._authorize(issuer, meta, resource, scopes)
 
     async def _step_up(self, params: dict[str, str]) -> None:
@@ -319,6 +320,11 @@ class Authorizer:
         """2025-03-26: the metadata at the authorization base URL, else the default endpoints."""
         base = oauth.legacy_base(self.server_url)
         url = f"{base}/.well-known/oauth-authorization-server"
+        if self.fault("oauth-base-url-keeps-path"):
+            url = f"{base}/.well-known/oauth-authorization-server{urlsplit(self.server_url).path}"
+        if self.fault("oauth-skip-metadata-2025-03-26"):
+            self.log("authorization: (fault) the 2025-03-26 default endpoints without the metadata")
+            return oauth.legacy_endpoints(base), base
         status, doc = await self._get_json(url, {"MCP-Protocol-Version": "2025-03-26"})
         self.log(f"authorization: GET {url} -> {status}")
         if status == 200:

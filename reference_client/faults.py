@@ -248,6 +248,14 @@ OAUTH_FAULTS: dict[str, Fault] = {
                                 FROM_2025_06_ALL, AUTH_HTTP),
     "oauth-unregistered-redirect": _f("registers one redirect URI and sends another in the authorization request",
                                       FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-scopes-supported-over-challenge": _f("asks for the metadata's scopes_supported, not the challenge's scope",
+                                                FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-base-url-keeps-path": _f("2025-03-26: the authorization server metadata looked for under the endpoint's path",
+                                    (ALL_VERSIONS[1],), AUTH_HTTP),
+    "oauth-no-pkce-2025-03-26": Fault("the authorization request has no code_challenge, the token request no "
+                                      "code_verifier", (ALL_VERSIONS[1],), AUTH_HTTP, (), "oauth-no-pkce"),
+    "oauth-skip-metadata-2025-03-26": _f("2025-03-26: the default endpoints without asking for the metadata first",
+                                         (ALL_VERSIONS[1],), AUTH_HTTP),
 }
 KNOWN: dict[str, Fault] = {**FAULTS, **OAUTH_FAULTS}
 

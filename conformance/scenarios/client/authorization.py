@@ -318,6 +318,28 @@ async def auth_well_known(ctx: ClientContext) -> None:
               expected=candidates, actual=meta[:5])
 
 
+# -- the challenge's scope ---------------------------------------------------------------------------
+
+@scenario(requirements=["client.auth.challenge-scope"], role="client", transports=HTTP, since="2025-11-25", order=81)
+async def auth_challenge_scope(ctx: ClientContext) -> None:
+    """The 401 challenge names a scope (``mcp:admin``) the protected resource metadata's
+    ``scopes_supported`` does not list: the client must ask for it."""
+    site, played = await _play(ctx, Protected(challenge_scope="mcp:admin"))
+    rid = "client.auth.challenge-scope"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        ctx.not_reached(rid, "the client made no authorization request")
+        return
+    asked = (authorize[0].params.get("scope") or "").split()
+    ok = "mcp:admin" in asked
+    ctx.check(rid, ok, problem="ChallengedScopeNotRequested",
+              message=f"the authorization request asks for {' '.join(asked)!r}, the challenged scope included" if ok else
+              f"the challenge asked for scope 'mcp:admin' and the authorization request asks for {' '.join(asked)!r}",
+              expected="mcp:admin among the requested scopes", actual=" ".join(asked) or None)
+
+
 # -- refusals: what the client must not go on with -------------------------------------------------
 
 def _metadata_fetched(site: AuthSite) -> bool:

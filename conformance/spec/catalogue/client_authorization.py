@@ -77,6 +77,16 @@ _auth(
     "request).",
 )
 
+_auth(
+    "client.auth.challenge-scope", "MUST", FROM_11,
+    spec_url(V26, PAGE, "scope-selection-strategy"),
+    "Clients MUST NOT assume any particular set relationship between the challenged scope set and "
+    "`scopes_supported`.",
+    "The 401 challenge's `scope` names `mcp:admin`, which the metadata's `scopes_supported` does not "
+    "list: the authorization request asks for every challenged scope (the challenge is "
+    "authoritative for the request).",
+)
+
 # -- PKCE ------------------------------------------------------------------------------------------
 
 _auth(
