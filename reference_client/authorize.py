@@ -501,6 +501,8 @@ class Authorizer:
         if self.fault("oauth-ignore-state") and params.get("state"):
             state = params["state"][0]
         iss_supported = meta.get("authorization_response_iss_parameter_supported") is True
+        if self.fault("oauth-iss-normalized") and params.get("iss"):
+            params = {**params, "iss": [params["iss"][0].rstrip("/")]}
         if self.fault("oauth-ignore-iss"):
             params = {k: v for k, v in params.items() if k != "iss"}
             iss_supported = False

@@ -256,6 +256,7 @@ OAUTH_FAULTS: dict[str, Fault] = {
                                       "code_verifier", (ALL_VERSIONS[1],), AUTH_HTTP, (), "oauth-no-pkce"),
     "oauth-skip-metadata-2025-03-26": _f("2025-03-26: the default endpoints without asking for the metadata first",
                                          (ALL_VERSIONS[1],), AUTH_HTTP),
+    "oauth-iss-normalized": _f("the RFC 9207 iss compared after dropping a trailing slash", MODERN, AUTH_HTTP),
 }
 KNOWN: dict[str, Fault] = {**FAULTS, **OAUTH_FAULTS}
 

@@ -422,6 +422,38 @@ async def auth_wrong_iss(ctx: ClientContext) -> None:
               expected="no token request", actual=_lines(redeemed) or None)
 
 
+@scenario(requirements=["client.auth.iss-validation"], role="client", transports=HTTP, since="2026-07-28", order=84)
+async def auth_missing_iss(ctx: ClientContext) -> None:
+    """The authorization server advertises ``authorization_response_iss_parameter_supported`` and
+    redirects back without ``iss``: the client must reject the response (no token request)."""
+    await _judge_not_redeemed(ctx, AuthConfig(iss_in_response="omit"), "client.auth.iss-validation",
+                              "the response had no iss although the metadata advertises it")
+
+
+@scenario(requirements=["client.auth.iss-no-normalization"], role="client", transports=HTTP, since="2026-07-28",
+          order=84)
+async def auth_normalized_iss(ctx: ClientContext) -> None:
+    """The authorization server redirects back with ``iss`` = its issuer plus a trailing slash (equal
+    only after normalization): the client must not redeem the code."""
+    await _judge_not_redeemed(ctx, AuthConfig(iss_in_response="normalized"), "client.auth.iss-no-normalization",
+                              "the response's iss was the issuer with a trailing slash")
+
+
+async def _judge_not_redeemed(ctx: ClientContext, config: AuthConfig, rid: str, what: str) -> None:
+    site, played = await _play(ctx, Protected(auth=config), provoked=_authorized)
+    if not _started(ctx, site, played, (rid,)):
+        return
+    answered = [h for h in site.as_hits("authorize") if h.status == 302 and site.delivered(h)]
+    if not answered:
+        ctx.not_reached(rid, "no authorization response reached the client")
+        return
+    redeemed = _code_redeemed(site, answered[0].seq)
+    ctx.check(rid, not redeemed, problem="AuthorizationResponseAccepted",
+              message=f"{what}, and the client did not redeem the code" if not redeemed else
+              f"{what}, and the client redeemed the code: {redeemed[0].line()}",
+              expected="no token request", actual=_lines(redeemed) or None)
+
+
 @scenario(requirements=["client.auth.metadata-issuer"], role="client", transports=HTTP, since="2026-07-28", order=85)
 async def auth_metadata_issuer_mismatch(ctx: ClientContext) -> None:
     """The authorization server metadata's ``issuer`` is not the issuer its well-known URL was built

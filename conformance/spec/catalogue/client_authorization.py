@@ -199,6 +199,16 @@ _auth(
     "token request).",
 )
 
+_auth(
+    "client.auth.iss-no-normalization", "MUST", (V26,),
+    spec_url(V26, PAGE, "authorization-response-validation"),
+    "After decoding the `iss` value from the `application/x-www-form-urlencoded` response per RFC 9207 Section "
+    "2.4, clients MUST NOT apply scheme or host case folding, default-port elision, trailing-slash, or "
+    "percent-encoding normalization (RFC 3986 Sections 6.2.2-6.2.3) before comparison.",
+    "The authorization server redirects back with its issuer plus a trailing slash as `iss`: equal "
+    "only after normalization, so the client must not redeem the code (no token request).",
+)
+
 # -- registration ----------------------------------------------------------------------------------
 
 _auth(
