@@ -298,6 +298,8 @@ class Authorizer:
             urls = oauth.as_metadata_candidates(issuer)
             if self.fault("oauth-as-metadata-oidc-first") and len(urls) == 3:
                 urls = [urls[1], urls[2], urls[0]]
+            if self.fault("oauth-as-metadata-oidc-first-root") and len(urls) == 2:
+                urls = urls[::-1]
             for url in urls:
                 status, doc = await self._get_json(url)
                 self.log(f"authorization: GET {url} -> {status}")

@@ -257,6 +257,8 @@ OAUTH_FAULTS: dict[str, Fault] = {
     "oauth-skip-metadata-2025-03-26": _f("2025-03-26: the default endpoints without asking for the metadata first",
                                          (ALL_VERSIONS[1],), AUTH_HTTP),
     "oauth-iss-normalized": _f("the RFC 9207 iss compared after dropping a trailing slash", MODERN, AUTH_HTTP),
+    "oauth-as-metadata-oidc-first-root": _f("OpenID Connect discovery before RFC 8414 for an issuer without a path",
+                                            FROM_2025_11_ALL, AUTH_HTTP),
 }
 KNOWN: dict[str, Fault] = {**FAULTS, **OAUTH_FAULTS}
 

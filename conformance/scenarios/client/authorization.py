@@ -318,6 +318,26 @@ async def auth_well_known(ctx: ClientContext) -> None:
               expected=candidates, actual=meta[:5])
 
 
+@scenario(requirements=["client.auth.as-metadata-order-root"], role="client", transports=HTTP, since="2025-11-25",
+          order=81)
+async def auth_oidc_only(ctx: ClientContext) -> None:
+    """The authorization server's issuer has no path and serves its metadata only at the OpenID
+    Connect well-known URI: the client must try RFC 8414's URI first, then OpenID Connect's."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(metadata_forms=("oidc-insert",))))
+    rid = "client.auth.as-metadata-order-root"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    meta = [h.path for h in _as_metadata_requests(site.hits("as"))]
+    if not meta:
+        ctx.not_reached(rid, "the client asked for no authorization server metadata")
+        return
+    expected = [OAUTH_AS_WELL_KNOWN, OIDC_WELL_KNOWN]
+    ok = meta[:2] == expected
+    ctx.check(rid, ok, problem="MetadataDiscoveryOrder",
+              message="the client tried RFC 8414's well-known URI, then OpenID Connect's" if ok else
+              f"the client's authorization server metadata requests were {meta[:4]}", expected=expected, actual=meta[:4])
+
+
 # -- the challenge's scope ---------------------------------------------------------------------------
 
 @scenario(requirements=["client.auth.challenge-scope"], role="client", transports=HTTP, since="2025-11-25", order=81)

@@ -69,6 +69,15 @@ _auth(
 )
 
 _auth(
+    "client.auth.as-metadata-order-root", "MUST", FROM_11,
+    spec_url(V26, DISCOVERY, "authorization-server-metadata-discovery"),
+    "For issuer URLs without path components (e.g., `https://auth.example.com`), clients MUST try:",
+    "The authorization server's issuer has no path and its metadata is served only at the OpenID "
+    "Connect well-known URI: the client requests the RFC 8414 URI, then the OpenID Connect one, in "
+    "that order, and uses it.",
+)
+
+_auth(
     "client.auth.metadata-issuer", "MUST", (V26,),
     spec_url(V26, DISCOVERY, "authorization-server-metadata-discovery"),
     "If they differ, the client MUST NOT use the metadata.",
