@@ -8,7 +8,7 @@ else.  The strict reference client, on every authorization scenario (2026-07-28 
 HTTP, 2025-06-18 over HTTP+SSE, 2025-03-26 over streamable HTTP), must come out clean: every requirement passes.
 
 Runs are independent processes started ahead of the tests, ``MCP_CONFORMANCE_DEFECT_JOBS`` at a
-time (default 2); each uses ``--timeout 2``.
+time (default 4: they mostly wait); each uses ``--timeout 2``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from conformance.registry import scenarios
 from conformance.spec.requirements import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
-JOBS = max(1, int(os.environ.get("MCP_CONFORMANCE_DEFECT_JOBS", "2")))
+JOBS = max(1, int(os.environ.get("MCP_CONFORMANCE_DEFECT_JOBS", "4")))  # the runs mostly wait (25 % of a core each)
 FLAG = {"streamable-http": "--url {url}", "sse": "--sse-url {url}"}
 FLAGGED = {"fail", "warning", "error", "stale"}
 
