@@ -157,7 +157,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("auth", "--mcp-auth", "--auth",
            "the server requires OAuth authorization and is told to trust the suite's authorization server (started "
            "for the run): {issuer}, {jwks_url} and {resource} in the command become its issuer URL, its JWKS URL "
-           "and the MCP endpoint's URL; MCP_CONFORMANCE_AUTH_SERVER_URL is set to the issuer", kind="flag"),
+           "and the MCP endpoint's URL; MCP_CONFORMANCE_AUTH_SERVER_URL is set to the issuer. For a client: run the "
+           "authorization scenarios (the suite's server requires OAuth; $BROWSER is a headless one)", kind="flag",
+           commands=("server", "client")),
     Option("auth_token", "--mcp-auth-token", "--auth-token",
            "the server requires OAuth authorization from an authorization server of its own: a valid access "
            "token for it (checks that need tokens of the suite's making skip)", metavar="TOKEN"),
@@ -294,7 +296,7 @@ def build_target(
 
 def build_client_target(*, command: str, transport: str | None, timeout: float = DEFAULT_TIMEOUT,
                         call_command: str | None = None, run_budget: float | None = None,
-                        stall_budget: float | None = None) -> Any:
+                        stall_budget: float | None = None, auth: bool = False) -> Any:
     """Validate the client options (a :class:`conformance.client.target.ClientTarget`)."""
     from conformance.client.target import DEFAULT_STALL_TIMEOUT, ClientTarget
 
@@ -316,7 +318,7 @@ def build_client_target(*, command: str, transport: str | None, timeout: float =
     # the start-up allowance is not the per-answer timeout
     return ClientTarget(command=command, transport=kind, call_command=call_command,
                         startup_timeout=max(15.0, timeout), run_timeout=run_budget or max(30.0, 3 * timeout),
-                        stall_timeout=stall_budget or DEFAULT_STALL_TIMEOUT)
+                        stall_timeout=stall_budget or DEFAULT_STALL_TIMEOUT, auth=auth)
 
 
 @dataclass
@@ -408,6 +410,7 @@ def _settings(config: pytest.Config) -> _Settings:
             call_command=get_option(config, "call_command"),
             run_budget=_number(config, "client_timeout", "a number of seconds", float, lambda v: v > 0, "positive"),
             stall_budget=_number(config, "stall_timeout", "a number of seconds", float, lambda v: v > 0, "positive"),
+            auth=bool(get_option(config, "auth")),
         )
     elif command or url:
         target = build_target(command=command, url=url, transport=transport, timeout=timeout, cwd=None)

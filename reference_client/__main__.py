@@ -152,7 +152,7 @@ def _authorizer(ns: argparse.Namespace, core: Any, log: Any) -> Any:
         # the official runner's auth/* scenarios know this client by their fixed test URL
         client_metadata_url=ns.client_metadata_url or (RUNNER_CIMD_URL if scenario.startswith("auth/") else None),
         browser=browser, timeout=ns.timeout, flow_timeout=ns.auth_timeout)
-    return Authorizer(ns.url or ns.sse_url, lambda: core.judged_version, config, log=log)
+    return Authorizer(ns.url or ns.sse_url, lambda: core.judged_version, config, log=log, fault=core.faulty)
 
 
 class _maybe:
@@ -170,9 +170,9 @@ class _maybe:
 
 
 def _fault_summary(name: str) -> str:
-    from reference_client.faults import FAULTS
+    from reference_client.faults import KNOWN
 
-    return FAULTS[name].summary
+    return KNOWN[name].summary
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ns.version = env_version or "dual"
     from conformance.spec.versions import spec
 
-    from reference_client.faults import FAULTS
+    from reference_client.faults import KNOWN
 
     if ns.sse_url and ns.version in VERSIONS and spec(ns.version).stateless:
         parser.error(f"protocol version {ns.version} has no HTTP+SSE transport (--sse-url)")
@@ -205,8 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # "The client_id URL MUST use the "https" scheme and contain a path component"
         if parts.scheme != "https" or parts.path in ("", "/"):
             parser.error("--client-metadata-url must be an https URL with a path (https://example.com/client.json)")
-    if ns.fault is not None and ns.fault not in FAULTS:
-        parser.error(f"unknown fault {ns.fault!r} (known: {', '.join(FAULTS)})")
+    if ns.fault is not None and ns.fault not in KNOWN:
+        parser.error(f"unknown fault {ns.fault!r} (known: {', '.join(KNOWN)})")
     import anyio
 
     try:

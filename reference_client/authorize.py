@@ -64,6 +64,10 @@ class AuthConfig:
     offline: bool = True  # ask for refresh tokens (grant type; offline_access where listed)
 
 
+class _NoMetadata(OAuthRefused):
+    """Every well-known protected resource metadata URI answered 404 (and the challenge named none)."""
+
+
 @dataclass
 class _Registration:
     issuer: str
@@ -92,6 +96,8 @@ class Authorizer:
     config: AuthConfig = field(default_factory=AuthConfig)
     log: Callable[[str], None] = lambda line: None
     http_transport: Any = None  # tests: an httpx mock transport
+    #: the injected fault (``reference_client.faults.OAUTH_FAULTS``): does it act as ``name`` here?
+    fault: Callable[[str], bool] = lambda name: False
     token: str | None = None
     generation: int = 0  # bumped on every new token
     refused: str | None = None  # why the client last refused to go on authorizing
@@ -108,6 +114,7 @@ class Authorizer:
     redirect_uri: str | None = None
     _spent: float = 0.0  # seconds spent in finished flows
     _busy_since: float | None = None
+    _headers_given: int = 0  # (fault oauth-drop-bearer-once) bearer headers handed out
 
     def spent(self) -> float:
         """Seconds spent authorizing so far (a flow under way counts): the session does not count
@@ -122,6 +129,8 @@ class Authorizer:
                                          transport=self.http_transport)
         self._tg = anyio.create_task_group()  # entered here: the listener is served in it (from any task)
         await self._tg.__aenter__()
+        if self.fault("oauth-foreign-token"):
+            self.token = "stale-token-of-another-authorization-server"
         return self
 
     async def aclose(self) -> None:
@@ -144,7 +153,19 @@ class Authorizer:
         await self.aclose()
 
     def header(self) -> dict[str, str]:
+        if self.token and self.generation and self.fault("oauth-drop-bearer-once"):
+            self._headers_given += 1
+            if self._headers_given == 3:
+                return {}
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def url_for(self, url: str) -> str:
+        """The URL a request goes to (the fault oauth-token-in-query adds the token to it)."""
+        if self.token and self.generation and self.fault("oauth-token-in-query"):
+            from urllib.parse import quote
+
+            return url + ("&" if "?" in url else "?") + "access_token=" + quote(self.token, safe="")
+        return url
 
     @staticmethod
     def wants(response: httpx.Response) -> bool:
@@ -207,8 +228,17 @@ class Authorizer:
             prm: dict[str, Any] = {}
             resource = wire_oauth.canonical_resource(self.server_url)
         else:
-            prm, resource = await self._protected_resource(params.get("resource_metadata"))
-            meta, issuer = await self._authorization_server(prm["authorization_servers"])
+            try:
+                prm, resource = await self._protected_resource(params.get("resource_metadata"))
+            except _NoMetadata:
+                # no protected resource metadata at all (every well-known URI 404, none named): a
+                # 2025-03-26 server, before the version is known (the first request of a dual-era
+                # client) -- its origin is its authorization server
+                self.log("authorization: no protected resource metadata; the 2025-03-26 discovery")
+                meta, issuer = await self._legacy_metadata()
+                prm, resource = {}, wire_oauth.canonical_resource(self.server_url)
+            else:
+                meta, issuer = await self._authorization_server(prm["authorization_servers"])
         grant = self._grant
         if grant is not None and grant.refresh_token and grant.issuer == issuer and grant.resource == resource:
             if await self._refresh(grant):
@@ -217,7 +247,8 @@ class Authorizer:
             scopes = oauth.initial_scopes(params.get("scope"), prm, meta, offline=False)
             await self._client_credentials(issuer, meta, resource, scopes)
             return
-        scopes = oauth.initial_scopes(params.get("scope"), prm, meta, offline=self.config.offline)
+        challenged = None if self.fault("oauth-scopes-supported-over-challenge") else params.get("scope")
+        scopes = oauth.initial_scopes(challenged, prm, meta, offline=self.config.offline)
         await self._authorize(issuer, meta, resource, scopes)
 
     async def _client_credentials(self, issuer: str, meta: dict[str, Any], resource: str, scopes: list[str] | None, *,
@@ -266,6 +297,10 @@ class Authorizer:
         """The PRM document and the resource to ask for: the challenge's URL when it names one
         (and then only that), else the well-known URIs in order."""
         candidates = [header_url] if header_url else oauth.prm_candidates(self.server_url)
+        if self.fault("oauth-prm-ignore-header"):
+            candidates = oauth.prm_candidates(self.server_url)
+        if self.fault("oauth-prm-root-first") and not header_url:
+            candidates = candidates[::-1]
         why: list[str] = []
         for url in candidates:
             status, doc = await self._get_json(url)
@@ -280,23 +315,32 @@ class Authorizer:
                     return doc, doc["resource"]
                 refusal = "it names no authorization_servers"
             why.append(f"{url}: {refusal}")
+        if not header_url and all(w.endswith("HTTP 404") for w in why):
+            raise _NoMetadata("no protected resource metadata: " + "; ".join(why))
         raise OAuthRefused("no usable protected resource metadata: " + "; ".join(why))
 
     async def _authorization_server(self, servers: list[str]) -> tuple[dict[str, Any], str]:
         why: list[str] = []
         for issuer in servers:
-            for url in oauth.as_metadata_candidates(issuer):
+            urls = oauth.as_metadata_candidates(issuer)
+            if self.fault("oauth-as-metadata-oidc-first") and len(urls) == 3:
+                urls = [urls[1], urls[2], urls[0]]
+            if self.fault("oauth-as-metadata-oidc-first-root") and len(urls) == 2:
+                urls = urls[::-1]
+            for url in urls:
                 status, doc = await self._get_json(url)
                 self.log(f"authorization: GET {url} -> {status}")
                 if status != 200:
                     why.append(f"{url}: HTTP {status}")
                     continue
                 refusal = oauth.metadata_refusal(doc, issuer)
+                if self.fault("oauth-ignore-metadata-issuer") and isinstance(doc, dict):
+                    refusal = None
                 if refusal is not None:  # "If they differ, the client MUST NOT use the metadata"
                     why.append(f"{url}: {refusal}")
                     continue
                 refusal = oauth.pkce_refusal(doc)
-                if refusal is not None:
+                if refusal is not None and not self.fault("oauth-ignore-pkce-support"):
                     raise OAuthRefused(refusal)
                 return doc, issuer
         raise OAuthRefused("no usable authorization server metadata: " + "; ".join(why))
@@ -305,6 +349,11 @@ class Authorizer:
         """2025-03-26: the metadata at the authorization base URL, else the default endpoints."""
         base = oauth.legacy_base(self.server_url)
         url = f"{base}/.well-known/oauth-authorization-server"
+        if self.fault("oauth-base-url-keeps-path"):
+            url = f"{base}/.well-known/oauth-authorization-server{urlsplit(self.server_url).path}"
+        if self.fault("oauth-skip-metadata-2025-03-26"):
+            self.log("authorization: (fault) the 2025-03-26 default endpoints without the metadata")
+            return oauth.legacy_endpoints(base), base
         status, doc = await self._get_json(url, {"MCP-Protocol-Version": "2025-03-26"})
         self.log(f"authorization: GET {url} -> {status}")
         if status == 200:
@@ -349,6 +398,12 @@ class Authorizer:
                                        auth_method=method, scopes=scopes)
         if not self.config.offline:
             body["grant_types"] = ["authorization_code"]
+        if self.fault("oauth-no-application-type"):
+            body.pop("application_type", None)
+        if self.fault("oauth-remote-redirect"):
+            body["redirect_uris"] = [*body["redirect_uris"], "http://mcp-client.example/callback"]
+        if self.fault("oauth-unregistered-redirect"):
+            body["redirect_uris"] = [u.replace("/callback", "/registered") for u in body["redirect_uris"]]
         url = meta["registration_endpoint"]
         response = await self._client.post(url, json=body, headers={"Accept": "application/json"})
         self.log(f"authorization: POST {url} (registration) -> {response.status_code}")
@@ -442,7 +497,7 @@ class Authorizer:
         try:
             while True:  # a callback without our state (a stale tab, another program) is discarded
                 params = oauth.callback_params(await self._callbacks[1].receive(), redirect_uri)
-                if params.get("state") == [state]:
+                if params.get("state") == [state] or self.fault("oauth-ignore-state"):
                     return params
                 self.log("authorization: a callback without our state: discarded")
         finally:
@@ -456,15 +511,36 @@ class Authorizer:
         reg = await self._registration(issuer, meta, scopes)
         redirect_uri = await self._redirect_uri()
         verifier, challenge = oauth.pkce_pair()
+        method: str | None = "S256"
+        if self.fault("oauth-no-pkce"):
+            method = None
+        elif self.fault("oauth-pkce-plain"):
+            method, challenge = "plain", verifier
+        sent_resource: str | None = resource
+        if self.fault("oauth-no-resource"):
+            sent_resource = None
+        elif self.fault("oauth-wrong-resource"):
+            sent_resource = resource + "/"
         state = oauth.new_state()
         url = oauth.authorization_url(meta["authorization_endpoint"], client_id=reg.client_id, redirect_uri=redirect_uri,
-                                      challenge=challenge, state=state, resource=resource, scopes=scopes)
+                                      challenge=challenge, state=state, resource=sent_resource, scopes=scopes,
+                                      method=method)
         self.authorizations += 1
         params = await self._user_agent(url, redirect_uri, state)
-        code = oauth.authorization_code(params, state=state, issuer=issuer,
-                                        iss_supported=meta.get("authorization_response_iss_parameter_supported") is True)
-        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri, "code_verifier": verifier,
-                "resource": resource}
+        if self.fault("oauth-ignore-state") and params.get("state"):
+            state = params["state"][0]
+        iss_supported = meta.get("authorization_response_iss_parameter_supported") is True
+        if self.fault("oauth-iss-normalized") and params.get("iss"):
+            params = {**params, "iss": [params["iss"][0].rstrip("/")]}
+        if self.fault("oauth-ignore-iss"):
+            params = {k: v for k, v in params.items() if k != "iss"}
+            iss_supported = False
+        code = oauth.authorization_code(params, state=state, issuer=issuer, iss_supported=iss_supported)
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        if method is not None:
+            form["code_verifier"] = verifier
+        if sent_resource is not None:
+            form["resource"] = sent_resource
         doc = await self._token(meta, reg, form)
         self._take(doc, issuer, meta, resource, scopes, step_ups)
 

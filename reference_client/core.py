@@ -197,9 +197,9 @@ class ClientCore:
         if self.version not in VERSIONS:
             raise ValueError(f"unknown protocol version {self.version!r} (known: {', '.join(VERSIONS)})")
         if self.fault is not None:
-            from reference_client.faults import FAULTS
+            from reference_client.faults import KNOWN
 
-            if self.fault not in FAULTS:
+            if self.fault not in KNOWN:
                 raise ValueError(f"unknown fault {self.fault!r}")
         self._given_caps = bool(self.capabilities)
         if not self.capabilities:
@@ -243,9 +243,9 @@ class ClientCore:
     def _acts(self, name: str | None, version: str | None = None) -> bool:
         if name is None:
             return False
-        from reference_client.faults import FAULTS
+        from reference_client.faults import KNOWN
 
-        return FAULTS[name].acts(version or self.judged_version, self.transport)
+        return KNOWN[name].acts(version or self.judged_version, self.transport)
 
     def faulty(self, name: str) -> bool:
         """Does the injected fault misbehave as ``name`` (itself or a variant of it), and does it act

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-__all__ = ["Fault", "FAULTS", "LEGACY", "ALL_VERSIONS", "ALL_TRANSPORTS", "describe", "behaviour"]
+__all__ = ["Fault", "FAULTS", "OAUTH_FAULTS", "KNOWN", "LEGACY", "ALL_VERSIONS", "ALL_TRANSPORTS", "describe", "behaviour"]
 
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 LEGACY = ALL_VERSIONS[:4]
@@ -262,11 +262,63 @@ FAULTS.update({
 })
 
 
+# -- OAuth (the client as an OAuth client: shown only under ``mcp-conformance client --auth``) -----------
+# Each breaks one client.auth.* requirement; kept apart from FAULTS (whose every entry the wire
+# tests of tests/reference_client compare message by message without authorization).
+AUTH_HTTP = ("streamable-http", "sse")
+FROM_2025_06_ALL = ALL_VERSIONS[2:]
+FROM_2025_11_ALL = ALL_VERSIONS[3:]
+OAUTH_FAULTS: dict[str, Fault] = {
+    "oauth-no-pkce": _f("the authorization request has no code_challenge, the token request no code_verifier",
+                        FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-pkce-plain": _f("PKCE with the plain method (the challenge is the verifier)", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-ignore-pkce-support": _f("goes on with an authorization server whose metadata lists no "
+                                    "code_challenge_methods_supported", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-no-resource": _f("no resource parameter in the authorization and token requests", FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-wrong-resource": _f("the resource parameter has a trailing slash the server's canonical URI has not",
+                               FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-token-in-query": _f("the access token also in the query string (access_token=) of every request",
+                               FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-drop-bearer-once": _f("one request after the first authorized one goes without the Authorization header",
+                                 FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-foreign-token": _f("the first request carries a bearer token of another authorization server",
+                              FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-ignore-state": _f("an authorization response whose state is not ours is redeemed", FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-ignore-iss": _f("the RFC 9207 iss of the authorization response is not checked", MODERN, AUTH_HTTP),
+    "oauth-ignore-metadata-issuer": _f("authorization server metadata whose issuer differs is used", MODERN, AUTH_HTTP),
+    "oauth-prm-ignore-header": _f("the challenge's resource_metadata URL is ignored (the well-known URIs only)",
+                                  FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-prm-ignore-header-2025-06-18": Fault("the challenge's resource_metadata URL is ignored (the well-known "
+                                                "URIs only)", (ALL_VERSIONS[2],), AUTH_HTTP, (), "oauth-prm-ignore-header"),
+    "oauth-prm-root-first": _f("the root well-known URI of the protected resource metadata before the path-inserted one",
+                               FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-as-metadata-oidc-first": _f("OpenID Connect discovery before RFC 8414 for an issuer with a path",
+                                       FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-no-application-type": _f("no application_type in the dynamic registration request", MODERN, AUTH_HTTP),
+    "oauth-remote-redirect": _f("registers a second redirect URI, http on a host that is not loopback",
+                                FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-unregistered-redirect": _f("registers one redirect URI and sends another in the authorization request",
+                                      FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-scopes-supported-over-challenge": _f("asks for the metadata's scopes_supported, not the challenge's scope",
+                                                FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-base-url-keeps-path": _f("2025-03-26: the authorization server metadata looked for under the endpoint's path",
+                                    (ALL_VERSIONS[1],), AUTH_HTTP),
+    "oauth-no-pkce-2025-03-26": Fault("the authorization request has no code_challenge, the token request no "
+                                      "code_verifier", (ALL_VERSIONS[1],), AUTH_HTTP, (), "oauth-no-pkce"),
+    "oauth-skip-metadata-2025-03-26": _f("2025-03-26: the default endpoints without asking for the metadata first",
+                                         (ALL_VERSIONS[1],), AUTH_HTTP),
+    "oauth-iss-normalized": _f("the RFC 9207 iss compared after dropping a trailing slash", MODERN, AUTH_HTTP),
+    "oauth-as-metadata-oidc-first-root": _f("OpenID Connect discovery before RFC 8414 for an issuer without a path",
+                                            FROM_2025_11_ALL, AUTH_HTTP),
+}
+KNOWN: dict[str, Fault] = {**FAULTS, **OAUTH_FAULTS}
+
+
 def behaviour(name: str) -> str:
     """The fault whose misbehaviour ``name`` has (itself, or the one it is a variant of)."""
-    return FAULTS[name].variant_of or name
+    return KNOWN[name].variant_of or name
 
 
 def describe() -> str:
     """The faults, one per line (for ``--help``)."""
-    return "\n".join(f"  {name:<34}{fault.summary}" for name, fault in FAULTS.items())
+    return "\n".join(f"  {name:<34}{fault.summary}" for name, fault in KNOWN.items())

@@ -160,7 +160,8 @@ async def _authorized_send(client: httpx.AsyncClient, auth: Any, method: str, ur
     for attempt in range(4):
         generation = auth.generation if auth is not None else 0
         hdrs = {**headers, **(auth.header() if auth is not None else {})}
-        request = client.build_request(method, url, content=content, headers=hdrs, timeout=timeout)
+        target = auth.url_for(url) if auth is not None else url
+        request = client.build_request(method, target, content=content, headers=hdrs, timeout=timeout)
         response = await client.send(request, stream=True)
         if auth is None or attempt == 3 or not auth.wants(response):
             return response

@@ -208,9 +208,14 @@ def new_state() -> str:
 
 
 def authorization_url(endpoint: str, *, client_id: str, redirect_uri: str, challenge: str, state: str,
-                      resource: str, scopes: list[str] | None) -> str:
+                      resource: str | None, scopes: list[str] | None, method: str | None = "S256") -> str:
+    """(``method`` None: no PKCE; ``resource`` None: none sent -- both only for injected faults.)"""
     params = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
-              "code_challenge": challenge, "code_challenge_method": "S256", "state": state, "resource": resource}
+              "code_challenge": challenge, "code_challenge_method": method or "", "state": state, "resource": resource or ""}
+    if method is None:
+        del params["code_challenge"], params["code_challenge_method"]
+    if resource is None:
+        del params["resource"]
     if scopes:
         params["scope"] = " ".join(scopes)
     parts = urlsplit(endpoint)

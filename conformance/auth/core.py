@@ -51,6 +51,10 @@ class AuthConfig:
     refresh_tokens: bool = True
     audience: str | None = None  # aud of issued tokens (None: the request's resource)
     clients: Mapping[str, str | None] = field(default_factory=dict)  # pre-registered: client_id -> secret
+    state_in_response: str = "echo"  # echo | wrong | omit (the state of the /authorize redirect)
+    #: which well-known forms answer with the metadata (the others 404): "oauth-insert",
+    #: "oauth-append", "oidc-insert", "oidc-append" (for an issuer without a path, insert = append)
+    metadata_forms: tuple[str, ...] = ("oauth-insert", "oauth-append", "oidc-insert", "oidc-append")
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,9 @@ class AuthorizationServer:
         self._clients: dict[str, Client] = {cid: Client(cid, sec) for cid, sec in self.config.clients.items()}
         self._codes: dict[str, dict[str, Any]] = {}
         self._refresh: dict[str, dict[str, Any]] = {}
+        #: called with every logged request, in order, as it is logged (a harness that merges this
+        #: log with another server's)
+        self.listener: Any = None
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -214,9 +221,11 @@ class AuthorizationServer:
         except Exception as exc:  # our own bug: a 500 naming it, never a hang
             response = Response.json(500, {"error": "server_error", "error_description": f"{type(exc).__name__}: {exc}"})
         with self._lock:
-            self.log.append(LoggedRequest(len(self.log) + 1, time.time(), request.method, request.path, request.query,
-                                          dict(request.headers), request.body.decode("utf-8", "replace"),
-                                          response.status))
+            entry = LoggedRequest(len(self.log) + 1, time.time(), request.method, request.path, request.query,
+                                  dict(request.headers), request.body.decode("utf-8", "replace"), response.status)
+            self.log.append(entry)
+            if self.listener is not None:
+                self.listener(entry)
         return response
 
     def requests(self, since: int = 0) -> list[LoggedRequest]:
@@ -227,10 +236,16 @@ class AuthorizationServer:
     def _route(self, r: Request) -> Response:
         issuer_path = urlsplit(self.issuer).path.rstrip("/")
         path = r.path
+        forms = self.config.metadata_forms
         if r.method == "GET" and path in (OAUTH_AS_WELL_KNOWN + issuer_path, issuer_path + OAUTH_AS_WELL_KNOWN):
-            return Response.json(200, self.metadata())
+            if ("oauth-insert" in forms and path == OAUTH_AS_WELL_KNOWN + issuer_path) or \
+                    ("oauth-append" in forms and path == issuer_path + OAUTH_AS_WELL_KNOWN):
+                return Response.json(200, self.metadata())
         if r.method == "GET" and path in (OIDC_WELL_KNOWN + issuer_path, issuer_path + OIDC_WELL_KNOWN):
-            return Response.json(200, self.metadata(oidc=True))
+            if ("oidc-insert" in forms and path == OIDC_WELL_KNOWN + issuer_path) or \
+                    ("oidc-append" in forms and path == issuer_path + OIDC_WELL_KNOWN):
+                return Response.json(200, self.metadata(oidc=True))
+            return Response.json(404, {"error": "not_found", "error_description": f"{r.method} {path}"})
         rel = path[len(issuer_path):] if issuer_path and path.startswith(issuer_path) else path
         if r.method == "GET" and rel == "/jwks":
             return Response.json(200, self.jwks())
@@ -279,8 +294,11 @@ class AuthorizationServer:
                                      "challenge": q.get("code_challenge"), "method": q.get("code_challenge_method"),
                                      "scope": q.get("scope"), "resource": q.get("resource"), "time": time.time()}
             params["code"] = code
-        if "state" in q:
+        state = self.config.state_in_response
+        if "state" in q and state == "echo":
             params["state"] = q["state"]
+        elif state == "wrong":
+            params["state"] = "not-the-state-" + secrets.token_hex(6)
         iss = {"correct": self.issuer, "wrong": "https://wrong-issuer.invalid", "omit": None,
                "normalized": self.issuer + "/"}[self.config.iss_in_response]
         if iss is not None:

@@ -240,7 +240,7 @@ class ClientRole:
     # -- one client run ---------------------------------------------------------------------
 
     def _command_for(self, run: ClientRun, *, url: str | None, launcher: str | None, scenario: str,
-                     call: bool = False) -> tuple[str, dict[str, str]]:
+                     call: bool = False, env_extra: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
         cmd = self.target.command
         if call and self.target.call_command:
             cmd = (self.target.call_command.replace("{tool}", CALL_TOOL)
@@ -259,6 +259,7 @@ class ClientRole:
             env["MCP_CONFORMANCE_SCENARIO"] = scenario
             env["MCP_CONFORMANCE_PROTOCOL_VERSION"] = run.version
             env.setdefault("MCP_CONFORMANCE_CONTEXT", json.dumps({"name": scenario}))
+        env.update(env_extra or {})
         return cmd, env
 
     def _write_config(self, run: ClientRun, *, launcher: str | None, url: str | None) -> Path:
@@ -271,9 +272,12 @@ class ClientRole:
         return path
 
     async def launch(self, version: str, scenario: str, *, stubborn: bool = False, sessions: bool | None = None,
-                     answer_mode: str = "json", get_stream: bool = True, call: bool = False, attach: bool = True) -> ClientRun:
+                     answer_mode: str = "json", get_stream: bool = True, call: bool = False, attach: bool = True,
+                     hub: Any = None, env: dict[str, str] | None = None) -> ClientRun:
         """Start the client for one run and return at once (the connection comes later).
-        ``attach=False``: no raw peer is put on the connection (the fuzzer reads the transport itself)."""
+        ``attach=False``: no raw peer is put on the connection (the fuzzer reads the transport itself).
+        ``hub``: an HTTP hub of the scenario's own (an origin to itself); ``env``: added to the
+        client's environment."""
         if self._ending:  # the run is closing: a client started now would outlive its end
             raise TargetError("the run is ending: no new client is started")
         run = ClientRun(label=f"{version}/{scenario}#{self.run.number()}", version=version,
@@ -287,12 +291,12 @@ class ClientRole:
             vspec = spec(version)
             kind = "sse" if self.target.transport is Transport.SSE else "streamable-http"
             has_sessions = (not vspec.stateless) if sessions is None else sessions
-            run.endpoint = self.http_hub.new_run(kind=kind, sessions=has_sessions and kind != "sse",
+            run.endpoint = (hub or self.http_hub).new_run(kind=kind, sessions=has_sessions and kind != "sse",
                                                  get_stream=get_stream and not vspec.stateless,
                                                  answer_mode=answer_mode)
             run.endpoint.modern = vspec.stateless
             url = run.endpoint.url
-        cmd, env = self._command_for(run, url=url, launcher=launcher, scenario=scenario, call=call)
+        cmd, env = self._command_for(run, url=url, launcher=launcher, scenario=scenario, call=call, env_extra=env)
         run.command = cmd
         self.client_runs.append(run)
         run._exit_event = anyio.Event()

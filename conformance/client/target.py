@@ -34,6 +34,8 @@ class ClientTarget:
     default: bool = False
     role: str = "client"
     url: str | None = None  # (for the report's target block)
+    #: run the authorization scenarios (``--auth``): the client does OAuth against a protected server
+    auth: bool = False
 
     @property
     def is_http(self) -> bool:

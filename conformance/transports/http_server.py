@@ -112,6 +112,9 @@ class HttpEndpoint(Transport):
         self.endpoint_path: str | None = None  # legacy SSE: what the endpoint event named
         #: scenario hook: (record, envelopes) -> an HTTP status to refuse the request with, or None
         self.refuse: Callable[[HttpRequestRecord, list[Envelope]], int | None] | None = None
+        #: scenario hook, before anything else (every method, both transports): (record) -> a
+        #: (status, headers, body) answer instead of the MCP one (a protected resource's 401), or None
+        self.guard: Callable[[HttpRequestRecord], tuple[int, list[tuple[bytes, bytes]], bytes] | None] | None = None
         #: SSE answers: start each POST stream with a priming event (an event id, empty data)
         self.priming = False
         #: keys (see ``key_of``) of answers written to a detached stream the client never resumed:
@@ -266,6 +269,13 @@ class HttpEndpoint(Transport):
         rec = self._record(scope, body)
         self._event(f"{method} {scope.get('path', '')}{'?' + rec.query if rec.query else ''}", stream=f"http:{rec.n}",
                     http_method=method, headers=_shown_headers(rec.headers))
+        if self.guard is not None:
+            answer = self.guard(rec)
+            if answer is not None:
+                status, extra, text = answer
+                self._event(f"{method} answered HTTP {status} (scenario)", stream=f"http:{rec.n}")
+                await _plain(send, rec, status, text, extra=extra)
+                return
         if self.kind == "sse":
             await self._legacy_route(rest, rec, scope, receive, send)
             return
@@ -521,6 +531,11 @@ class HttpHub:
         self.port: int = 0
         self._runs: dict[str, HttpEndpoint] = {}
         self._server: Any = None
+        #: an ASGI app for every path that is no run's (a protected resource's well-known
+        #: documents); None: 404
+        self.fallback: Callable[[dict[str, Any], Any, Any], Any] | None = None
+        #: called with every new run's endpoint before it is handed out (a scenario's guard)
+        self.on_new_run: Callable[[HttpEndpoint], None] | None = None
         self.stopped = anyio.Event()
 
     def new_run(self, *, kind: str, sessions: bool, get_stream: bool = True, answer_mode: str = "json") -> HttpEndpoint:
@@ -529,6 +544,8 @@ class HttpHub:
         token = secrets.token_hex(8)
         ep = HttpEndpoint(self, token, kind=kind, sessions=sessions, get_stream=get_stream, answer_mode=answer_mode)
         self._runs[token] = ep
+        if self.on_new_run is not None:
+            self.on_new_run(ep)
         return ep
 
     async def app(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -545,6 +562,9 @@ class HttpHub:
         path = scope.get("path", "")
         token, _, rest = path.lstrip("/").partition("/")
         ep = self._runs.get(token)
+        if ep is None and self.fallback is not None:
+            await self.fallback(scope, receive, send)
+            return
         if ep is None:
             await send({"type": "http.response.start", "status": 404, "headers": []})
             await send({"type": "http.response.body", "body": b""})

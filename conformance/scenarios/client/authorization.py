@@ -1,0 +1,591 @@
+"""basic/authorization: the client as an OAuth 2.1 client (2025-06-18 on, streamable HTTP and SSE).
+
+Each scenario is one client run against a protected MCP endpoint (:mod:`._auth`): the first
+request is answered 401 with a Bearer challenge, the protected resource metadata is served where
+the scenario puts it, and the suite's authorization server answers the rest -- correctly, or with
+the one thing the scenario provokes (no PKCE support advertised, a wrong ``state``, a wrong
+``iss``, a metadata ``issuer`` that differs).  Every HTTP request to either server is logged in
+order; the verdicts read that log, which is also written into the run's transcript.
+
+Opt-in: without ``mcp-conformance client --auth`` every scenario here skips with the reason, so a
+client run without authorization is unchanged.  A client that never starts the flow (no metadata
+request after the 401) leaves every requirement "not reached" with what it did instead.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+
+from conformance.auth.core import AuthConfig
+from conformance.client.context import ClientContext
+from conformance.registry import scenario
+from conformance.scenarios.client._auth import CUSTOM_PRM, SKIP_REASON, AuthSite, Hit, Protected
+from conformance.scenarios.client._run import Played, describe_exit, play
+from conformance.spec.versions import Transport
+from conformance.wire.oauth import OAUTH_AS_WELL_KNOWN, OIDC_WELL_KNOWN, PRM_WELL_KNOWN, pkce_s256
+
+HTTP = [Transport.STREAMABLE_HTTP, Transport.SSE]
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+NO_FLOW_WAIT = 5.0  # seconds after the first 401 a client may take to start the flow
+
+FLOW = ("client.auth.parse-challenge", "client.auth.prm-from-header", "client.auth.pkce", "client.auth.pkce-s256",
+        "client.auth.resource-both", "client.auth.resource-canonical", "client.auth.bearer-every-request",
+        "client.auth.no-token-in-query", "client.auth.own-as-tokens", "client.auth.redirect-uri-form",
+        "client.auth.redirect-uri-registered", "client.auth.dcr-application-type")
+
+
+async def _play(ctx: ClientContext, protected: Protected, *,
+                provoked: Callable[[AuthSite], bool] | None = None) -> tuple[AuthSite, Played]:
+    """One client run against the protected endpoint.  ``provoked``: once it holds, the client has
+    what the scenario provokes it with; the run ends a grace later (``--timeout``, at most 5 s) if
+    the client has not ended it by then (a client that waits for a callback that will never come
+    right is not waited for until its own deadline)."""
+    if not ctx.target.auth:
+        ctx.skip(SKIP_REASON)
+    with tempfile.TemporaryDirectory(prefix="mcpc-auth-") as tmp:
+        async with AuthSite(ctx, protected) as site:
+            async def during(run: Any, server: Any) -> None:
+                # a client that answers the 401 with no step of the flow is not waited for until its
+                # whole budget: it is stopped once it has done nothing toward authorization for
+                # NO_FLOW_WAIT s (at least 2 x --timeout) after the first 401
+                allowance = max(NO_FLOW_WAIT, 2 * ctx.timeout)
+                first_401: float | None = None
+                while provoked is None or not provoked(site):
+                    await anyio.sleep(0.1)
+                    if site.started():
+                        if provoked is None:
+                            return
+                        continue
+                    if first_401 is None and any(h.status == 401 for h in site.hits("rs", "mcp")):
+                        first_401 = anyio.current_time()
+                    if first_401 is not None and anyio.current_time() - first_401 > allowance:
+                        server.stop.set()
+                        return
+                await anyio.sleep(min(5.0, max(1.0, ctx.timeout)))
+                server.stop.set()
+
+            played = await play(ctx, launch=site.launch_options(Path(tmp)), during=during, judge=False)
+            _to_transcript(site, played)
+            site.browser_text = site.browser_log.read_text(encoding="utf-8") if site.browser_log and \
+                site.browser_log.exists() else ""
+    return site, played
+
+
+def _to_transcript(site: AuthSite, played: Played) -> None:
+    peer = played.run.peer
+    if peer is None:
+        return
+    peer.transcript.note("authorization: every HTTP request to the MCP server (RS) and the authorization server "
+                         "(AS), in order:\n" + "\n".join(site.transcript()))
+
+
+def _started(ctx: ClientContext, site: AuthSite, played: Played, rids: tuple[str, ...]) -> bool:
+    if site.started():
+        return True
+    first = next((h for h in site.hits("rs", "mcp")), None)
+    saw = f"the server answered its first request with {first.final_status()}" if first else "it made no request"
+    for rid in rids:
+        ctx.not_reached(rid, f"the client did not start OAuth ({saw}; it never asked for the protected resource "
+                             f"metadata nor the authorization server; {describe_exit(played.run)})")
+    return False
+
+
+def _lines(hits: list[Hit]) -> list[str]:
+    return [h.line() for h in hits][:12]
+
+
+def _token_requests(site: AuthSite) -> list[Hit]:
+    return [h for h in site.as_hits("token") if h.form.get("grant_type") == "authorization_code"]
+
+
+def _registered_uris(site: AuthSite) -> list[list[str]]:
+    import json
+
+    out = []
+    for h in site.as_hits("register"):
+        try:
+            doc = json.loads(h.body)
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("redirect_uris"), list):
+            out.append([u for u in doc["redirect_uris"] if isinstance(u, str)])
+    return out
+
+
+# -- the whole flow, done right by the server side ------------------------------------------------
+
+@scenario(requirements=list(FLOW), role="client", transports=HTTP, since="2025-06-18", order=80)
+async def auth_flow(ctx: ClientContext) -> None:
+    """A protected endpoint whose 401 names its metadata at a URL of its own (the well-known URIs
+    answer 404); a correct authorization server with dynamic registration.  The whole flow is
+    judged: the metadata URL used, PKCE, ``resource``, redirect URI, registration, and the token on
+    every later request, never in a URL."""
+    site, played = await _play(ctx, Protected())
+    if not _started(ctx, site, played, FLOW):
+        return
+    prm = site.hits("rs", "prm")
+    used = [h for h in prm if h.path == CUSTOM_PRM]
+    as_seen = bool(site.hits("as"))
+    if not prm:
+        for rid in ("client.auth.parse-challenge", "client.auth.prm-from-header"):
+            ctx.not_reached(rid, "the client asked for no protected resource metadata")
+    else:
+        ctx.check("client.auth.parse-challenge", bool(used) and as_seen, problem="ChallengeNotFollowed",
+                  message=(f"the client fetched the metadata the 401's resource_metadata names ({used[0].line()}) and "
+                           "went on to its authorization server") if used and as_seen else
+                  "the 401's resource_metadata URL was " + ("fetched, but the client never went on to the "
+                                                           "authorization server it names" if used else "never fetched"),
+                  expected=f"GET {CUSTOM_PRM}, then the authorization server", actual=_lines(prm))
+        first = prm[0]
+        ctx.check("client.auth.prm-from-header", first.path == CUSTOM_PRM, problem="ResourceMetadataUrlIgnored",
+                  message=f"the first metadata request was the challenge's resource_metadata URL ({first.line()})"
+                  if first.path == CUSTOM_PRM else
+                  f"the challenge named {CUSTOM_PRM}, and the client's first metadata request was {first.line()}",
+                  expected=f"GET {CUSTOM_PRM} first", actual=_lines(prm))
+    _judge_authorization_requests(ctx, site)
+    _judge_token_use(ctx, site)
+
+
+def _judge_authorization_requests(ctx: ClientContext, site: AuthSite) -> None:
+    authorize = site.as_hits("authorize")
+    tokens = _token_requests(site)
+    pkce_rids = ("client.auth.pkce", "client.auth.pkce-s256", "client.auth.resource-both",
+                 "client.auth.resource-canonical", "client.auth.redirect-uri-form", "client.auth.redirect-uri-registered")
+    registered = _registered_uris(site)
+    if site.as_hits("register"):
+        bodies = []
+        import json
+
+        for h in site.as_hits("register"):
+            try:
+                bodies.append(json.loads(h.body))
+            except ValueError:
+                bodies.append(None)
+        bad = [b.get("application_type") if isinstance(b, dict) else b for b in bodies
+               if not (isinstance(b, dict) and b.get("application_type") in ("native", "web"))]
+        ctx.check("client.auth.dcr-application-type", not bad, problem="RegistrationWithoutApplicationType",
+                  message="the registration request names application_type "
+                          f"{bodies[0].get('application_type')!r}" if not bad else
+                  f"a dynamic registration request had application_type {bad[0]!r} (absent or not native/web)",
+                  expected='application_type "native" or "web"', actual=bad[0] if bad else None)
+    else:
+        ctx.not_reached("client.auth.dcr-application-type", "the client did not register dynamically")
+    if not authorize:
+        for rid in pkce_rids:
+            ctx.not_reached(rid, "the client made no authorization request (it stopped after: "
+                                 + "; ".join(_lines(site.hits())[-3:]) + ")")
+        return
+    first = authorize[0].params
+    challenge, method = first.get("code_challenge"), first.get("code_challenge_method")
+    verifier_ok: bool | None = None
+    verifier_msg = "no token request was made"
+    if tokens:
+        verifier = tokens[0].form.get("code_verifier")
+        verifier_ok = bool(verifier) and challenge is not None and pkce_s256(verifier) == challenge
+        verifier_msg = ("the token request's code_verifier hashes (S256) to the challenge" if verifier_ok else
+                        f"the token request's code_verifier {'is missing' if not verifier else 'does not hash to the challenge'}")
+    pkce_ok = bool(challenge) and method == "S256" and verifier_ok is not False
+    what = f"code_challenge {'present' if challenge else 'absent'}, code_challenge_method {method!r}; {verifier_msg}"
+    for rid in ("client.auth.pkce", "client.auth.pkce-s256"):
+        ctx.check(rid, pkce_ok, problem="PkceNotUsed" if not challenge else "PkceWrong",
+                  message=f"authorization request: {what}", expected="code_challenge with method S256, verifier matching",
+                  actual=what)
+    missing = [f"authorization request {h.line()}" for h in authorize if "resource" not in h.params]
+    missing += [f"token request {h.line()}" for h in tokens if "resource" not in h.form]
+    ctx.check("client.auth.resource-both", not missing, problem="ResourceParameterMissing",
+              message="resource is in the authorization request" + (" and the token request" if tokens else
+                                                                      " (no token request was made)")
+              if not missing else f"no resource parameter in: {'; '.join(missing)}",
+              expected="resource in both requests", actual=missing or None)
+    sent = [h.params.get("resource") for h in authorize if "resource" in h.params] + \
+           [h.form.get("resource") for h in tokens if "resource" in h.form]
+    wrong = [r for r in sent if r != site.resource]
+    if sent:
+        ctx.check("client.auth.resource-canonical", not wrong, problem="ResourceNotCanonical",
+                  message=f"resource is {site.resource!r}, the server's canonical URI" if not wrong else
+                  f"resource {wrong[0]!r} is not the server's canonical URI {site.resource!r}",
+                  expected=site.resource, actual=wrong[0] if wrong else site.resource)
+    else:
+        ctx.not_reached("client.auth.resource-canonical", "the client sent no resource parameter")
+    uris = [h.params.get("redirect_uri") for h in authorize] + [u for group in registered for u in group]
+    bad_form = [u for u in uris if not _redirect_form_ok(u)]
+    ctx.check("client.auth.redirect-uri-form", not bad_form, problem="RedirectUriNotLoopbackOrHttps",
+              message=f"redirect URI {uris[0]!r} is loopback or https" if not bad_form else
+              f"redirect URI {bad_form[0]!r} is neither localhost nor https",
+              expected="http://localhost... / http://127.0.0.1... or https://...", actual=bad_form[0] if bad_form else uris[0])
+    if registered:
+        unregistered = [h.params.get("redirect_uri") for h in authorize
+                        if not any(h.params.get("redirect_uri") in group for group in registered)]
+        ctx.check("client.auth.redirect-uri-registered", not unregistered, problem="RedirectUriNotRegistered",
+                  message="the authorization request's redirect_uri is one the client registered" if not unregistered else
+                  f"redirect_uri {unregistered[0]!r} was not among the registered {registered}",
+                  expected=registered, actual=unregistered[0] if unregistered else None)
+    else:
+        ctx.not_reached("client.auth.redirect-uri-registered",
+                        "the client did not register dynamically (pre-registered or a client ID metadata document): "
+                        "what it registered cannot be seen")
+
+
+def _redirect_form_ok(uri: str | None) -> bool:
+    if not uri:
+        return False
+    parts = urlsplit(uri)
+    host = (parts.hostname or "").lower()
+    return parts.scheme == "https" or (parts.scheme == "http" and host in LOOPBACK)
+
+
+def _judge_token_use(ctx: ClientContext, site: AuthSite) -> None:
+    mcp = site.hits("rs", "mcp")
+    with_token = [h for h in mcp if h.token]
+    issued = [h for h in site.as_hits("token") if h.status == 200]
+    server = site.server
+    # tokens in a URL: an access_token parameter, or any query value that is a token we issued
+    in_url = [h for h in site.hits() if "access_token" in h.params
+              or (server is not None and any(server.verify(v) for vs in parse_qs(h.query).values() for v in vs
+                                             if v.count(".") == 2))]
+    if issued or in_url:
+        ctx.check("client.auth.no-token-in-query", not in_url, problem="TokenInUrl",
+                  message="no request URL carries an access token" if not in_url else
+                  f"an access token is in the URL of {in_url[0].line()}", expected="no token in any URL",
+                  actual=_lines(in_url) or None)
+    else:
+        ctx.not_reached("client.auth.no-token-in-query", "the client obtained no access token")
+    if not with_token:
+        for rid in ("client.auth.bearer-every-request", "client.auth.own-as-tokens"):
+            if rid in ctx.scenario.requirements:
+                ctx.not_reached(rid, "the client sent no bearer token to the MCP server"
+                                 + ("" if issued else " (it obtained none)"))
+        return
+    foreign = [h for h in with_token if server is None or server.verify(h.token or "") is None]
+    if "client.auth.own-as-tokens" in ctx.scenario.requirements:
+        ctx.check("client.auth.own-as-tokens", not foreign, problem="ForeignToken",
+                  message=f"every bearer token sent ({len(with_token)} requests) was issued by the server's "
+                          "authorization server" if not foreign else
+                  f"{foreign[0].line()} carried a token the server's authorization server did not issue",
+                  expected="tokens of the server's authorization server only", actual=_lines(foreign) or None)
+    start = with_token[0].seq
+    bare = [h for h in mcp if h.seq > start and not h.token]
+    ctx.check("client.auth.bearer-every-request", not bare, problem="RequestWithoutToken",
+              message=f"all {len([h for h in mcp if h.seq >= start])} requests to the MCP server from the first "
+                      "with a token on carried Authorization: Bearer" if not bare else
+              f"{bare[0].line()} carried no Authorization header, after {with_token[0].line()} did",
+              expected="Authorization: Bearer on every request", actual=_lines(bare) or None)
+
+
+# -- discovery by the well-known URIs ---------------------------------------------------------------
+
+@scenario(requirements=["client.auth.prm-well-known-order", "client.auth.as-metadata-order"], role="client",
+          transports=HTTP, since="2025-11-25", order=81)
+async def auth_well_known(ctx: ClientContext) -> None:
+    """The 401 names no metadata URL; the protected resource metadata is served only at the root
+    well-known URI, and the authorization server (issuer ``.../tenant1``) serves its metadata only
+    in the OpenID Connect path-appended form: the client must try the candidates in the pages'
+    order."""
+    protected = Protected(header=False, prm_at=("root",), as_path="/tenant1",
+                          auth=AuthConfig(metadata_forms=("oidc-append",)))
+    site, played = await _play(ctx, protected)
+    rids = ("client.auth.prm-well-known-order", "client.auth.as-metadata-order")
+    if not _started(ctx, site, played, rids):
+        return
+    prm = [h for h in site.hits("rs", "prm")]
+    path_form = PRM_WELL_KNOWN + urlsplit(site.endpoint.url).path
+    order = [h.path for h in prm]
+    expected = [path_form, PRM_WELL_KNOWN]
+    ok = order[:2] == expected
+    ctx.check("client.auth.prm-well-known-order", ok, problem="WellKnownOrder",
+              message="the client asked for the path-inserted well-known URI, then the root one" if ok else
+              f"the client's metadata requests were {order[:4]} (the path-inserted URI, then the root, expected)",
+              expected=expected, actual=order[:4])
+    issuer_path = urlsplit(site.issuer).path
+    candidates = [OAUTH_AS_WELL_KNOWN + issuer_path, OIDC_WELL_KNOWN + issuer_path, issuer_path + OIDC_WELL_KNOWN]
+    meta = [h.path for h in site.hits("as") if ".well-known" in h.path]
+    if not meta:
+        ctx.not_reached("client.auth.as-metadata-order", "the client asked for no authorization server metadata "
+                        "(did it find the protected resource metadata? " + "; ".join(_lines(prm)) + ")")
+        return
+    tried = [p for p in meta if p in candidates]
+    upto = tried[: tried.index(candidates[2]) + 1] if candidates[2] in tried else tried
+    ok = upto == candidates and all(p in candidates for p in meta[: len(upto)])
+    ctx.check("client.auth.as-metadata-order", ok, problem="MetadataDiscoveryOrder",
+              message="the client tried OAuth (path inserted), OpenID Connect (path inserted), then OpenID Connect "
+                      "(path appended), in that order" if ok else
+              f"the client's authorization server metadata requests were {meta[:5]}",
+              expected=candidates, actual=meta[:5])
+
+
+@scenario(requirements=["client.auth.as-metadata-order-root"], role="client", transports=HTTP, since="2025-11-25",
+          order=81)
+async def auth_oidc_only(ctx: ClientContext) -> None:
+    """The authorization server's issuer has no path and serves its metadata only at the OpenID
+    Connect well-known URI: the client must try RFC 8414's URI first, then OpenID Connect's."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(metadata_forms=("oidc-insert",))))
+    rid = "client.auth.as-metadata-order-root"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    meta = [h.path for h in _as_metadata_requests(site.hits("as"))]
+    if not meta:
+        ctx.not_reached(rid, "the client asked for no authorization server metadata")
+        return
+    expected = [OAUTH_AS_WELL_KNOWN, OIDC_WELL_KNOWN]
+    ok = meta[:2] == expected
+    ctx.check(rid, ok, problem="MetadataDiscoveryOrder",
+              message="the client tried RFC 8414's well-known URI, then OpenID Connect's" if ok else
+              f"the client's authorization server metadata requests were {meta[:4]}", expected=expected, actual=meta[:4])
+
+
+# -- the challenge's scope ---------------------------------------------------------------------------
+
+@scenario(requirements=["client.auth.challenge-scope"], role="client", transports=HTTP, since="2025-11-25", order=81)
+async def auth_challenge_scope(ctx: ClientContext) -> None:
+    """The 401 challenge names a scope (``mcp:admin``) the protected resource metadata's
+    ``scopes_supported`` does not list: the client must ask for it."""
+    site, played = await _play(ctx, Protected(challenge_scope="mcp:admin"))
+    rid = "client.auth.challenge-scope"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        ctx.not_reached(rid, "the client made no authorization request")
+        return
+    asked = (authorize[0].params.get("scope") or "").split()
+    ok = "mcp:admin" in asked
+    ctx.check(rid, ok, problem="ChallengedScopeNotRequested",
+              message=f"the authorization request asks for {' '.join(asked)!r}, the challenged scope included" if ok else
+              f"the challenge asked for scope 'mcp:admin' and the authorization request asks for {' '.join(asked)!r}",
+              expected="mcp:admin among the requested scopes", actual=" ".join(asked) or None)
+
+
+# -- refusals: what the client must not go on with -------------------------------------------------
+
+def _metadata_fetched(site: AuthSite) -> bool:
+    return any(".well-known" in h.path and h.status == 200 for h in site.hits("as"))
+
+
+def _authorized(site: AuthSite) -> bool:
+    return any(h.status == 302 and site.delivered(h) for h in site.as_hits("authorize"))
+
+
+@scenario(requirements=["client.auth.pkce-refuse"], role="client", transports=HTTP, since="2025-11-25", order=82)
+async def auth_no_pkce_support(ctx: ClientContext) -> None:
+    """The authorization server's metadata has no ``code_challenge_methods_supported``: the client
+    must refuse to proceed (no authorization request)."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(pkce_methods=None, require_pkce=False)),
+                               provoked=_metadata_fetched)
+    rid = "client.auth.pkce-refuse"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    if not _metadata_fetched(site):
+        ctx.not_reached(rid, "the client never fetched the authorization server metadata")
+        return
+    authorize = site.as_hits("authorize")
+    ctx.check(rid, not authorize, problem="ProceededWithoutPkceSupport",
+              message="the client made no authorization request to a server that advertises no PKCE support"
+              if not authorize else f"the metadata has no code_challenge_methods_supported, and the client went on: "
+                                    f"{authorize[0].line()}",
+              expected="no authorization request", actual=_lines(authorize) or None)
+
+
+def _code_redeemed(site: AuthSite, after: int) -> list[Hit]:
+    return [h for h in _token_requests(site) if h.seq > after]
+
+
+@scenario(requirements=["client.auth.state"], role="client", transports=HTTP, since="2025-06-18", order=83)
+async def auth_wrong_state(ctx: ClientContext) -> None:
+    """The authorization server redirects back with a ``state`` that is not the client's: the client
+    must discard that response (no token request)."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(state_in_response="wrong")), provoked=_authorized)
+    rid = "client.auth.state"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        ctx.not_reached(rid, "the client made no authorization request")
+        return
+    if "state" not in authorize[0].params:
+        ctx.check(rid, False, problem="StateNotUsed", message=f"the authorization request has no state: {authorize[0].line()}",
+                  expected="a state parameter", actual=None)
+        return
+    answered = [h for h in authorize if h.status == 302 and site.delivered(h)]
+    if not answered:
+        ctx.not_reached(rid, "the authorization response never reached the client (the browser could not deliver "
+                             f"it): {site.browser_text.strip()[-300:] or 'no browser log'}")
+        return
+    redeemed = _code_redeemed(site, answered[0].seq)
+    ctx.check(rid, not redeemed, problem="StateMismatchAccepted",
+              message="the client discarded the authorization response with a state that is not its own (no token "
+                      "request)" if not redeemed else
+              f"the authorization response's state was not the client's, and it redeemed the code: {redeemed[0].line()}",
+              expected="no token request", actual=_lines(redeemed) or None)
+
+
+@scenario(requirements=["client.auth.iss-validation"], role="client", transports=HTTP, since="2026-07-28", order=84)
+async def auth_wrong_iss(ctx: ClientContext) -> None:
+    """The authorization server advertises RFC 9207 ``iss`` and redirects back with an ``iss`` that is
+    not its issuer: the client must not send the code to any token endpoint."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(iss_in_response="wrong")), provoked=_authorized)
+    rid = "client.auth.iss-validation"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    answered = [h for h in site.as_hits("authorize") if h.status == 302 and site.delivered(h)]
+    if not answered:
+        ctx.not_reached(rid, "no authorization response reached the client")
+        return
+    redeemed = _code_redeemed(site, answered[0].seq)
+    ctx.check(rid, not redeemed, problem="IssuerMismatchAccepted",
+              message="the client did not redeem a code whose response named another issuer" if not redeemed else
+              f"the authorization response's iss was not the issuer, and the client redeemed the code: {redeemed[0].line()}",
+              expected="no token request", actual=_lines(redeemed) or None)
+
+
+@scenario(requirements=["client.auth.iss-validation"], role="client", transports=HTTP, since="2026-07-28", order=84)
+async def auth_missing_iss(ctx: ClientContext) -> None:
+    """The authorization server advertises ``authorization_response_iss_parameter_supported`` and
+    redirects back without ``iss``: the client must reject the response (no token request)."""
+    await _judge_not_redeemed(ctx, AuthConfig(iss_in_response="omit"), "client.auth.iss-validation",
+                              "the response had no iss although the metadata advertises it")
+
+
+@scenario(requirements=["client.auth.iss-no-normalization"], role="client", transports=HTTP, since="2026-07-28",
+          order=84)
+async def auth_normalized_iss(ctx: ClientContext) -> None:
+    """The authorization server redirects back with ``iss`` = its issuer plus a trailing slash (equal
+    only after normalization): the client must not redeem the code."""
+    await _judge_not_redeemed(ctx, AuthConfig(iss_in_response="normalized"), "client.auth.iss-no-normalization",
+                              "the response's iss was the issuer with a trailing slash")
+
+
+async def _judge_not_redeemed(ctx: ClientContext, config: AuthConfig, rid: str, what: str) -> None:
+    site, played = await _play(ctx, Protected(auth=config), provoked=_authorized)
+    if not _started(ctx, site, played, (rid,)):
+        return
+    answered = [h for h in site.as_hits("authorize") if h.status == 302 and site.delivered(h)]
+    if not answered:
+        ctx.not_reached(rid, "no authorization response reached the client")
+        return
+    redeemed = _code_redeemed(site, answered[0].seq)
+    ctx.check(rid, not redeemed, problem="AuthorizationResponseAccepted",
+              message=f"{what}, and the client did not redeem the code" if not redeemed else
+              f"{what}, and the client redeemed the code: {redeemed[0].line()}",
+              expected="no token request", actual=_lines(redeemed) or None)
+
+
+@scenario(requirements=["client.auth.metadata-issuer"], role="client", transports=HTTP, since="2026-07-28", order=85)
+async def auth_metadata_issuer_mismatch(ctx: ClientContext) -> None:
+    """The authorization server metadata's ``issuer`` is not the issuer its well-known URL was built
+    from: the client must not use it (no registration, authorization or token request)."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(metadata_issuer="https://honest.example")),
+                               provoked=_metadata_fetched)
+    rid = "client.auth.metadata-issuer"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    if not _metadata_fetched(site):
+        ctx.not_reached(rid, "the client never fetched the authorization server metadata")
+        return
+    used = site.as_hits("register") + site.as_hits("authorize") + site.as_hits("token")
+    ctx.check(rid, not used, problem="MismatchedMetadataUsed",
+              message="the client did not use metadata whose issuer differs" if not used else
+              f"the metadata's issuer differs from the server's, and the client used it: {used[0].line()}",
+              expected="no request to its endpoints", actual=_lines(used) or None)
+
+
+# -- 2025-03-26: the MCP server's origin is its own authorization server --------------------------
+
+LEGACY_FLOW = ("client.auth.base-url-2025-03-26", "client.auth.pkce-2025-03-26", "client.auth.redirect-uri-form-2025-03-26",
+               "client.auth.bearer-every-request", "client.auth.no-token-in-query")
+
+
+def _as_metadata_requests(hits: list[Hit]) -> list[Hit]:
+    """Authorization server metadata requests (RFC 8414 or OpenID Connect), not the protected
+    resource metadata probes a client may try first on the same origin."""
+    return [h for h in hits if "/.well-known/oauth-authorization-server" in h.path
+            or "/.well-known/openid-configuration" in h.path]
+
+
+def _pkce(site: AuthSite) -> tuple[bool, str] | None:
+    """(ok, what) for the first authorization request and the token request after it."""
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        return None
+    first = authorize[0].params
+    challenge, method = first.get("code_challenge"), first.get("code_challenge_method")
+    tokens = [h for h in _token_requests(site) if h.seq > authorize[0].seq]
+    verifier_ok: bool | None = None
+    what = "no token request was made"
+    if tokens:
+        verifier = tokens[0].form.get("code_verifier")
+        verifier_ok = bool(verifier) and challenge is not None and pkce_s256(verifier) == challenge
+        what = ("the token request's code_verifier hashes (S256) to the challenge" if verifier_ok else
+                f"the token request's code_verifier {'is missing' if not verifier else 'does not hash to the challenge'}")
+    ok = bool(challenge) and method == "S256" and verifier_ok is not False
+    return ok, f"code_challenge {'present' if challenge else 'absent'}, code_challenge_method {method!r}; {what}"
+
+
+@scenario(requirements=list(LEGACY_FLOW), role="client", transports=HTTP, versions=["2025-03-26"], order=86)
+async def auth_flow_2025_03_26(ctx: ClientContext) -> None:
+    """2025-03-26: the 401 is a bare Bearer challenge; the MCP server's origin is the authorization
+    server (its metadata at the origin's root, dynamic registration, PKCE).  The client must find
+    the metadata at the root (the endpoint's path discarded), use PKCE, a loopback or https
+    redirect URI, and then the token on every request, never in a URL."""
+    site, played = await _play(ctx, Protected(legacy=True))
+    if not _started(ctx, site, played, LEGACY_FLOW):
+        return
+    meta = _as_metadata_requests(site.hits("as"))
+    rid = "client.auth.base-url-2025-03-26"
+    if not meta:
+        ctx.not_reached(rid, "the client asked for no authorization server metadata")
+    else:
+        ok = meta[0].path == OAUTH_AS_WELL_KNOWN
+        ctx.check(rid, ok, problem="BaseUrlKeepsPath",
+                  message=f"the first metadata request was at the origin's root ({meta[0].line()})" if ok else
+                  f"the first metadata request was {meta[0].line()}, not {OAUTH_AS_WELL_KNOWN} at the origin's root",
+                  expected=OAUTH_AS_WELL_KNOWN, actual=[h.path for h in meta[:3]])
+    verdict = _pkce(site)
+    if verdict is None:
+        ctx.not_reached("client.auth.pkce-2025-03-26", "the client made no authorization request")
+        ctx.not_reached("client.auth.redirect-uri-form-2025-03-26", "the client made no authorization request")
+    else:
+        ok, what = verdict
+        ctx.check("client.auth.pkce-2025-03-26", ok, problem="PkceNotUsed", message=f"authorization request: {what}",
+                  expected="code_challenge with method S256, verifier matching", actual=what)
+        uris = [h.params.get("redirect_uri") for h in site.as_hits("authorize")] + \
+               [u for group in _registered_uris(site) for u in group]
+        bad = [u for u in uris if not _redirect_form_ok(u)]
+        ctx.check("client.auth.redirect-uri-form-2025-03-26", not bad, problem="RedirectUriNotLoopbackOrHttps",
+                  message=f"redirect URI {uris[0]!r} is loopback or https" if not bad else
+                  f"redirect URI {bad[0]!r} is neither localhost nor https", expected="loopback http or https",
+                  actual=bad[0] if bad else uris[0])
+    _judge_token_use(ctx, site)
+
+
+@scenario(requirements=["client.auth.metadata-first-2025-03-26", "client.auth.default-endpoints-2025-03-26"],
+          role="client", transports=HTTP, versions=["2025-03-26"], order=87)
+async def auth_default_endpoints_2025_03_26(ctx: ClientContext) -> None:
+    """2025-03-26: the MCP server's origin has no authorization server metadata (404) and serves the
+    default endpoints: the client must ask for the metadata first, then use ``/register``,
+    ``/authorize`` and ``/token`` at the origin's root."""
+    site, played = await _play(ctx, Protected(legacy=True, auth=AuthConfig(metadata_forms=())))
+    rids = ("client.auth.metadata-first-2025-03-26", "client.auth.default-endpoints-2025-03-26")
+    if not _started(ctx, site, played, rids):
+        return
+    hits = site.hits("as")
+    endpoints = [h for h in hits if h.path.rstrip("/").rsplit("/", 1)[-1] in ("authorize", "token", "register")]
+    meta = _as_metadata_requests(hits)
+    if not endpoints:
+        for rid in rids:
+            ctx.not_reached(rid, "the client used no authorization endpoint (" + "; ".join(_lines(hits)[-3:]) + ")")
+        return
+    ok = bool(meta) and meta[0].seq < endpoints[0].seq
+    ctx.check(rids[0], ok, problem="DefaultEndpointsWithoutMetadataAttempt",
+              message=f"the client asked for the metadata ({meta[0].line()}) before {endpoints[0].line()}" if ok else
+              f"{endpoints[0].line()} came before any metadata request", expected="the metadata request first",
+              actual=_lines(hits))
+    wrong = [h for h in endpoints if h.path not in ("/authorize", "/token", "/register")]
+    ctx.check(rids[1], not wrong, problem="DefaultEndpointsNotAtRoot",
+              message="registration, authorization and token requests went to the default paths at the origin's "
+                      "root" if not wrong else f"{wrong[0].line()} is not a default endpoint at the origin's root",
+              expected=["/register", "/authorize", "/token"], actual=_lines(wrong) or None)
