@@ -20,7 +20,6 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ import pytest
 from conformance.outcomes import Level
 from conformance.registry import scenarios
 from conformance.spec.requirements import catalogue
+from tests.prefetch import Prefetch
 
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = max(1, int(os.environ.get("MCP_CONFORMANCE_DEFECT_JOBS", "4")))  # the runs mostly wait (25 % of a core each)
@@ -70,24 +70,28 @@ def _suite(fault: str, version: str, transport: str, select: list[str], report_d
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
-    pool = ThreadPoolExecutor(max_workers=JOBS, thread_name_prefix="oauth-client")
-    futures: dict[str, Future] = {}
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
+    """Each run started when its test asks for it, with the next ``JOBS - 1`` in test order
+    (tests/prefetch.py: under xdist a worker runs only its share)."""
+    plans: dict[str, tuple] = {}
     for version, transport in STRICT:
-        futures[f"strict-{version}-{transport}"] = pool.submit(_suite, "", version, transport, ["client.auth.*"],
-                                                               tmp_path_factory.mktemp("strict"))
+        plans[f"strict-{version}-{transport}"] = ("", version, transport, ["client.auth.*"], "strict")
     wanted = os.environ.get("MCP_CONFORMANCE_OAUTH_FAULTS")  # (a comma-separated subset, for a quick look)
-    for name, d in AUTH_DEFECTS.items():
+    for name in sorted(AUTH_DEFECTS):  # the order of the tests
         if wanted and name not in wanted.split(","):
             continue
-        select = list(AUTH_SCENARIOS[d.scenario].requirements)
-        futures[name] = pool.submit(_suite, name, d.version, d.transport, select, tmp_path_factory.mktemp(name))
+        d = AUTH_DEFECTS[name]
+        plans[name] = (name, d.version, d.transport, list(AUTH_SCENARIOS[d.scenario].requirements), name)
+
+    def start(key: str) -> dict:
+        fault, version, transport, select, where = plans[key]
+        return _suite(fault, version, transport, select, tmp_path_factory.mktemp(where))
+
+    prefetch = Prefetch(list(plans), start, JOBS, name="oauth-client")
     try:
-        yield futures
+        yield prefetch
     finally:
-        for f in futures.values():
-            f.cancel()
-        pool.shutdown(wait=True)
+        prefetch.close()
 
 
 def _oauth_faults() -> dict:
@@ -116,7 +120,7 @@ def test_table_names_client_auth_requirements_where_they_apply() -> None:
 
 @pytest.mark.parametrize("version,transport", STRICT)
 def test_reference_client_is_clean_under_the_authorization_scenarios(version: str, transport: str,
-                                                                    runs: dict[str, Future]) -> None:
+                                                                    runs: Prefetch[str]) -> None:
     report = runs[f"strict-{version}-{transport}"].result()
     outcomes = {r["requirement"]: r["outcome"] for r in report["results"]}
     assert outcomes, report.get("errors")
@@ -127,10 +131,10 @@ def test_reference_client_is_clean_under_the_authorization_scenarios(version: st
 
 
 @pytest.mark.parametrize("name", sorted(AUTH_DEFECTS))
-def test_suite_flags_exactly_the_oauth_fault(name: str, runs: dict[str, Future]) -> None:
+def test_suite_flags_exactly_the_oauth_fault(name: str, runs: Prefetch[str]) -> None:
     d = AUTH_DEFECTS[name]
     expected = "fail" if catalogue()[d.requirement].level is Level.MUST else "warning"
-    if name not in runs:
+    if name not in runs.order:
         pytest.skip("not in MCP_CONFORMANCE_OAUTH_FAULTS")
     report = runs[name].result()
     flagged = {(r["requirement"], r["outcome"]) for r in report["results"] if r["outcome"] in FLAGGED}
