@@ -44,7 +44,8 @@ from conformance.connect import TargetError
 from conformance.fuzz import client_oracle as co
 from conformance.fuzz import oracle as _o
 from conformance.fuzz.corpus import build_client_corpus
-from conformance.fuzz.engine import Campaign, _redact, _rss_kib
+from conformance.fuzz.engine import Campaign
+from conformance.fuzz.peer_process import redact, tree_rss_kib
 from conformance.fuzz.generate import Frame, Plan, answer_at, frame_at, run_index
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, Expect, Finding, id_key
@@ -335,7 +336,7 @@ class _ClientRun:
         self.held_changed = anyio.Event()
 
     def _on_response(self, e: Envelope, now: float) -> None:
-        k = co._usable_key(e.id)
+        k = co.usable_key(e.id)
         if k is not None:
             p = self.keyed.get(k)
             if p is None:
@@ -658,7 +659,7 @@ class _ClientRun:
                 return
             if self.camp is not None and self.run is not None and now - last_mem >= self.cfg.memory_interval:
                 last_mem = now
-                kib = _tree_rss_kib(self.run.pid)
+                kib = tree_rss_kib(self.run.pid)
                 if kib is not None:
                     self.camp.memory.append((self.camp.elapsed, kib))
 
@@ -725,31 +726,8 @@ class _ClientRun:
                                   "ambiguous": len(suspects) > 1}
         if run is not None:
             detail["returncode"] = run.exit_code
-            detail["stderr_tail"] = _redact(run.tail()[-1500:])
+            detail["stderr_tail"] = redact(run.tail()[-1500:])
         self._finding(f, culprit, prefix=prefix, detail=detail)
-
-
-def _tree_rss_kib(pid: int | None) -> int | None:
-    """Resident memory of ``pid`` and every process under it (the client the shell started, and what
-    the client started: its server launcher), in KiB; None when /proc cannot tell."""
-    if not pid:
-        return None
-    total, todo, seen = 0, [pid], set()
-    while todo:
-        p = todo.pop()
-        if p in seen or len(seen) > 64:
-            continue
-        seen.add(p)
-        kib = _rss_kib(p)
-        if kib is None:
-            continue
-        total += kib
-        try:
-            with open(f"/proc/{p}/task/{p}/children", "rb") as f:
-                todo.extend(int(x) for x in f.read().split())
-        except (OSError, ValueError):
-            pass
-    return total or None
 
 
 def _takes_as_answer(data: bytes, rid: Any) -> bool:
