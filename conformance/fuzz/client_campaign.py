@@ -113,7 +113,7 @@ async def _reproducer(cfg: Any, client: Any, rec: Any, do_shrink: bool, n: int) 
     whether the finding stands (a quit that a plain ping provokes as well does not)."""
     from conformance.fuzz.client_engine import HANDSHAKE, ClientSession
     from conformance.fuzz.replay import Reproducer
-    from conformance.fuzz.shrink import shrink_steps
+    from conformance.fuzz.shrink import shrink_within
     from conformance.wire.envelope import MISSING
 
     frame = rec.frame
@@ -180,16 +180,12 @@ async def _reproducer(cfg: Any, client: Any, rec: Any, do_shrink: bool, n: int) 
             if live and prefix and await reproduces(best, []):
                 prefix = []  # the frame alone does it
             if await reproduces(best, prefix, fresh=True):
-                gen = shrink_steps(best, max_steps=60 if live else 100)
-                try:
-                    cand = next(gen)
-                    while time.monotonic() - t0 < cfg.shrink_budget:  # the shrink budget per signature
-                        ok = await reproduces(cand, prefix, grace=min(cfg.grace, 0.1))
-                        if ok:
-                            best = cand
-                        cand = gen.send(ok)
-                except StopIteration as stop:
-                    best = stop.value
+                def keep(smaller: bytes) -> None:  # the best so far, should a replay raise
+                    nonlocal best
+                    best = smaller
+
+                best = await shrink_within(best, lambda cand: reproduces(cand, prefix, grace=min(cfg.grace, 0.1)),
+                                           started=t0, keep=keep, budget=cfg.shrink_budget, max_steps=60 if live else 100)
                 stats["shrunk"] = best != frame.data
             else:
                 stats["note"] = "did not reproduce alone on a fresh client run"

@@ -91,7 +91,7 @@ async def campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stric
 async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
     from conformance.fuzz.engine import Session, replay_frame
     from conformance.fuzz.replay import Reproducer
-    from conformance.fuzz.shrink import shrink_steps
+    from conformance.fuzz.shrink import shrink_within
 
     frame = rec.frame
     if frame is None:
@@ -137,16 +137,12 @@ async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
                 prefix = []  # the last frame alone kills it
             alone = await reproduces(best, prefix)
             if alone:
-                gen = shrink_steps(best, max_steps=100)
-                try:
-                    cand = next(gen)
-                    while time.monotonic() - t0 < cfg.shrink_budget:  # the shrink budget per signature
-                        ok = await reproduces(cand, prefix, grace=min(cfg.grace, 0.1))
-                        if ok:
-                            best = cand
-                        cand = gen.send(ok)
-                except StopIteration as stop:
-                    best = stop.value
+                def keep(smaller: bytes) -> None:  # the best so far, should a replay raise
+                    nonlocal best
+                    best = smaller
+
+                best = await shrink_within(best, lambda cand: reproduces(cand, prefix, grace=min(cfg.grace, 0.1)),
+                                           started=t0, keep=keep, budget=cfg.shrink_budget, max_steps=100)  # the budget per signature
                 stats["shrunk"] = best != frame.data
             else:
                 stats["note"] = "did not reproduce alone on a fresh connection after the handshake"
