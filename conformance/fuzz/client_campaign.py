@@ -20,10 +20,11 @@ from typing import Any
 
 from conformance.connect import TargetError
 from conformance.fuzz.campaign import UsageError, finding_entry, parse_versions, report_section
+from conformance.fuzz.client_engine import QUIT_PROBLEMS
 
 __all__ = ["client_target", "client_versions", "campaign_and_shrink", "client_replay_one", "QUITS"]
 
-QUITS = {"ClientQuit", "QuitOnInvalidCancel"}  # confirmed against a plain ping before they are reported
+QUITS = frozenset(QUIT_PROBLEMS)  # confirmed against a plain ping before they are reported
 LIVENESS = QUITS | {"ClientStalled", "ClientCrashed"}
 CONTROL = b'{"jsonrpc":"2.0","id":"mcp-conformance-control","method":"ping"}'
 

@@ -44,11 +44,11 @@ from conformance.connect import TargetError
 from conformance.fuzz import client_oracle as co
 from conformance.fuzz import oracle as _o
 from conformance.fuzz.corpus import build_client_corpus
-from conformance.fuzz.engine import Campaign
-from conformance.fuzz.peer_process import redact, tree_rss_kib
+from conformance.fuzz.engine import RING, Campaign
 from conformance.fuzz.generate import Frame, Plan, answer_at, frame_at, run_index
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, Expect, Finding, id_key
+from conformance.fuzz.peer_process import redact, tree_rss_kib
 from conformance.spec.versions import Transport
 from conformance.transports.base import TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope, same_id
@@ -58,9 +58,8 @@ __all__ = ["ClientFuzzConfig", "ClientCampaign", "run_client_campaign", "ClientS
 
 BARRIER_BASE = 10**12  # barrier ping ids: integers of their own range (a flipped type still reads as a near miss)
 HANDSHAKE = frozenset({"initialize", "server/discover"})
-RING = 16
 MAX_LIVENESS = 3  # the campaign stops once the same stall, crash or quit was seen this often
-QUIT_PROBLEMS = ("ClientQuit", "QuitOnInvalidCancel")
+QUIT_PROBLEMS = ("ClientQuit", "QuitOnInvalidCancel")  # confirmed against a plain ping before they are reported
 MAX_NO_SESSION = 3  # ... or once this many runs in a row did not get past the handshake
 
 
