@@ -11,6 +11,7 @@ report), the report's ``fuzz`` section (:func:`report_section`, :func:`finding_e
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import time
@@ -26,7 +27,7 @@ from conformance.spec.requirements import get as get_requirement
 from conformance.spec.versions import VERSIONS, Transport, spec
 
 __all__ = ["UsageError", "parse_duration", "parse_versions", "versions_on_transport", "Progress", "interrupted",
-           "run_campaigns", "report_section", "finding_entry", "print_section", "write_report", "CampaignAndShrink"]
+           "run_campaigns", "report_section", "finding_entry", "save_finding", "print_section", "write_report", "CampaignAndShrink"]
 
 #: a direction's campaign and shrink: (its config, the report directory, shrink?, strict?) -> (section, findings)
 CampaignAndShrink = Callable[[Any, Path, bool, bool], Awaitable[tuple[dict[str, Any], list[Any]]]]
@@ -217,6 +218,21 @@ def finding_entry(rec: Any, repro: Any, path: Path | None, report_dir: Path, str
         "stability": repro.stability if repro is not None else {},
         "detail": {k: v for k, v in rec.detail.items() if isinstance(v, (str, int, float, type(None)))},
     }
+
+
+def save_finding(section: dict[str, Any], rec: Any, repro: Any, report_dir: Path, name: str, *, strict: bool,
+                 version: str) -> dict[str, Any]:
+    """The reproducer ``repro`` (if any) saved as ``reproducers/<name>.json`` under ``report_dir``,
+    and the finding of ``rec`` entered in ``section``; the entry."""
+    path = None
+    if repro is not None:
+        repro_dir = report_dir / "reproducers"
+        repro_dir.mkdir(parents=True, exist_ok=True)
+        path = repro_dir / f"{name}.json"
+        path.write_text(json.dumps(repro.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    entry = finding_entry(rec, repro, path, report_dir, strict, version)
+    section["findings"].append(entry)
+    return entry
 
 
 def print_section(section: dict[str, Any]) -> None:

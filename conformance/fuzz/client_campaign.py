@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.connect import TargetError
-from conformance.fuzz.campaign import UsageError, finding_entry, parse_versions, report_section
+from conformance.fuzz.campaign import UsageError, parse_versions, report_section, save_finding
 from conformance.fuzz.client_engine import QUIT_PROBLEMS
 
 __all__ = ["client_target", "client_versions", "campaign_and_shrink", "client_replay_one", "QUITS"]
@@ -81,7 +81,6 @@ async def campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stric
     if not camp.signatures:
         return section, rows
     run = client_run(cfg.target, versions=[cfg.version], timeout=cfg.deadline, jobs=1)
-    repro_dir = report_dir / "reproducers"
     async with anyio.create_task_group() as host:
         await host.start(run.start)
         try:
@@ -93,14 +92,8 @@ async def campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stric
                                                    "why": "a plain ping in its place made the client end its session too, "
                                                           "or the message alone did not make it quit"})
                     continue
-                path = None
-                if repro is not None:
-                    repro_dir.mkdir(parents=True, exist_ok=True)
-                    path = repro_dir / f"client-{cfg.version}-{n:02d}-{sig[0]}-{sig[1]}.json"
-                    path.write_text(json.dumps(repro.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-                entry = finding_entry(rec, repro, path, report_dir, strict, cfg.version)
-                section["findings"].append(entry)
-                rows.append(entry)
+                rows.append(save_finding(section, rec, repro, report_dir, f"client-{cfg.version}-{n:02d}-{sig[0]}-{sig[1]}",
+                                         strict=strict, version=cfg.version))
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the run

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.connect import Target
-from conformance.fuzz.campaign import UsageError, finding_entry, report_section
+from conformance.fuzz.campaign import UsageError, report_section, save_finding
 from conformance.spec.versions import Transport
 
 __all__ = ["LIVENESS", "server_target", "corpus_extra", "campaign_and_shrink", "replay_one"]
@@ -72,19 +72,12 @@ async def campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stric
     from conformance.fuzz.engine import run_campaign
 
     camp = await run_campaign(cfg)
-    repro_dir = report_dir / "reproducers"
     section = report_section(camp)
     rows = []
     for n, (sig, rec) in enumerate(sorted(camp.signatures.items()), 1):
         repro = await _reproducer(cfg, camp, rec, do_shrink)
-        path = None
-        if repro is not None:
-            repro_dir.mkdir(parents=True, exist_ok=True)
-            path = repro_dir / f"{cfg.version}-{n:02d}-{sig[0]}-{sig[1]}.json"
-            path.write_text(json.dumps(repro.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        entry = finding_entry(rec, repro, path, report_dir, strict, cfg.version)
-        section["findings"].append(entry)
-        rows.append(entry)
+        rows.append(save_finding(section, rec, repro, report_dir, f"{cfg.version}-{n:02d}-{sig[0]}-{sig[1]}",
+                                 strict=strict, version=cfg.version))
     return section, rows
 
 

@@ -18,27 +18,6 @@ def test_candidates_are_strictly_shorter_and_structural_first() -> None:
     assert json.loads(cands[0])  # the first ones are JSON
 
 
-def test_shrink_keeps_what_the_predicate_needs() -> None:
-    data = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,3],"b":"long string"}}}'
-    def keeps_method(b: bytes) -> bool:
-        try:
-            value = json.loads(b)
-        except ValueError:
-            return False
-        return isinstance(value, dict) and value.get("method") == "tools/call"
-
-    best, n = shrink(data, keeps_method)
-    assert json.loads(best) == {"method": "tools/call"}
-    assert 0 < n <= 200
-
-
-def test_shrink_with_the_oracle_as_predicate_keeps_the_signature() -> None:
-    ctx = OracleContext("2025-11-25")
-    data = b'{"jsonrpc":"2.0","id":"fz-3","method":"tools/call","params":{"name":"x"'
-    best, _ = shrink(data, lambda b: expect(b, ctx)[0].requirement == "jsonrpc.error.parse-error")
-    assert len(best) == 1 and expect(best, ctx)[0].requirement == "jsonrpc.error.parse-error"
-
-
 def _keeps_method(b: bytes) -> bool:
     try:
         value = json.loads(b)
@@ -48,6 +27,19 @@ def _keeps_method(b: bytes) -> bool:
 
 
 _CALL = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,3],"b":"long string"}}}'
+
+
+def test_shrink_keeps_what_the_predicate_needs() -> None:
+    best, n = shrink(_CALL, _keeps_method)
+    assert json.loads(best) == {"method": "tools/call"}
+    assert 0 < n <= 200
+
+
+def test_shrink_with_the_oracle_as_predicate_keeps_the_signature() -> None:
+    ctx = OracleContext("2025-11-25")
+    data = b'{"jsonrpc":"2.0","id":"fz-3","method":"tools/call","params":{"name":"x"'
+    best, _ = shrink(data, lambda b: expect(b, ctx)[0].requirement == "jsonrpc.error.parse-error")
+    assert len(best) == 1 and expect(best, ctx)[0].requirement == "jsonrpc.error.parse-error"
 
 
 class _Clock:
