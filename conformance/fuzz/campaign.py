@@ -16,7 +16,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from conformance import __version__
 from conformance.connect import TargetError
@@ -25,6 +25,10 @@ from conformance.report.model import EXIT_INTERRUPTED
 from conformance.spec.requirements import catalogue
 from conformance.spec.requirements import get as get_requirement
 from conformance.spec.versions import VERSIONS, Transport, spec
+
+if TYPE_CHECKING:
+    from conformance.fuzz.engine import Campaign, SignatureRecord
+    from conformance.fuzz.replay import Reproducer
 
 __all__ = ["UsageError", "parse_duration", "parse_versions", "versions_on_transport", "Progress", "interrupted",
            "run_campaigns", "report_section", "finding_entry", "save_finding", "print_section", "write_report", "CampaignAndShrink"]
@@ -81,7 +85,7 @@ class Progress:
         self.live = live
         self.width = 0
 
-    def __call__(self, camp: Any) -> None:
+    def __call__(self, camp: Campaign) -> None:
         if not self.live:
             return
         cfg = camp.cfg
@@ -156,7 +160,7 @@ def run_campaigns(target: Any, versions: Sequence[str], report_dir: Path, campai
 # -- the report ------------------------------------------------------------------------------------
 
 
-def report_section(camp: Any) -> dict[str, Any]:
+def report_section(camp: Campaign) -> dict[str, Any]:
     """The report's section of one campaign (either direction); its ``findings`` filled in by the caller."""
     cfg = camp.cfg
     return {
@@ -188,7 +192,7 @@ def report_section(camp: Any) -> dict[str, Any]:
     }
 
 
-def finding_entry(rec: Any, repro: Any, path: Path | None, report_dir: Path, strict: bool, version: str | None = None) -> dict[str, Any]:
+def finding_entry(rec: SignatureRecord, repro: Reproducer | None, path: Path | None, report_dir: Path, strict: bool, version: str | None = None) -> dict[str, Any]:
     """One finding of the report: the record ``rec`` of its signature, graded, with its reproducer."""
     f = rec.finding
     req = get_requirement(f.requirement)
@@ -220,7 +224,7 @@ def finding_entry(rec: Any, repro: Any, path: Path | None, report_dir: Path, str
     }
 
 
-def save_finding(section: dict[str, Any], rec: Any, repro: Any, report_dir: Path, name: str, *, strict: bool,
+def save_finding(section: dict[str, Any], rec: SignatureRecord, repro: Reproducer | None, report_dir: Path, name: str, *, strict: bool,
                  version: str) -> dict[str, Any]:
     """The reproducer ``repro`` (if any) saved as ``reproducers/<name>.json`` under ``report_dir``,
     and the finding of ``rec`` entered in ``section``; the entry."""

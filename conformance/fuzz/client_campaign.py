@@ -16,11 +16,18 @@ from dataclasses import replace
 import shlex
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.connect import TargetError
 from conformance.fuzz.campaign import UsageError, parse_versions, report_section, save_finding
 from conformance.fuzz.client_engine import QUIT_PROBLEMS
+
+if TYPE_CHECKING:
+    from conformance.client.role import ClientRole
+    from conformance.client.target import ClientTarget
+    from conformance.fuzz.client_engine import ClientFuzzConfig
+    from conformance.fuzz.engine import SignatureRecord
+    from conformance.fuzz.replay import Reproducer
 
 __all__ = ["client_target", "client_versions", "campaign_and_shrink", "client_replay_one", "QUITS"]
 
@@ -30,7 +37,7 @@ CONTROL = b'{"jsonrpc":"2.0","id":"mcp-conformance-control","method":"ping"}'
 
 
 def client_target(command: str | None, transport: str | None, url: str | None, timeout: float,
-                  fallback: dict[str, Any] | None = None) -> Any:
+                  fallback: dict[str, Any] | None = None) -> ClientTarget:
     """The client to start (``--client-command``, or the one a reproducer names, ``fallback``),
     validated as the ``client`` subcommand validates it (``url`` given is a usage error)."""
     import pytest
@@ -65,7 +72,7 @@ def client_versions(text: str) -> list[str]:
     return versions
 
 
-async def campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
+async def campaign_and_shrink(cfg: ClientFuzzConfig, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
     """One campaign against a client (many client runs), each signature confirmed, shrunk and saved
     as a reproducer; the report's section (with the client's extras) and its findings."""
     import anyio
@@ -102,7 +109,8 @@ async def campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stric
     return section, rows
 
 
-async def _reproducer(cfg: Any, client: Any, rec: Any, do_shrink: bool, n: int) -> tuple[Any, bool]:
+async def _reproducer(cfg: ClientFuzzConfig, client: ClientRole, rec: SignatureRecord, do_shrink: bool,
+                      n: int) -> tuple[Reproducer | None, bool]:
     """The reproducer of one signature (shrunk, replayed three times on fresh client runs), and
     whether the finding stands (a quit that a plain ping provokes as well does not)."""
     from conformance.fuzz.client_engine import HANDSHAKE, ClientSession
@@ -207,7 +215,7 @@ async def _reproducer(cfg: Any, client: Any, rec: Any, do_shrink: bool, n: int) 
                       target=cfg.target.to_json(), stability=stability, role="client", answer=answer), confirmed
 
 
-async def client_replay_one(target: Any, repro: Any, *, timeout: float, grace: float) -> dict[str, Any]:
+async def client_replay_one(target: ClientTarget, repro: Reproducer, *, timeout: float, grace: float) -> dict[str, Any]:
     """Replay one client reproducer three times, each on a fresh start of the client."""
     import anyio
 

@@ -13,11 +13,15 @@ import json
 import shlex
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.connect import Target
 from conformance.fuzz.campaign import UsageError, report_section, save_finding
 from conformance.spec.versions import Transport
+
+if TYPE_CHECKING:
+    from conformance.fuzz.engine import Campaign, FuzzConfig, SignatureRecord
+    from conformance.fuzz.replay import Reproducer
 
 __all__ = ["LIVENESS", "server_target", "corpus_extra", "campaign_and_shrink", "replay_one"]
 
@@ -66,7 +70,7 @@ def corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:
     return tuple(examples)
 
 
-async def campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
+async def campaign_and_shrink(cfg: FuzzConfig, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
     """One campaign against a server (:func:`conformance.fuzz.engine.run_campaign`), the first example
     of every signature shrunk and saved as a reproducer; the report's section and its findings."""
     from conformance.fuzz.engine import run_campaign
@@ -81,7 +85,7 @@ async def campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stric
     return section, rows
 
 
-async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
+async def _reproducer(cfg: FuzzConfig, camp: Campaign, rec: SignatureRecord, do_shrink: bool) -> Reproducer | None:
     from conformance.fuzz.engine import Session, replay_frame
     from conformance.fuzz.replay import Reproducer
     from conformance.fuzz.shrink import shrink_within
@@ -155,7 +159,7 @@ async def _reproducer(cfg: Any, camp: Any, rec: Any, do_shrink: bool) -> Any:
                       target=cfg.target.to_json(), stability=stability)
 
 
-async def replay_one(target: Target, repro: Any, *, timeout: float, grace: float) -> dict[str, Any]:
+async def replay_one(target: Target, repro: Reproducer, *, timeout: float, grace: float) -> dict[str, Any]:
     """Replay one server reproducer three times, each on a fresh session."""
     from conformance.fuzz.engine import FuzzConfig, Session, replay_frame
 
