@@ -9,6 +9,7 @@ the ``mcp`` SDK.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import subprocess
 import sys
@@ -170,6 +171,7 @@ def _module_imports(name: str, path: Path, modules: dict[str, Path]) -> dict[str
     return found
 
 
+@functools.lru_cache(maxsize=1)  # one drawing per session: the graph tests share it
 def _import_graph() -> dict[str, dict[str, set[str]]]:
     modules = _project_modules()
     return {name: _module_imports(name, path, modules) for name, path in modules.items()}
@@ -241,6 +243,32 @@ def test_the_private_name_finder_sees_a_from_import_and_an_attribute_read(tmp_pa
     (tmp_path / "n.py").write_text("from m import _x\nimport m as mm\nprint(mm._y)\n", encoding="utf-8")
     modules = {"m": tmp_path / "m.py", "n": tmp_path / "n.py"}
     assert _module_imports("n", modules["n"], modules) == {"m": {"_x", "_y"}}
+
+
+ENTRY = {"conformance.cli", "conformance.pytest_plugin", "conformance.pytest_targets", "conformance.hookspecs", "pytest"}
+#: ARCHITECTURE.md's table, the I/O rooms: what each must not import (nothing above it; the roles
+#: not each other; the runtime no role)
+NOT_UPWARD: dict[str, set[str]] = {
+    "conformance.runtime": ENTRY | {"conformance.server", "conformance.client", "conformance.scenarios", "conformance.fuzz"},
+    "conformance.server": ENTRY | {"conformance.client", "conformance.scenarios", "conformance.fuzz"},
+    "conformance.client": ENTRY | {"conformance.server", "conformance.scenarios", "conformance.fuzz"},
+    "conformance.scenarios": ENTRY | {"conformance.fuzz"},
+}
+
+
+@pytest.mark.parametrize("room", sorted(NOT_UPWARD))
+def test_no_upward_import(room: str) -> None:
+    graph = _import_graph()
+    modules = _project_modules()
+    bad = {}
+    for name, targets in graph.items():
+        if name != room and not name.startswith(room + "."):
+            continue
+        reached = set(targets) | _imports(modules[name])  # project modules, and third-party ones (pytest)
+        hits = sorted(_hits(reached, NOT_UPWARD[room]))
+        if hits:
+            bad[name] = hits
+    assert not bad, f"upward imports (ARCHITECTURE.md, layers and imports): {bad}"
 
 
 def test_the_reference_server_core_knows_no_feature() -> None:
