@@ -30,8 +30,9 @@ from typing import Any, Sequence
 import pytest
 
 from conformance import __version__
-from conformance.pytest_plugin import OPTIONS, REPORT_KEY, SIGNALLED, Option, default_target_args
+from conformance.pytest_plugin import OPTIONS, REPORT_KEY, Option, default_target_args
 from conformance.report.model import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from conformance.runtime.signals import SIGNALLED, terminate_like_interrupt
 
 __all__ = ["main", "build_parser", "pytest_args", "terminate_like_interrupt"]
 
@@ -518,29 +519,6 @@ def _report_problems(report: Any) -> list[str]:
         elif not isinstance(r["violations"], list) or not isinstance(r["transcript"], list):
             problems.append(f"results/{i}: violations and transcript must be lists")
     return problems
-
-
-def terminate_like_interrupt() -> None:
-    """SIGTERM ends a run the way Ctrl-C does: connections closed, processes stopped, partial
-    report written (only from the main thread, and not when SIGTERM is ignored).  Both signals are
-    also remembered (``pytest_plugin.SIGNALLED``): an interrupt that lands where the
-    KeyboardInterrupt is caught or wrapped -- inside an import during collection, which pytest then
-    reports as an internal error -- still ends the run as interrupted, exit 130.  The project's
-    own test session uses it too (tests/conftest.py)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        SIGNALLED.append(signum)
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
-        signal.signal(signal.SIGTERM, handler)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, handler)
 
 
 def _exit_code(rc: int, report: dict[str, Any] | None) -> int:

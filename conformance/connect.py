@@ -401,7 +401,8 @@ def _tail_text(tail: str, limit: int = 1200) -> str:
 # transports and peers
 
 
-def _build_transport(target: Target, version: str, *, timeout: float, headers: Mapping[str, str] | None = None) -> Any:
+def build_transport(target: Target, version: str, *, timeout: float, headers: Mapping[str, str] | None = None) -> Any:
+    """The transport that reaches ``target`` (not opened): stdio, streamable HTTP or legacy SSE."""
     from conformance.spec.versions import spec
 
     vspec = spec(version)
@@ -442,7 +443,7 @@ def open_peer(
 
     Raises TargetError at once for a command that cannot be found.  Errors raised while entering
     it are TransportErrors; map them with :func:`target_error`."""
-    transport = _build_transport(target, version, timeout=timeout, headers=headers)
+    transport = build_transport(target, version, timeout=timeout, headers=headers)
     peer = RawPeer(transport, version=version, timeout=timeout, **peer_opts)
     if target.transport is Transport.STDIO:
         peer.first_timeout = target.startup_timeout  # a fresh process's first answer may be slow to come

@@ -37,6 +37,7 @@ import pytest
 from conformance import __version__
 from conformance.outcomes import Outcome
 from conformance.registry import Scenario, scenarios
+from conformance.runtime.signals import SIGNALLED  # (set by the CLI's handlers: runtime/signals.py)
 from conformance.report.model import build_report
 from conformance.spec.requirements import catalogue
 from conformance.spec.requirements import select as select_requirements
@@ -507,9 +508,6 @@ def _baseline(value: str | None, base: Path) -> Any:
 
 RUN_KEY = pytest.StashKey["_Run"]()
 REPORT_KEY = pytest.StashKey[dict]()
-#: signals (SIGINT, SIGTERM) that interrupted this process's run, set by the CLI's handlers
-#: (conformance.cli.terminate_like_interrupt): the run ends as interrupted however pytest unwound
-SIGNALLED: list[int] = []
 SETTINGS_KEY = pytest.StashKey[_Settings]()
 
 

@@ -14,7 +14,7 @@ import pytest
 from conformance.schema.validate import import_jsonschema  # noqa: E402
 
 import_jsonschema()  # the oracle imports it on first need; here, now
-from conformance.cli import terminate_like_interrupt  # noqa: E402
+from conformance.runtime.signals import terminate_like_interrupt  # noqa: E402
 
 # pytester drives the mcp-conformance pytest plugin in tests/runtime (it must be requested from
 # the top-level test conftest).

@@ -44,10 +44,11 @@ from conformance.connect import TargetError
 from conformance.fuzz import client_oracle as co
 from conformance.fuzz import oracle as _o
 from conformance.fuzz.corpus import build_client_corpus
-from conformance.fuzz.engine import Campaign, _redact, _rss_kib
+from conformance.fuzz.engine import RING, Campaign
 from conformance.fuzz.generate import Frame, Plan, answer_at, frame_at, run_index
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, UNREADABLE, Expect, Finding, id_key
+from conformance.fuzz.peer_process import redact, tree_rss_kib
 from conformance.spec.versions import Transport
 from conformance.transports.base import TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope, same_id
@@ -57,9 +58,8 @@ __all__ = ["ClientFuzzConfig", "ClientCampaign", "run_client_campaign", "ClientS
 
 BARRIER_BASE = 10**12  # barrier ping ids: integers of their own range (a flipped type still reads as a near miss)
 HANDSHAKE = frozenset({"initialize", "server/discover"})
-RING = 16
 MAX_LIVENESS = 3  # the campaign stops once the same stall, crash or quit was seen this often
-QUIT_PROBLEMS = ("ClientQuit", "QuitOnInvalidCancel")
+QUIT_PROBLEMS = ("ClientQuit", "QuitOnInvalidCancel")  # confirmed against a plain ping before they are reported
 MAX_NO_SESSION = 3  # ... or once this many runs in a row did not get past the handshake
 
 
@@ -341,7 +341,7 @@ class _ClientRun:
         self.held_changed = anyio.Event()
 
     def _on_response(self, e: Envelope, now: float) -> None:
-        k = co._usable_key(e.id)
+        k = co.usable_key(e.id)
         if k is not None:
             p = self.keyed.get(k)
             if p is None:
@@ -683,7 +683,7 @@ class _ClientRun:
                 return
             if self.camp is not None and self.run is not None and now - last_mem >= self.cfg.memory_interval:
                 last_mem = now
-                kib = _tree_rss_kib(self.run.pid)
+                kib = tree_rss_kib(self.run.pid)
                 if kib is not None:
                     self.camp.memory.append((self.camp.elapsed, kib))
 
@@ -750,31 +750,8 @@ class _ClientRun:
                                   "ambiguous": len(suspects) > 1}
         if run is not None:
             detail["returncode"] = run.exit_code
-            detail["stderr_tail"] = _redact(run.tail()[-1500:])
+            detail["stderr_tail"] = redact(run.tail()[-1500:])
         self._finding(f, culprit, prefix=prefix, detail=detail)
-
-
-def _tree_rss_kib(pid: int | None) -> int | None:
-    """Resident memory of ``pid`` and every process under it (the client the shell started, and what
-    the client started: its server launcher), in KiB; None when /proc cannot tell."""
-    if not pid:
-        return None
-    total, todo, seen = 0, [pid], set()
-    while todo:
-        p = todo.pop()
-        if p in seen or len(seen) > 64:
-            continue
-        seen.add(p)
-        kib = _rss_kib(p)
-        if kib is None:
-            continue
-        total += kib
-        try:
-            with open(f"/proc/{p}/task/{p}/children", "rb") as f:
-                todo.extend(int(x) for x in f.read().split())
-        except (OSError, ValueError):
-            pass
-    return total or None
 
 
 def _takes_as_answer(data: bytes, rid: Any) -> bool:

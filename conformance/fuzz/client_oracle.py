@@ -108,7 +108,7 @@ def _applies(rid: str, version: str) -> bool:
     return version in get_requirement(rid).versions
 
 
-def _usable_key(rid: Any) -> Any:
+def usable_key(rid: Any) -> Any:
     """A key for an id answers may echo; None for null, absent and booleans (never unique in flight)."""
     if rid is MISSING or rid is None or isinstance(rid, bool):
         return None
@@ -117,7 +117,7 @@ def _usable_key(rid: Any) -> Any:
 
 def _any(what: str, rid: Any = MISSING, *, quit_ok: bool = True, cancel: bool = False, member_keys: tuple = (),
          asked: str | None = None) -> Expect:
-    return Expect(ANY, key=_usable_key(rid), echo=rid, silence_requirement=None, what=what, quit_ok=quit_ok,
+    return Expect(ANY, key=usable_key(rid), echo=rid, silence_requirement=None, what=what, quit_ok=quit_ok,
                   cancel=cancel, member_keys=member_keys, asked=asked,
                   accepted=("anything, or nothing: only the client's survival is judged",))
 
@@ -218,7 +218,7 @@ def _schema_ok(value: Any, version: str) -> bool:
 
 
 def _expect_batch(env: Envelope, ctx: OracleContext) -> list[Expect]:
-    keys = tuple(k for k in (_usable_key(i.id) for i in env.items if i.kind is Kind.REQUEST) if k is not None)
+    keys = tuple(k for k in (usable_key(i.id) for i in env.items if i.kind is Kind.REQUEST) if k is not None)
     if not spec(ctx.version).batching or not env.items:
         what = "an empty batch" if not env.items else f"a JSON-RPC batch ({ctx.version} has no batches)"
         return [_any(what, member_keys=keys)]

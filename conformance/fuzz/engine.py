@@ -48,12 +48,13 @@ from typing import Any, Callable
 
 import anyio
 
-from conformance.connect import Target, TargetError, _build_transport, target_error
+from conformance.connect import Target, TargetError, build_transport, target_error
 from conformance.fuzz import oracle as _oracle
 from conformance.fuzz.corpus import Corpus, build_corpus, stateless_meta
 from conformance.fuzz.generate import AGAIN, Frame, Plan, frame_at
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
+from conformance.fuzz.peer_process import redact, rss_kib
 from conformance.spec.versions import Transport, spec
 from conformance.transports.base import TransportClosed, TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope
@@ -171,19 +172,6 @@ class _Dead(Exception):
         self.detail = detail
 
 
-def _rss_kib(pid: int | None) -> int | None:
-    if not pid:
-        return None
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"VmRSS:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
 class Session:
     """One connection to the target (a started stdio process, or an HTTP session), handshake done."""
 
@@ -228,7 +216,7 @@ class Session:
 
                 self.server_process = ServerProcess(target, kill_after=1.0)
                 await self.server_process.__aenter__()
-            self.transport = _build_transport(target, self.version, timeout=self.cfg.timeout)
+            self.transport = build_transport(target, self.version, timeout=self.cfg.timeout)
             await self.transport.start()
             if not self.stateless:
                 init = {"jsonrpc": "2.0", "id": "fz-init", "method": "initialize",
@@ -736,7 +724,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 last_progress = now
                 cfg.progress(camp)
             if session.pid and (not camp.memory or camp.elapsed - camp.memory[-1][0] >= cfg.memory_interval):
-                kib = _rss_kib(session.pid)
+                kib = rss_kib(session.pid)
                 if kib is not None:
                     camp.memory.append((camp.elapsed, kib))
 
@@ -1020,13 +1008,7 @@ def _exited(camp: Campaign, session: Session, exc: BaseException, ring: list[Fra
         msg += f", after frame {last.index} ({last.operator} on {last.method})"
     return _Dead(_oracle.finding(_oracle.RESPONSE_REQUIRED, "ServerExited", msg, expected="the server keeps answering",
                                  actual={"returncode": rc}),
-                 {"frame": last, "prefix": ring[:-1], "returncode": rc, "stderr_tail": _redact(tail[-1500:])})
-
-
-def _redact(text: str) -> str:
-    import re
-
-    return re.sub(r"(?i)((?:token|secret|password|key|authorization)\S*\s*[=:]\s*)\S+", r"\1<redacted>", text)
+                 {"frame": last, "prefix": ring[:-1], "returncode": rc, "stderr_tail": redact(tail[-1500:])})
 
 
 # -- replay (reproducers, shrinking) ----------------------------------------------------------------

@@ -41,7 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def _durations(config: pytest.Config) -> tuple[float | None, float]:
     """(campaign budget or None for --mcp-fuzz-max-messages, shrink budget), a malformed duration
     a usage error naming its option."""
-    from conformance.fuzz.command import UsageError, parse_duration
+    from conformance.fuzz.campaign import UsageError, parse_duration
 
     budget_text = config.getoption("mcp_fuzz_budget")
     max_messages = config.getoption("mcp_fuzz_max_messages")
@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     given = get_option(config, "version") or ["2025-11-25"]
     for v in given:
         versions += list(VERSIONS) if v == "all" else [x.strip() for x in str(v).split(",") if x.strip()]
-    from conformance.fuzz.command import UsageError, versions_on_transport
+    from conformance.fuzz.campaign import UsageError, versions_on_transport
 
     try:  # legacy SSE is not a transport of 2026-07-28: left out of "all", an error when named
         versions = versions_on_transport(versions, target.transport, every="all" in given)
@@ -105,13 +105,13 @@ class FuzzItem(pytest.Item):
         self.version = version
 
     def runtest(self) -> None:
-        import argparse
         import time
 
         import anyio
 
-        from conformance.fuzz.command import _campaign_and_shrink, _write_report
+        from conformance.fuzz.campaign import write_report
         from conformance.fuzz.engine import FuzzConfig
+        from conformance.fuzz.server_campaign import campaign_and_shrink
         from conformance.pytest_plugin import get_option
 
         cfg = self.config
@@ -123,9 +123,9 @@ class FuzzItem(pytest.Item):
                         max_messages=cfg.getoption("mcp_fuzz_max_messages"), shrink_budget=shrink_budget,
                         fuzz_tools=tuple(cfg.getoption("mcp_fuzz_tools") or ()))
         started = time.time()
-        section, rows = anyio.run(_campaign_and_shrink, fc, report_dir, not cfg.getoption("mcp_fuzz_no_shrink"), strict)
-        ns = argparse.Namespace(seed=fc.seed, strict=strict)
-        _write_report(report_dir, target, [self.version], ns, started, "complete", [section], rows, [])
+        section, rows = anyio.run(campaign_and_shrink, fc, report_dir, not cfg.getoption("mcp_fuzz_no_shrink"), strict)
+        write_report(report_dir, target, [self.version], seed=fc.seed, strict=strict, started=started, status="complete",
+                     sections=[section], findings=rows, errors=[])
         self.user_properties.append(("mcp_fuzz", {k: section[k] for k in ("messages", "judged", "judged_per_second")}))
         failed = [f for f in section["findings"] if f["outcome"] == "fail"]
         if failed:

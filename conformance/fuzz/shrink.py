@@ -2,7 +2,9 @@
 
 :func:`shrink_steps` is a generator: it yields a candidate frame (bytes) and is sent back whether
 the candidate still reproduces the *same signature* (the caller replays it on a fresh connection);
-its return value is the smallest frame found.  Candidates are tried coarse to fine and are always
+its return value is the smallest frame found.  Two drivers: :func:`shrink` (synchronous, a pure
+predicate) and :func:`shrink_within` (an async predicate -- a replay on the peer -- within a time
+budget: what both fuzz directions use).  Candidates are tried coarse to fine and are always
 strictly shorter than the best frame so far, so the search ends; ``max_steps`` bounds the replays.
 
 Structural candidates first (the frame parses as JSON): drop an object member or array element,
@@ -14,11 +16,12 @@ covers frames that are not JSON or whose exact bytes matter (duplicate keys, hug
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Generator, Iterator
+import time
+from typing import Any, Awaitable, Callable, Generator, Iterator
 
 from conformance.wire.envelope import MISSING, parse_value
 
-__all__ = ["candidates", "shrink_steps", "shrink"]
+__all__ = ["candidates", "shrink_steps", "shrink", "shrink_within"]
 
 
 def _encode(value: Any) -> bytes | None:
@@ -122,3 +125,28 @@ def shrink(data: bytes, still_fails: Callable[[bytes], bool], *, max_steps: int 
             cand = gen.send(still_fails(cand))
     except StopIteration as stop:
         return stop.value, n
+
+
+async def shrink_within(data: bytes, still_fails: Callable[[bytes], Awaitable[bool]], *, started: float, budget: float,
+                        max_steps: int = 100, keep: Callable[[bytes], None] | None = None,
+                        clock: Callable[[], float] = time.monotonic) -> bytes:
+    """The budgeted async driver: candidates of ``data`` replayed (``still_fails``) while less than
+    ``budget`` seconds have passed since ``started`` (on ``clock``); the smallest frame that still
+    fails (``data`` itself when none does or no time is left).  A candidate under way when the
+    budget ends is finished, never cut: the budget is checked before each replay.  ``keep`` is
+    given each smaller frame that still fails as it is found, so a caller whose replay raises
+    keeps the best frame so far."""
+    best = data
+    gen = shrink_steps(data, max_steps=max_steps)
+    try:
+        cand = next(gen)
+        while clock() - started < budget:
+            ok = await still_fails(cand)
+            if ok:
+                best = cand
+                if keep is not None:
+                    keep(cand)
+            cand = gen.send(ok)
+    except StopIteration as stop:
+        best = stop.value
+    return best

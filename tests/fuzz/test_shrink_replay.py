@@ -8,7 +8,7 @@ import pytest
 
 from conformance.fuzz.oracle import OracleContext, expect
 from conformance.fuzz.replay import FORMAT, Reproducer, ReproducerError
-from conformance.fuzz.shrink import candidates, shrink
+from conformance.fuzz.shrink import candidates, shrink, shrink_within
 
 
 def test_candidates_are_strictly_shorter_and_structural_first() -> None:
@@ -18,16 +18,19 @@ def test_candidates_are_strictly_shorter_and_structural_first() -> None:
     assert json.loads(cands[0])  # the first ones are JSON
 
 
-def test_shrink_keeps_what_the_predicate_needs() -> None:
-    data = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,3],"b":"long string"}}}'
-    def keeps_method(b: bytes) -> bool:
-        try:
-            value = json.loads(b)
-        except ValueError:
-            return False
-        return isinstance(value, dict) and value.get("method") == "tools/call"
+def _keeps_method(b: bytes) -> bool:
+    try:
+        value = json.loads(b)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("method") == "tools/call"
 
-    best, n = shrink(data, keeps_method)
+
+_CALL = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,3],"b":"long string"}}}'
+
+
+def test_shrink_keeps_what_the_predicate_needs() -> None:
+    best, n = shrink(_CALL, _keeps_method)
     assert json.loads(best) == {"method": "tools/call"}
     assert 0 < n <= 200
 
@@ -37,6 +40,65 @@ def test_shrink_with_the_oracle_as_predicate_keeps_the_signature() -> None:
     data = b'{"jsonrpc":"2.0","id":"fz-3","method":"tools/call","params":{"name":"x"'
     best, _ = shrink(data, lambda b: expect(b, ctx)[0].requirement == "jsonrpc.error.parse-error")
     assert len(best) == 1 and expect(best, ctx)[0].requirement == "jsonrpc.error.parse-error"
+
+
+class _Clock:
+    """A clock that moves one second per replay (the replays are the only thing that takes time)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.tried: list[bytes] = []
+
+    async def replay(self, cand: bytes) -> bool:
+        self.tried.append(cand)
+        self.now += 1.0
+        return _keeps_method(cand)
+
+
+def test_shrink_within_an_ample_budget_finds_what_the_synchronous_driver_finds() -> None:
+    import anyio
+
+    clock = _Clock()
+    best = anyio.run(lambda: shrink_within(_CALL, clock.replay, started=0.0, budget=1e9, max_steps=200, clock=lambda: clock.now))
+    assert (best, len(clock.tried)) == shrink(_CALL, _keeps_method, max_steps=200)
+
+
+def test_shrink_within_stops_at_the_budget_and_keeps_the_best_so_far() -> None:
+    import anyio
+
+    clock = _Clock()
+    kept: list[bytes] = []
+    best = anyio.run(lambda: shrink_within(_CALL, clock.replay, started=0.0, budget=3.0, keep=kept.append,
+                                           clock=lambda: clock.now))
+    assert len(clock.tried) == 3  # checked before each replay: 0, 1 and 2 seconds in
+    assert kept == [c for c in clock.tried if _keeps_method(c)]
+    assert best == (kept[-1] if kept else _CALL) and len(best) < len(_CALL)
+
+
+def test_shrink_within_with_no_time_left_replays_nothing() -> None:
+    import anyio
+
+    clock = _Clock()
+    clock.now = 10.0
+    assert anyio.run(lambda: shrink_within(_CALL, clock.replay, started=0.0, budget=10.0, clock=lambda: clock.now)) == _CALL
+    assert clock.tried == []
+
+
+def test_shrink_within_hands_the_best_so_far_to_keep_before_a_replay_raises() -> None:
+    import anyio
+
+    kept: list[bytes] = []
+    calls = [0]
+
+    async def flaky(cand: bytes) -> bool:
+        calls[0] += 1
+        if calls[0] == 4:
+            raise OSError("the peer went away")
+        return _keeps_method(cand)
+
+    with pytest.raises(OSError):
+        anyio.run(lambda: shrink_within(_CALL, flaky, started=0.0, budget=1e9, keep=kept.append, clock=lambda: 0.0))
+    assert kept and all(_keeps_method(k) and len(k) < len(_CALL) for k in kept)
 
 
 def test_shrink_is_bounded() -> None:

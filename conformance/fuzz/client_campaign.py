@@ -1,68 +1,68 @@
-"""``mcp-conformance fuzz --client-command CMD``: fuzz a client (we play its server).
+"""The fuzz campaign against a client (we play its server): the client direction of
+:mod:`conformance.fuzz.campaign` (``mcp-conformance fuzz --client-command CMD``).
 
-Entry layer, beside :mod:`conformance.fuzz.command` (same options, report and exit codes): runs
-:func:`conformance.fuzz.client_engine.run_client_campaign` per version, shrinks the first example
-of every signature by replaying it on the client (started again), drops a quit that a plain ping
-provokes as well (the client would have quit anyway: not the frame's doing), saves reproducers
-(``role: client``) and writes ``report.json`` (``role: client``, its ``fuzz`` section) and its
-renderings.  ``--replay`` of a client reproducer starts the client three times and re-sends the
-frame (or the answer).
+:func:`campaign_and_shrink` runs :func:`conformance.fuzz.client_engine.run_client_campaign`,
+shrinks the first example of every signature by replaying it on the client (started again), drops
+a quit that a plain ping provokes as well (the client would have quit anyway: not the frame's
+doing) and saves reproducers (``role: client``); the report is ``role: client``.
+:func:`client_replay_one` starts the client three times and re-sends a reproducer's frame (or
+answer).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import replace
 import shlex
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.connect import TargetError
-from conformance.fuzz.command import (
-    UsageError,
-    _finding_entry,
-    _section,
-    _versions,
-    parse_duration,
-    run_campaigns,
-)
+from conformance.fuzz.campaign import UsageError, parse_versions, report_section, save_finding
+from conformance.fuzz.client_engine import QUIT_PROBLEMS
 
-__all__ = ["client_fuzz_command", "client_target", "client_replay_one", "QUITS"]
+if TYPE_CHECKING:
+    from conformance.client.role import ClientRole
+    from conformance.client.target import ClientTarget
+    from conformance.fuzz.client_engine import ClientFuzzConfig
+    from conformance.fuzz.engine import SignatureRecord
+    from conformance.fuzz.replay import Reproducer
 
-QUITS = {"ClientQuit", "QuitOnInvalidCancel"}  # confirmed against a plain ping before they are reported
+__all__ = ["client_target", "client_versions", "campaign_and_shrink", "client_replay_one", "QUITS"]
+
+QUITS = frozenset(QUIT_PROBLEMS)  # confirmed against a plain ping before they are reported
 LIVENESS = QUITS | {"ClientStalled", "ClientCrashed"}
 CONTROL = b'{"jsonrpc":"2.0","id":"mcp-conformance-control","method":"ping"}'
 
 
-def client_target(ns: argparse.Namespace, fallback: dict[str, Any] | None = None) -> Any:
-    """The client to start (``--client-command``, or the one a reproducer names), validated as the
-    ``client`` subcommand validates it."""
+def client_target(command: str | None, transport: str | None, url: str | None, timeout: float,
+                  fallback: dict[str, Any] | None = None) -> ClientTarget:
+    """The client to start (``--client-command``, or the one a reproducer names, ``fallback``),
+    validated as the ``client`` subcommand validates it (``url`` given is a usage error)."""
     import pytest
 
     from conformance.pytest_plugin import build_client_target
 
-    command = ns.client_command
-    transport = ns.transport
     if not command and fallback:
         cmd = fallback.get("command")
         command = cmd[0] if isinstance(cmd, list) and len(cmd) == 1 else (shlex.join(cmd) if isinstance(cmd, list) else cmd)
         transport = transport or fallback.get("transport")
     if not command:
         raise UsageError('give the client: --client-command "my-client --server {server}"')
-    if ns.url:
+    if url:
         raise UsageError("--url names a server to fuzz; a client gets the suite's URL through {url} in --client-command")
     try:
-        return build_client_target(command=command, transport=transport, timeout=ns.timeout)
+        return build_client_target(command=command, transport=transport, timeout=timeout)
     except pytest.UsageError as exc:
         raise UsageError(str(exc)) from None
 
 
-def _client_versions(text: str) -> list[str]:
+def client_versions(text: str) -> list[str]:
+    """``--version`` for a client: ``all`` is the versions a client can be fuzzed on."""
     from conformance.fuzz.client_oracle import unsupported
 
-    versions = _versions(text)
+    versions = parse_versions(text)
     if text == "all":
         return [v for v in versions if unsupported(v) is None]
     for v in versions:
@@ -72,53 +72,22 @@ def _client_versions(text: str) -> list[str]:
     return versions
 
 
-def client_fuzz_command(ns: argparse.Namespace) -> int:
-    from conformance.fuzz.client_engine import ClientFuzzConfig
-    from conformance.fuzz.operators import select_operators
-
-    target = client_target(ns)
-    versions = _client_versions(ns.version)
-    budget = parse_duration(ns.budget) if ns.budget else (None if ns.max_messages else 30.0)
-    if ns.max_messages is not None and ns.max_messages < 1:
-        raise UsageError("--max-messages must be at least 1")
-    if ns.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    if ns.fuzz_tools:
-        raise UsageError("--fuzz-tools is for servers (a client has no tools to call)")
-    ops = tuple(o.strip() for o in (ns.ops or "").split(",") if o.strip())
-    exclude = tuple(o.strip() for o in (ns.exclude_ops or "").split(",") if o.strip())
-    try:
-        chosen = [op for use in ("s2c", "answer")
-                  for op in select_operators(target.transport.value, list(ops) or None, list(exclude) or None, use=use)]
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if not chosen:
-        raise UsageError(f"no operator of --ops/--exclude-ops applies to a client over {target.transport.value} (see --list-ops)")
-    return run_campaigns(
-        ns, target, versions, Path(ns.report_dir), _campaign_and_shrink, cannot="the client could not be fuzzed",
-        role="client",
-        config=lambda version, progress: ClientFuzzConfig(
-            target=target, version=version, seed=ns.seed, budget=budget, max_messages=ns.max_messages,
-            window=ns.window or 128, chunk=ns.chunk, grace=ns.grace, deadline=ns.timeout,
-            timeout=max(15.0, ns.timeout), jobs=ns.jobs, ops=ops, exclude_ops=exclude, progress=progress,
-            shrink_budget=parse_duration(ns.shrink_budget, "--shrink-budget")))
-
-
-async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
+async def campaign_and_shrink(cfg: ClientFuzzConfig, report_dir: Path, do_shrink: bool, strict: bool) -> tuple[dict[str, Any], list[Any]]:
+    """One campaign against a client (many client runs), each signature confirmed, shrunk and saved
+    as a reproducer; the report's section (with the client's extras) and its findings."""
     import anyio
 
     from conformance.client.role import client_run
     from conformance.fuzz.client_engine import run_client_campaign
 
     camp = await run_client_campaign(cfg)
-    section = _section(camp)
+    section = report_section(camp)
     section.update(camp.section_extra())
     section["unconfirmed"] = []
     rows: list[Any] = []
     if not camp.signatures:
         return section, rows
     run = client_run(cfg.target, versions=[cfg.version], timeout=cfg.deadline, jobs=1)
-    repro_dir = report_dir / "reproducers"
     async with anyio.create_task_group() as host:
         await host.start(run.start)
         try:
@@ -130,14 +99,8 @@ async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stri
                                                    "why": "a plain ping in its place made the client end its session too, "
                                                           "or the message alone did not make it quit"})
                     continue
-                path = None
-                if repro is not None:
-                    repro_dir.mkdir(parents=True, exist_ok=True)
-                    path = repro_dir / f"client-{cfg.version}-{n:02d}-{sig[0]}-{sig[1]}.json"
-                    path.write_text(json.dumps(repro.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-                entry = _finding_entry(rec, repro, path, report_dir, strict, cfg.version)
-                section["findings"].append(entry)
-                rows.append(entry)
+                rows.append(save_finding(section, rec, repro, report_dir, f"client-{cfg.version}-{n:02d}-{sig[0]}-{sig[1]}",
+                                         strict=strict, version=cfg.version))
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.sleep(0.6)  # the last client's pipes drained and its process reaped by the run
@@ -146,12 +109,13 @@ async def _campaign_and_shrink(cfg: Any, report_dir: Path, do_shrink: bool, stri
     return section, rows
 
 
-async def _reproducer(cfg: Any, client: Any, rec: Any, do_shrink: bool, n: int) -> tuple[Any, bool]:
+async def _reproducer(cfg: ClientFuzzConfig, client: ClientRole, rec: SignatureRecord, do_shrink: bool,
+                      n: int) -> tuple[Reproducer | None, bool]:
     """The reproducer of one signature (shrunk, replayed three times on fresh client runs), and
     whether the finding stands (a quit that a plain ping provokes as well does not)."""
     from conformance.fuzz.client_engine import HANDSHAKE, ClientSession
     from conformance.fuzz.replay import Reproducer
-    from conformance.fuzz.shrink import shrink_steps
+    from conformance.fuzz.shrink import shrink_within
     from conformance.wire.envelope import MISSING
 
     frame = rec.frame
@@ -218,16 +182,12 @@ async def _reproducer(cfg: Any, client: Any, rec: Any, do_shrink: bool, n: int) 
             if live and prefix and await reproduces(best, []):
                 prefix = []  # the frame alone does it
             if await reproduces(best, prefix, fresh=True):
-                gen = shrink_steps(best, max_steps=60 if live else 100)
-                try:
-                    cand = next(gen)
-                    while time.monotonic() - t0 < cfg.shrink_budget:  # the shrink budget per signature
-                        ok = await reproduces(cand, prefix, grace=min(cfg.grace, 0.1))
-                        if ok:
-                            best = cand
-                        cand = gen.send(ok)
-                except StopIteration as stop:
-                    best = stop.value
+                def keep(smaller: bytes) -> None:  # the best so far, should a replay raise
+                    nonlocal best
+                    best = smaller
+
+                best = await shrink_within(best, lambda cand: reproduces(cand, prefix, grace=min(cfg.grace, 0.1)),
+                                           started=t0, keep=keep, budget=cfg.shrink_budget, max_steps=60 if live else 100)
                 stats["shrunk"] = best != frame.data
             else:
                 stats["note"] = "did not reproduce alone on a fresh client run"
@@ -255,7 +215,7 @@ async def _reproducer(cfg: Any, client: Any, rec: Any, do_shrink: bool, n: int) 
                       target=cfg.target.to_json(), stability=stability, role="client", answer=answer), confirmed
 
 
-async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> dict[str, Any]:
+async def client_replay_one(target: ClientTarget, repro: Reproducer, *, timeout: float, grace: float) -> dict[str, Any]:
     """Replay one client reproducer three times, each on a fresh start of the client."""
     import anyio
 
@@ -263,13 +223,13 @@ async def client_replay_one(target: Any, repro: Any, ns: argparse.Namespace) -> 
     from conformance.fuzz.client_engine import HANDSHAKE, ClientFuzzConfig, ClientSession
     from conformance.wire.envelope import MISSING
 
-    cfg = ClientFuzzConfig(target=target, version=repro.version, seed=repro.seed, deadline=ns.timeout,
-                           timeout=max(15.0, ns.timeout), grace=ns.grace)
+    cfg = ClientFuzzConfig(target=target, version=repro.version, seed=repro.seed, deadline=timeout,
+                           timeout=max(15.0, timeout), grace=grace)
     answer = repro.answer or {}
     reproduced = 0
     lines: list[str] = []
     live = repro.signature[1] in LIVENESS or bool(repro.answer)  # a fresh client run each time
-    run = client_run(target, versions=[repro.version], timeout=ns.timeout, jobs=1)
+    run = client_run(target, versions=[repro.version], timeout=timeout, jobs=1)
     async with anyio.create_task_group() as host:
         await host.start(run.start)
         session: Any = None
