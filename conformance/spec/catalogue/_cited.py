@@ -43,6 +43,36 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/cancellation#timing-considerations',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation#timing-considerations',
     },
+    'client.auth.as-metadata-order': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-server-metadata-discovery',
+    },
+    'client.auth.as-metadata-order-root': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-server-metadata-discovery',
+    },
+    'client.auth.pkce-refuse': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
+    },
+    'client.auth.pkce-s256': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
+    },
+    'client.auth.prm-from-header': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#protected-resource-metadata-discovery-requirements',
+    },
+    'client.auth.prm-well-known-order': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#protected-resource-metadata-discovery-requirements',
+    },
+    'client.auth.redirect-uri-form': {
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#communication-security',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#communication-security',
+    },
+    'client.auth.redirect-uri-registered': {
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#open-redirection',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#open-redirection',
+    },
+    'client.auth.state': {
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#open-redirection',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#open-redirection',
+    },
     'client.basic.error-code-integer': {
         '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#responses',
         '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic#responses',
