@@ -15,7 +15,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(pv.
 AREAS = ("tools", "resources", "prompts", "logging", "completion", "pagination", "caching")
 
 
-@pytest.mark.parametrize(("peer", "transport"), [pytest.param(p, t, id=f"{p}-{t}") for p, t in pv.RUNS])
+# the authorization runs (pv.AUTH_PEERS) select auth.* only: no feature area is theirs to exercise
+@pytest.mark.parametrize(("peer", "transport"), [pytest.param(p, t, id=f"{p}-{t}") for p, t in pv.RUNS
+                                                 if p not in pv.AUTH_PEERS])
 def test_feature_areas_are_exercised_on_a_real_peer(real_peer_runs: pv.Runs, peer: str, transport: str) -> None:
     run = real_peer_runs.get(peer, transport)
     if run.unavailable:
