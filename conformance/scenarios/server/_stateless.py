@@ -324,3 +324,20 @@ def modern_requests(peer: RawPeer, version: str) -> dict[str, str]:
         if isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) == version:
             out[key(env.id)] = env.method or ""
     return out
+
+
+def extension_requests(peer: RawPeer, version: str) -> set[str]:
+    """``key(id)`` of the ``version`` requests sent on ``peer`` that opted in to an extension (their
+    ``_meta`` client capabilities name one): what answers them is the extension's to judge."""
+    out: set[str] = set()
+    for entry in peer.transcript.entries:
+        env = entry.envelope
+        if entry.direction != Direction.OUT or env is None or env.kind is not Kind.REQUEST:
+            continue
+        params = env.params if isinstance(env.params, dict) else {}
+        meta = params.get("_meta")
+        caps = meta.get(CLIENT_CAPABILITIES_KEY) if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) == version and isinstance(caps, dict) \
+                and isinstance(caps.get("extensions"), dict) and caps["extensions"]:
+            out.add(key(env.id))
+    return out

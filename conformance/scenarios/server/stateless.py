@@ -9,6 +9,7 @@ from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec import errors
+from conformance.spec.meta import TASKS_EXTENSION
 from conformance.spec.versions import Transport
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Kind, id_repr
@@ -24,6 +25,7 @@ from ._stateless import (
     Answer,
     ask,
     describe,
+    extension_requests,
     input_candidates,
     input_requests_of,
     is_input_required,
@@ -272,6 +274,8 @@ async def client_capabilities(ctx: ScenarioContext) -> None:
 
 
 _CORE_RESULT_TYPES = ("complete", "input_required")
+# the result types of the extensions we know (the tasks extension: CreateTaskResult's "task")
+_EXTENSION_RESULT_TYPES: dict[str, frozenset[str]] = {TASKS_EXTENSION: frozenset({"task"})}
 _INPUT_REQUIRED_METHODS = ("tools/call", "prompts/get", "resources/read")
 _RESERVED = errors.MCP_RESERVED_RANGE  # -32099 .. -32020
 _DEFINED = (errors.HEADER_MISMATCH, errors.MISSING_REQUIRED_CLIENT_CAPABILITY, errors.UNSUPPORTED_PROTOCOL_VERSION)
@@ -318,6 +322,7 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
             continue
         cpeer = conn.peer
         sent = modern_requests(cpeer, ctx.version)
+        opted = extension_requests(cpeer, ctx.version) if extensions else set()
         listens = {k for k, m in sent.items() if m == "subscriptions/listen"}
         legacy = any(e.direction == Direction.OUT and e.envelope is not None and e.envelope.method == "initialize"
                      for e in cpeer.transcript.entries)  # a dual-era server may have turned it legacy
@@ -353,12 +358,18 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
                 seen_results += 1
                 result = env.result if isinstance(env.result, dict) else {}
                 rt = result.get("resultType", MISSING)
-                known = rt in _CORE_RESULT_TYPES or (isinstance(rt, str) and bool(extensions))
+                # a resultType of an extension the server advertises: "task" of the tasks extension;
+                # an extension we do not know may define any (we cannot tell)
+                # the answer to a request that opted in to an extension the server advertises, or to
+                # one of the tasks extension's methods, is that extension's to judge (tasks.ext.*)
+                theirs = key(env.id) in opted or (TASKS_EXTENSION in extensions and method.startswith("tasks/"))
+                known = theirs or rt in _CORE_RESULT_TYPES or (isinstance(rt, str) and any(
+                    name not in _EXTENSION_RESULT_TYPES or rt in _EXTENSION_RESULT_TYPES[name] for name in extensions))
                 if not known:
                     flag("stateless.result-type", problem="MissingResultType" if rt is MISSING else "UnknownResultType",
                          message=(f"{where} has no resultType" if rt is MISSING else
                                   f"{where} has resultType {rt!r}, not one of {', '.join(_CORE_RESULT_TYPES)} "
-                                  "(and the server advertises no extension that could define it)"),
+                                  "(and no extension the server advertises defines it)"),
                          expected={"resultType": "complete | input_required"}, actual=rt, json_path="$.result.resultType",
                          entries=[entry.seq], peer=cpeer)
                 if rt == "input_required" and method not in _INPUT_REQUIRED_METHODS:
