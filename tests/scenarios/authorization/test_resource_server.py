@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from conformance.auth.context import NO_MINT
 from conformance.auth.server import AuthServerHost
 from conformance.scenarios.server.authorization import NOT_REQUIRED
 from conformance.spec.requirements import catalogue
+from tests.prefetch import Prefetch
 
 ROOT = Path(__file__).resolve().parents[3]
 AUTH_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
@@ -43,7 +43,7 @@ def _versions(*vs: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
     host = AuthServerHost().start()  # the authorization server of a server we cannot configure (--auth-token)
     plans = {
         "http": ["--command", f"{REF} --transport streamable-http --auth --issuer {{issuer}} --jwks-url {{jwks_url}} "
@@ -61,12 +61,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]
     plans["token"] = ["--command", f"{sys.executable} -m reference_server --port {port} --transport streamable-http "
                       f"--auth --issuer {host.issuer}", "--url", resource, "--transport", "streamable-http",
                       "--auth-token", token, "--select", "auth.*", *_versions("2025-11-25")]
-    pool = ThreadPoolExecutor(max_workers=2)
-    futures = {name: pool.submit(_run, args, tmp_path_factory.mktemp(name)) for name, args in plans.items()}
+    # each run started when a test asks for it (tests/prefetch.py: under xdist a worker runs only its share)
+    runs = Prefetch(list(plans), lambda name: _run(plans[name], tmp_path_factory.mktemp(name)), 2, name="auth-run")
     try:
-        yield futures
+        yield runs
     finally:
-        pool.shutdown(wait=True)
+        runs.close()
         host.stop()
 
 
@@ -86,7 +86,7 @@ def _by_outcome(report: dict) -> dict[str, set[tuple[str, str]]]:
 
 
 @pytest.mark.parametrize("name, versions", [("http", AUTH_VERSIONS), ("sse", AUTH_VERSIONS[:3])])
-def test_the_reference_server_is_a_clean_resource_server(runs: dict[str, Future], name: str, versions: tuple) -> None:
+def test_the_reference_server_is_a_clean_resource_server(runs: Prefetch[str], name: str, versions: tuple) -> None:
     code, report, log = runs[name].result()
     outcomes = _by_outcome(report)
     assert code == 0, log
@@ -97,7 +97,7 @@ def test_the_reference_server_is_a_clean_resource_server(runs: dict[str, Future]
     assert outcomes["pass"] == applicable  # every requirement of every version checked, none left over
 
 
-def test_without_authorization_options_every_scenario_skips_with_the_reason(runs: dict[str, Future]) -> None:
+def test_without_authorization_options_every_scenario_skips_with_the_reason(runs: Prefetch[str]) -> None:
     code, report, log = runs["none"].result()
     assert code == 0, log
     results = report["results"]
@@ -106,7 +106,7 @@ def test_without_authorization_options_every_scenario_skips_with_the_reason(runs
     assert {r["requirement"] for r in results} == {rid for rid in AUTH_REQS if catalogue()[rid].applies_to("2025-11-25", "streamable-http")}
 
 
-def test_a_token_of_the_servers_own_authorization_server_checks_what_it_can(runs: dict[str, Future]) -> None:
+def test_a_token_of_the_servers_own_authorization_server_checks_what_it_can(runs: Prefetch[str]) -> None:
     code, report, log = runs["token"].result()
     assert code == 0, log
     outcomes = _by_outcome(report)
