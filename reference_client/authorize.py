@@ -41,6 +41,7 @@ import httpx
 from conformance.wire import oauth as wire_oauth
 
 from reference_client import oauth
+from reference_client.links import http_client
 from reference_client.oauth import OAuthRefused
 
 __all__ = ["AuthConfig", "Authorizer", "RUNNER_CIMD_URL", "OAuthRefused"]
@@ -125,8 +126,7 @@ class Authorizer:
     async def __aenter__(self) -> "Authorizer":
         self._lock = anyio.Lock()
         self._prereg_issuer = self.config.client_issuer
-        self._client = httpx.AsyncClient(timeout=self.config.timeout, trust_env=False, follow_redirects=False,
-                                         transport=self.http_transport)
+        self._client = http_client(self.http_transport, timeout=self.config.timeout, follow_redirects=False)
         self._tg = anyio.create_task_group()  # entered here: the listener is served in it (from any task)
         await self._tg.__aenter__()
         if self.fault("oauth-foreign-token"):

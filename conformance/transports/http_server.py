@@ -265,7 +265,7 @@ class HttpEndpoint(Transport):
         method = scope["method"]
         body = b""
         if method in ("POST", "PUT", "PATCH"):
-            body = await _read_body(receive)
+            body = await read_body(receive)
         rec = self._record(scope, body)
         self._event(f"{method} {scope.get('path', '')}{'?' + rec.query if rec.query else ''}", stream=f"http:{rec.n}",
                     http_method=method, headers=_shown_headers(rec.headers))
@@ -483,7 +483,8 @@ def _shown_headers(headers: dict[str, str]) -> dict[str, str]:
     return out
 
 
-async def _read_body(receive: Any) -> bytes:
+async def read_body(receive: Any) -> bytes:
+    """The whole body of an ASGI request (empty when the client went away first)."""
     chunks = []
     while True:
         msg = await receive()

@@ -30,7 +30,7 @@ import anyio
 from conformance.auth.core import AuthConfig, AuthorizationServer, LoggedRequest, Request
 from conformance.auth.server import AuthServerHost
 from conformance.client.context import ClientContext
-from conformance.transports.http_server import HttpHub, HttpRequestRecord
+from conformance.transports.http_server import HttpHub, HttpRequestRecord, read_body
 from conformance.wire.oauth import PRM_WELL_KNOWN, bearer_challenge, bearer_token_of, canonical_resource, \
     protected_resource_metadata
 
@@ -243,7 +243,7 @@ class AuthSite:
         query = scope.get("query_string", b"").decode("latin-1")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if self.protected.legacy and self.server is not None:
-            body_in = await _read_body(receive) if scope.get("method") in ("POST", "PUT", "PATCH") else b""
+            body_in = await read_body(receive) if scope.get("method") in ("POST", "PUT", "PATCH") else b""
             answer = self.server.handle(Request(scope.get("method", ""), path, query, headers, body_in))  # logged as "as"
             await send({"type": "http.response.start", "status": answer.status,
                         "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers.items()]})
@@ -274,15 +274,3 @@ class AuthSite:
 
     def tokens_sent(self) -> list[Hit]:
         return [h for h in self.hits("rs", "mcp") if h.token]
-
-
-async def _read_body(receive: Any) -> bytes:
-    chunks = []
-    while True:
-        msg = await receive()
-        if msg.get("type") == "http.disconnect":
-            break
-        chunks.append(msg.get("body", b""))
-        if not msg.get("more_body"):
-            break
-    return b"".join(chunks)
