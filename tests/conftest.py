@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -33,6 +34,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """SIGTERM (a CI job's timeout, ``kill``) ends the session as Ctrl-C does: fixtures are torn
     down, so the servers and CLI runs the tests started are stopped instead of orphaned."""
     terminate_like_interrupt()
+    # A session started in the background of a shell without job control (``cmd &`` in a script,
+    # nohup) inherits SIGINT ignored, and so would every process it starts: the CLI's Ctrl-C tests
+    # would send a signal nobody hears.  The tests' processes get Python's own handling back.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -41,7 +47,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     module from source (~0.1 s of CPU per CLI process, ~0.05 s per server).  Python still reads
     bytecode when told not to write it, and ignores it once the source changes."""
     if sys.dont_write_bytecode:
-        for package in ("conformance", "reference_server", "fixtures"):
+        for package in ("conformance", "reference_server", "reference_client", "fixtures"):
             compileall.compile_dir(ROOT / package, quiet=1, workers=0)
 
 
