@@ -11,10 +11,15 @@ results (the suite's own trouble: a silent server must never cause one).  The sl
 Each defect runs through the public CLI exactly as ``tests/broken_servers`` runs it; the report
 lands in reports/bench_bounded.json.
 
-    .venv/bin/python benchmarks/bench_bounded.py [--timeout 2] [--all-versions] [--only NAME ...]
+    .venv/bin/python benchmarks/bench_bounded.py [--timeout 2] [--all-versions] [--only NAME ...] [--auth]
 
 ``--all-versions`` runs every defect with ``--version all`` (the five versions) instead of the
-versions it is registered for.
+versions it is registered for.  ``--auth`` runs the authorization cases instead (issue 25,
+"Bounded"; 2025-11-25, streamable HTTP): clients that stop in the middle of the OAuth flow
+(``fixtures/broken_clients/stalling_oauth_client.py``: after the 401, after the metadata, before
+/token) and ``sleep 600`` under ``mcp-conformance client --auth`` (the requirements of
+``authorization.auth_flow``), and resource servers whose protected resource metadata is never
+answered or answered with headers and then nothing (``--auth --select 'auth.server.prm.*'``).
 """
 
 from __future__ import annotations
@@ -46,6 +51,27 @@ NAMES = ("initialize-slow", "initialize-slow-http", "stdio-pretty-after-initiali
          "http-headers-then-nothing", "sse-headers-then-nothing", "initialized-notification-held-http",
          "initialized-notification-held-sse")
 SLEEP = "sleep-600 (never answers)"
+STALLING = ROOT / "fixtures" / "broken_clients" / "stalling_oauth_client.py"
+FLOW = ("parse-challenge", "prm-from-header", "pkce", "pkce-s256", "resource-both", "resource-canonical",
+        "bearer-every-request", "no-token-in-query", "own-as-tokens", "redirect-uri-form", "redirect-uri-registered",
+        "dcr-application-type")
+
+
+def _auth_runs() -> dict[str, list[str]]:
+    """The authorization cases: name -> the CLI arguments (role first)."""
+    def client(command: str) -> list[str]:
+        return ["client", "--command", command, "--transport", "streamable-http", "--auth",
+                *[a for rid in FLOW for a in ("--select", f"client.auth.{rid}")]]
+
+    def server(name: str) -> list[str]:
+        return ["server", *_target(defects.get(name)), "--auth", "--select", "auth.server.prm.*"]
+
+    stalling = f"{subprocess.list2cmdline([sys.executable, str(STALLING)])} {{stage}} {{{{url}}}}"
+    return {**{f"client-stalls-{stage}": client(stalling.format(stage=stage))
+               for stage in ("after-challenge", "after-metadata", "before-token")},
+            "client-sleep-600": client("sleep 600 # {url}"),
+            "server-auth-prm-never-answers": server("auth-prm-never-answers"),
+            "server-auth-prm-headers-then-nothing": server("auth-prm-headers-then-nothing")}
 
 
 def _target(d: defects.Defect) -> list[str]:
@@ -58,8 +84,9 @@ def _target(d: defects.Defect) -> list[str]:
 
 
 def run(name: str, target: list[str], versions: list[str], timeout: float, slow: float | None = None) -> dict:
+    role = [] if target[0] in ("server", "client") else ["server"]
     with tempfile.TemporaryDirectory() as out:
-        argv = [sys.executable, "-m", "conformance.cli", "server", *target, "--report-dir", out,
+        argv = [sys.executable, "-m", "conformance.cli", *role, *target, "--report-dir", out,
                 "--report-format", "none", "--timeout", str(timeout)]
         for v in versions:
             argv += ["--version", v]
@@ -85,9 +112,15 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=2.0)
     ap.add_argument("--all-versions", action="store_true")
     ap.add_argument("--only", nargs="+", metavar="NAME", help=f"run only these (defect names, or {SLEEP!r})")
+    ap.add_argument("--auth", action="store_true", help="the authorization cases (see above)")
     args = ap.parse_args()
     rows = []
-    for name in args.only or [*NAMES, SLEEP]:
+    auth = _auth_runs() if args.auth else {}
+    for name in args.only or (list(auth) if args.auth else [*NAMES, SLEEP]):
+        if name in auth:
+            rows.append(run(name, auth[name], ["2025-11-25"], args.timeout))
+            print(rows[-1], flush=True)
+            continue
         if name == SLEEP:
             rows.append(run(SLEEP, ["--command", "sleep 600"], list(VERSIONS), args.timeout))
             continue

@@ -95,18 +95,38 @@ DEFAULT_SCOPES = ("mcp:read", "mcp:write")
 DEFAULT_SCOPE = " ".join(DEFAULT_SCOPES)
 
 
-def _run_token_command(command: str) -> str:
+def _run_token_command(command: str, timeout: float | None = None) -> str:
+    """The token the command prints.  It runs in a process group of its own, ended whole (SIGKILL)
+    when it has printed nothing within ``timeout`` s: a command that hangs (a login waiting for a
+    browser, a child process holding its output open) neither holds the run nor outlives it."""
+    import os
+    import signal
+
+    timeout = TOKEN_COMMAND_TIMEOUT if timeout is None else timeout
     try:
-        out = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=TOKEN_COMMAND_TIMEOUT,
-                             stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(shlex.split(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
     except (OSError, ValueError) as exc:
         raise AuthSetupError(f"--auth-token-command {command!r} cannot be run: {exc}") from None
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+        timed_out = False
     except subprocess.TimeoutExpired:
-        raise AuthSetupError(f"--auth-token-command {command!r} printed no token within {TOKEN_COMMAND_TIMEOUT:g} s") from None
-    token = out.stdout.strip()
-    if out.returncode != 0 or not token or any(c.isspace() for c in token):
+        timed_out = True
+    exited = proc.poll() is not None
+    try:  # the command and anything it started (its group), whether it ended or not
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if timed_out:
+        stdout, stderr = proc.communicate()  # what came before the kill (the pipes are closed now)
+        if not exited:
+            raise AuthSetupError(f"--auth-token-command {command!r} printed no token within {timeout:g} s (it was "
+                                 "stopped, with every process it started)")
+    token = stdout.strip()
+    if proc.returncode != 0 or not token or any(c.isspace() for c in token):
         raise AuthSetupError(f"--auth-token-command {command!r} must print one token and exit 0 "
-                             f"(exit {out.returncode}, stderr {out.stderr.strip()[-300:]!r})")
+                             f"(exit {proc.returncode}, stderr {stderr.strip()[-300:]!r})")
     return token
 
 

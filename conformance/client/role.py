@@ -379,7 +379,23 @@ class ClientRole:
 
     async def _connected_within(self, run: ClientRun, timeout: float, attach: bool) -> Any:
         if run.endpoint is not None:
-            got = await run.endpoint.wait_request(lambda r: True, timeout) if not run._exit_event.is_set() else None
+            got = None
+            if not run._exit_event.is_set():
+                # the first request, or the client's exit (a client that exits at once is not
+                # waited for until the end of its start-up allowance)
+                async with anyio.create_task_group() as tg:
+                    async def request() -> None:
+                        nonlocal got
+                        got = await run.endpoint.wait_request(lambda r: True, timeout)
+                        tg.cancel_scope.cancel()
+
+                    async def exited() -> None:
+                        await run._exit_event.wait()
+                        await anyio.sleep(0.05)  # a request sent just before the exit is still being read
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(request)
+                    tg.start_soon(exited)
             if got is None and run.endpoint.requests:
                 got = run.endpoint.requests[0]
             if got is None:

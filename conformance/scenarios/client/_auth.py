@@ -119,6 +119,8 @@ class AuthSite:
         self.resource: str = ""
         self.browser_log: Path | None = None  # what the headless browser did (one line per request)
         self.browser_text = ""  # its contents, kept when the run's files are gone
+        #: why the suite ended the client's run before the client did (it stopped on the way), or None
+        self.stalled: str | None = None
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -271,6 +273,10 @@ class AuthSite:
     def started(self) -> bool:
         """Did the client do anything toward authorization (metadata or the authorization server)?"""
         return any(h.kind == "prm" for h in self.hits("rs")) or bool(self.hits("as"))
+
+    def authorized(self) -> bool:
+        """Has the client used a valid token on the MCP endpoint (the flow is done)?"""
+        return any(h.token and h.status is None for h in self.hits("rs", "mcp"))
 
     def tokens_sent(self) -> list[Hit]:
         return [h for h in self.hits("rs", "mcp") if h.token]

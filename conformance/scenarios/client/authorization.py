@@ -50,20 +50,36 @@ async def _play(ctx: ClientContext, protected: Protected, *,
     with tempfile.TemporaryDirectory(prefix="mcpc-auth-") as tmp:
         async with AuthSite(ctx, protected) as site:
             async def during(run: Any, server: Any) -> None:
-                # a client that answers the 401 with no step of the flow is not waited for until its
-                # whole budget: it is stopped once it has done nothing toward authorization for
-                # NO_FLOW_WAIT s (at least 2 x --timeout) after the first 401
+                # a client that stops on the way is not waited for until its whole budget: one that
+                # answers the 401 with no step of the flow is stopped once it has done nothing toward
+                # authorization for NO_FLOW_WAIT s (at least 2 x --timeout) after the first 401; one
+                # that started the flow and has made no request to either server for as long, with
+                # no token in use yet, likewise (where it stopped is in site.stalled)
                 allowance = max(NO_FLOW_WAIT, 2 * ctx.timeout)
                 first_401: float | None = None
+                seen, since = len(site.hits()), anyio.current_time()
                 while provoked is None or not provoked(site):
                     await anyio.sleep(0.1)
+                    now = anyio.current_time()
+                    hits = site.hits()
+                    if len(hits) != seen:
+                        seen, since = len(hits), now
                     if site.started():
-                        if provoked is None:
+                        if site.authorized():
+                            if provoked is None:
+                                return  # the flow is done: the rest of the run as any other
+                            continue
+                        if now - since > allowance:
+                            site.stalled = (f"the client made no request to either server for {allowance:g} s after "
+                                            f"{hits[-1].line()}, and the suite ended its run")
+                            server.stop.set()
                             return
                         continue
                     if first_401 is None and any(h.status == 401 for h in site.hits("rs", "mcp")):
-                        first_401 = anyio.current_time()
-                    if first_401 is not None and anyio.current_time() - first_401 > allowance:
+                        first_401 = now
+                    if first_401 is not None and now - first_401 > allowance:
+                        site.stalled = (f"the client did nothing toward authorization for {allowance:g} s after the "
+                                        "401, and the suite ended its run")
                         server.stop.set()
                         return
                 await anyio.sleep(min(5.0, max(1.0, ctx.timeout)))
@@ -90,9 +106,16 @@ def _started(ctx: ClientContext, site: AuthSite, played: Played, rids: tuple[str
     first = next((h for h in site.hits("rs", "mcp")), None)
     saw = f"the server answered its first request with {first.final_status()}" if first else "it made no request"
     for rid in rids:
-        ctx.not_reached(rid, f"the client did not start OAuth ({saw}; it never asked for the protected resource "
-                             f"metadata nor the authorization server; {describe_exit(played.run)})")
+        _not_reached(ctx, site, rid, f"the client did not start OAuth ({saw}; it never asked for the protected resource "
+                             f"metadata nor the authorization server; {site.stalled or describe_exit(played.run)})")
     return False
+
+
+def _not_reached(ctx: ClientContext, site: AuthSite, rid: str, reason: str) -> None:
+    """Not reached, with where the client stopped when the suite had to end its run."""
+    if site.stalled and site.stalled not in reason:
+        reason = f"{reason}; {site.stalled}"
+    ctx.not_reached(rid, reason)
 
 
 def _lines(hits: list[Hit]) -> list[str]:
@@ -133,7 +156,7 @@ async def auth_flow(ctx: ClientContext) -> None:
     as_seen = bool(site.hits("as"))
     if not prm:
         for rid in ("client.auth.parse-challenge", "client.auth.prm-from-header"):
-            ctx.not_reached(rid, "the client asked for no protected resource metadata")
+            _not_reached(ctx, site, rid, "the client asked for no protected resource metadata")
     else:
         ctx.check("client.auth.parse-challenge", bool(used) and as_seen, problem="ChallengeNotFollowed",
                   message=(f"the client fetched the metadata the 401's resource_metadata names ({used[0].line()}) and "
@@ -174,10 +197,10 @@ def _judge_authorization_requests(ctx: ClientContext, site: AuthSite) -> None:
                   f"a dynamic registration request had application_type {bad[0]!r} (absent or not native/web)",
                   expected='application_type "native" or "web"', actual=bad[0] if bad else None)
     else:
-        ctx.not_reached("client.auth.dcr-application-type", "the client did not register dynamically")
+        _not_reached(ctx, site, "client.auth.dcr-application-type", "the client did not register dynamically")
     if not authorize:
         for rid in pkce_rids:
-            ctx.not_reached(rid, "the client made no authorization request (it stopped after: "
+            _not_reached(ctx, site, rid, "the client made no authorization request (it stopped after: "
                                  + "; ".join(_lines(site.hits())[-3:]) + ")")
         return
     first = authorize[0].params
@@ -211,7 +234,7 @@ def _judge_authorization_requests(ctx: ClientContext, site: AuthSite) -> None:
                   f"resource {wrong[0]!r} is not the server's canonical URI {site.resource!r}",
                   expected=site.resource, actual=wrong[0] if wrong else site.resource)
     else:
-        ctx.not_reached("client.auth.resource-canonical", "the client sent no resource parameter")
+        _not_reached(ctx, site, "client.auth.resource-canonical", "the client sent no resource parameter")
     uris = [h.params.get("redirect_uri") for h in authorize] + [u for group in registered for u in group]
     bad_form = [u for u in uris if not _redirect_form_ok(u)]
     ctx.check("client.auth.redirect-uri-form", not bad_form, problem="RedirectUriNotLoopbackOrHttps",
@@ -226,7 +249,7 @@ def _judge_authorization_requests(ctx: ClientContext, site: AuthSite) -> None:
                   f"redirect_uri {unregistered[0]!r} was not among the registered {registered}",
                   expected=registered, actual=unregistered[0] if unregistered else None)
     else:
-        ctx.not_reached("client.auth.redirect-uri-registered",
+        _not_reached(ctx, site, "client.auth.redirect-uri-registered",
                         "the client did not register dynamically (pre-registered or a client ID metadata document): "
                         "what it registered cannot be seen")
 
@@ -254,11 +277,11 @@ def _judge_token_use(ctx: ClientContext, site: AuthSite) -> None:
                   f"an access token is in the URL of {in_url[0].line()}", expected="no token in any URL",
                   actual=_lines(in_url) or None)
     else:
-        ctx.not_reached("client.auth.no-token-in-query", "the client obtained no access token")
+        _not_reached(ctx, site, "client.auth.no-token-in-query", "the client obtained no access token")
     if not with_token:
         for rid in ("client.auth.bearer-every-request", "client.auth.own-as-tokens"):
             if rid in ctx.scenario.requirements:
-                ctx.not_reached(rid, "the client sent no bearer token to the MCP server"
+                _not_reached(ctx, site, rid, "the client sent no bearer token to the MCP server"
                                  + ("" if issued else " (it obtained none)"))
         return
     foreign = [h for h in with_token if server is None or server.verify(h.token or "") is None]
@@ -305,7 +328,7 @@ async def auth_well_known(ctx: ClientContext) -> None:
     candidates = [OAUTH_AS_WELL_KNOWN + issuer_path, OIDC_WELL_KNOWN + issuer_path, issuer_path + OIDC_WELL_KNOWN]
     meta = [h.path for h in site.hits("as") if ".well-known" in h.path]
     if not meta:
-        ctx.not_reached("client.auth.as-metadata-order", "the client asked for no authorization server metadata "
+        _not_reached(ctx, site, "client.auth.as-metadata-order", "the client asked for no authorization server metadata "
                         "(did it find the protected resource metadata? " + "; ".join(_lines(prm)) + ")")
         return
     tried = [p for p in meta if p in candidates]
@@ -329,7 +352,7 @@ async def auth_oidc_only(ctx: ClientContext) -> None:
         return
     meta = [h.path for h in _as_metadata_requests(site.hits("as"))]
     if not meta:
-        ctx.not_reached(rid, "the client asked for no authorization server metadata")
+        _not_reached(ctx, site, rid, "the client asked for no authorization server metadata")
         return
     expected = [OAUTH_AS_WELL_KNOWN, OIDC_WELL_KNOWN]
     ok = meta[:2] == expected
@@ -350,7 +373,7 @@ async def auth_challenge_scope(ctx: ClientContext) -> None:
         return
     authorize = site.as_hits("authorize")
     if not authorize:
-        ctx.not_reached(rid, "the client made no authorization request")
+        _not_reached(ctx, site, rid, "the client made no authorization request")
         return
     asked = (authorize[0].params.get("scope") or "").split()
     ok = "mcp:admin" in asked
@@ -380,7 +403,7 @@ async def auth_no_pkce_support(ctx: ClientContext) -> None:
     if not _started(ctx, site, played, (rid,)):
         return
     if not _metadata_fetched(site):
-        ctx.not_reached(rid, "the client never fetched the authorization server metadata")
+        _not_reached(ctx, site, rid, "the client never fetched the authorization server metadata")
         return
     authorize = site.as_hits("authorize")
     ctx.check(rid, not authorize, problem="ProceededWithoutPkceSupport",
@@ -404,7 +427,7 @@ async def auth_wrong_state(ctx: ClientContext) -> None:
         return
     authorize = site.as_hits("authorize")
     if not authorize:
-        ctx.not_reached(rid, "the client made no authorization request")
+        _not_reached(ctx, site, rid, "the client made no authorization request")
         return
     if "state" not in authorize[0].params:
         ctx.check(rid, False, problem="StateNotUsed", message=f"the authorization request has no state: {authorize[0].line()}",
@@ -412,7 +435,7 @@ async def auth_wrong_state(ctx: ClientContext) -> None:
         return
     answered = [h for h in authorize if h.status == 302 and site.delivered(h)]
     if not answered:
-        ctx.not_reached(rid, "the authorization response never reached the client (the browser could not deliver "
+        _not_reached(ctx, site, rid, "the authorization response never reached the client (the browser could not deliver "
                              f"it): {site.browser_text.strip()[-300:] or 'no browser log'}")
         return
     redeemed = _code_redeemed(site, answered[0].seq)
@@ -433,7 +456,7 @@ async def auth_wrong_iss(ctx: ClientContext) -> None:
         return
     answered = [h for h in site.as_hits("authorize") if h.status == 302 and site.delivered(h)]
     if not answered:
-        ctx.not_reached(rid, "no authorization response reached the client")
+        _not_reached(ctx, site, rid, "no authorization response reached the client")
         return
     redeemed = _code_redeemed(site, answered[0].seq)
     ctx.check(rid, not redeemed, problem="IssuerMismatchAccepted",
@@ -465,7 +488,7 @@ async def _judge_not_redeemed(ctx: ClientContext, config: AuthConfig, rid: str, 
         return
     answered = [h for h in site.as_hits("authorize") if h.status == 302 and site.delivered(h)]
     if not answered:
-        ctx.not_reached(rid, "no authorization response reached the client")
+        _not_reached(ctx, site, rid, "no authorization response reached the client")
         return
     redeemed = _code_redeemed(site, answered[0].seq)
     ctx.check(rid, not redeemed, problem="AuthorizationResponseAccepted",
@@ -484,7 +507,7 @@ async def auth_metadata_issuer_mismatch(ctx: ClientContext) -> None:
     if not _started(ctx, site, played, (rid,)):
         return
     if not _metadata_fetched(site):
-        ctx.not_reached(rid, "the client never fetched the authorization server metadata")
+        _not_reached(ctx, site, rid, "the client never fetched the authorization server metadata")
         return
     used = site.as_hits("register") + site.as_hits("authorize") + site.as_hits("token")
     ctx.check(rid, not used, problem="MismatchedMetadataUsed",
@@ -537,7 +560,7 @@ async def auth_flow_2025_03_26(ctx: ClientContext) -> None:
     meta = _as_metadata_requests(site.hits("as"))
     rid = "client.auth.base-url-2025-03-26"
     if not meta:
-        ctx.not_reached(rid, "the client asked for no authorization server metadata")
+        _not_reached(ctx, site, rid, "the client asked for no authorization server metadata")
     else:
         ok = meta[0].path == OAUTH_AS_WELL_KNOWN
         ctx.check(rid, ok, problem="BaseUrlKeepsPath",
@@ -546,8 +569,8 @@ async def auth_flow_2025_03_26(ctx: ClientContext) -> None:
                   expected=OAUTH_AS_WELL_KNOWN, actual=[h.path for h in meta[:3]])
     verdict = _pkce(site)
     if verdict is None:
-        ctx.not_reached("client.auth.pkce-2025-03-26", "the client made no authorization request")
-        ctx.not_reached("client.auth.redirect-uri-form-2025-03-26", "the client made no authorization request")
+        _not_reached(ctx, site, "client.auth.pkce-2025-03-26", "the client made no authorization request")
+        _not_reached(ctx, site, "client.auth.redirect-uri-form-2025-03-26", "the client made no authorization request")
     else:
         ok, what = verdict
         ctx.check("client.auth.pkce-2025-03-26", ok, problem="PkceNotUsed", message=f"authorization request: {what}",
@@ -577,7 +600,7 @@ async def auth_default_endpoints_2025_03_26(ctx: ClientContext) -> None:
     meta = _as_metadata_requests(hits)
     if not endpoints:
         for rid in rids:
-            ctx.not_reached(rid, "the client used no authorization endpoint (" + "; ".join(_lines(hits)[-3:]) + ")")
+            _not_reached(ctx, site, rid, "the client used no authorization endpoint (" + "; ".join(_lines(hits)[-3:]) + ")")
         return
     ok = bool(meta) and meta[0].seq < endpoints[0].seq
     ctx.check(rids[0], ok, problem="DefaultEndpointsWithoutMetadataAttempt",

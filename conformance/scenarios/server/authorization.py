@@ -205,6 +205,9 @@ async def unauthenticated_request(ctx: ScenarioContext) -> None:
                 continue
             got = await _request(probe, "GET", url=url, headers={"Accept": "application/json"})
             entries += probe.entries(got)
+            if getattr(got, "stalled", False):  # headers, then a body that never ended: no document came
+                got = NoAnswer(f"GET {url}: {got.status} and its headers, then the body did not end within "
+                               f"{ctx.timeout:g} s")
             tried.append(f"{url}: {_describe(got, 120)}")
             if got.status == 200:
                 hit = (how, url, _json_object(got))
@@ -223,7 +226,8 @@ async def unauthenticated_request(ctx: ScenarioContext) -> None:
               entries=entries)
     if hit is None:
         for rid in (PRM_SERVED, PRM_AS, PRM_RESOURCE_FORM):
-            ctx.not_reached(rid, "no protected resource metadata was found where a client looks for it")
+            ctx.not_reached(rid, "no protected resource metadata was found where a client looks for it ("
+                                 + "; ".join(tried)[:600] + ")")
         _offline(ctx, scope, None, entries)
         return
     doc = hit[2]
