@@ -391,7 +391,9 @@ class ClientRole:
 
                     async def exited() -> None:
                         await run._exit_event.wait()
-                        await anyio.sleep(0.05)  # a request sent just before the exit is still being read
+                        # a request sent just before the exit may still be on its way to us: it
+                        # ends this wait as soon as it is read; a client that sent none costs 1 s
+                        await anyio.sleep(1.0)
                         tg.cancel_scope.cancel()
 
                     tg.start_soon(request)
