@@ -6,6 +6,8 @@ import compileall
 import os
 import signal
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from conformance.schema.validate import import_jsonschema  # noqa: E402
 
 import_jsonschema()  # the oracle imports it on first need; here, now
 from conformance.runtime.signals import terminate_like_interrupt  # noqa: E402
+from tests.processes import live_processes  # noqa: E402
 
 # pytester drives the mcp-conformance pytest plugin in tests/runtime (it must be requested from
 # the top-level test conftest).
@@ -74,3 +77,18 @@ def real_peer_runs(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytes
         yield runs
     finally:
         runs.close()
+
+
+@pytest.fixture
+def process_token() -> Iterator[str]:
+    """A token for the command lines of the processes a test starts, unique to this test run:
+    ``live_processes(token)`` finds them, and whatever still carries it at teardown is killed,
+    so that a test that failed leaves nothing behind for a later one to trip over."""
+    token = f"t{uuid.uuid4().hex[:12]}"
+    yield token
+    for pid in live_processes(token):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+

@@ -28,8 +28,8 @@ def _wait_for(predicate, deadline: float, what: str) -> None:
     [(signal.SIGINT, "silent"), (signal.SIGTERM, "silent"), (signal.SIGINT, "stubborn")],
     ids=["SIGINT", "SIGTERM", "SIGINT-server-ignores-SIGTERM"],
 )
-def test_an_interrupt_exits_promptly_writes_a_partial_report_and_leaves_no_process(tmp_path: Path, sig: int, mode: str) -> None:
-    token = f"sigint-{tmp_path.name}"
+def test_an_interrupt_exits_promptly_writes_a_partial_report_and_leaves_no_process(tmp_path: Path, sig: int, mode: str, process_token: str) -> None:
+    token = f"sigint-{process_token}"
     pid_file = tmp_path / f"{token}.pid"
     # a server that never answers, and a timeout long enough that only the interrupt ends the run
     cmd = [*CLI, "server", "--command", bad_cmd(mode, "--pid-file", str(pid_file)), "--timeout", "60", "--version", "all"]

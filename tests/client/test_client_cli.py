@@ -70,8 +70,8 @@ def test_without_a_placeholder_the_launcher_is_appended_and_the_scenario_is_in_t
     assert asked == "2025-06-18"  # the client read MCP_CONFORMANCE_PROTOCOL_VERSION
 
 
-def test_a_client_that_writes_garbage_to_the_server_fails_stdio_only_mcp_and_nothing_else(tmp_path: Path) -> None:
-    token = f"garbage-{tmp_path.name}"
+def test_a_client_that_writes_garbage_to_the_server_fails_stdio_only_mcp_and_nothing_else(tmp_path: Path, process_token: str) -> None:
+    token = f"garbage-{process_token}"
     rc, out, report = _run(tmp_path, "--command", fake("garbage", token), "--timeout", "2", "--stall-timeout", "4", "--client-timeout", "8",
                            "--select", "client.stdio.*", "--select", "client.basic.jsonrpc")
     assert report is not None, out
@@ -84,8 +84,8 @@ def test_a_client_that_writes_garbage_to_the_server_fails_stdio_only_mcp_and_not
 
 
 @pytest.mark.parametrize("mode", ["exit", "hang", "missing"])
-def test_a_client_that_never_connects_is_an_error_naming_what_happened_with_exit_3(tmp_path: Path, mode: str) -> None:
-    token = f"never-{mode}-{tmp_path.name}"
+def test_a_client_that_never_connects_is_an_error_naming_what_happened_with_exit_3(tmp_path: Path, mode: str, process_token: str) -> None:
+    token = f"never-{mode}-{process_token}"
     command = f"no-such-client-{token} {{server}}" if mode == "missing" else fake(mode, token)
     started = time.monotonic()
     more = ("--version", "all") if mode == "hang" else ()  # more items than run side by side
@@ -114,8 +114,8 @@ def test_a_client_that_never_connects_is_an_error_naming_what_happened_with_exit
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("mode", ["stall", "stubborn"])
-def test_an_interrupt_ends_the_run_with_a_partial_report_and_no_process_left(tmp_path: Path, sig: int, mode: str) -> None:
-    token = f"interrupt-{mode}-{tmp_path.name}"
+def test_an_interrupt_ends_the_run_with_a_partial_report_and_no_process_left(tmp_path: Path, sig: int, mode: str, process_token: str) -> None:
+    token = f"interrupt-{mode}-{process_token}"
     cmd = [*CLI, "client", "--command", fake(mode, token), "--timeout", "60", "--client-timeout", "120",
            "--version", "all"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

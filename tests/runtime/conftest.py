@@ -23,6 +23,7 @@ import conformance.transports.http  # noqa: F401,E402
 import conformance.transports.sse  # noqa: F401,E402
 import conformance.transports.stdio  # noqa: F401,E402
 from conformance.registry import scenarios as _scenarios  # noqa: E402
+from tests.processes import live_processes  # noqa: E402,F401
 
 _scenarios("server")
 
@@ -62,20 +63,6 @@ def results_by(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["requirement"], r["version"]): r for r in report["results"]}
 
 
-def live_processes(token: str) -> list[int]:
-    """Pids of processes whose command line contains ``token`` (Linux /proc)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        if token.encode() in cmdline and "State:\tZ" not in status:
-            pids.append(int(entry.name))
-    return pids
 
 
 @pytest.fixture
