@@ -298,28 +298,15 @@ def build_target(
 def build_client_target(*, command: str, transport: str | None, timeout: float = DEFAULT_TIMEOUT,
                         call_command: str | None = None, run_budget: float | None = None,
                         stall_budget: float | None = None, auth: bool = False) -> Any:
-    """Validate the client options (a :class:`conformance.client.target.ClientTarget`)."""
-    from conformance.client.target import DEFAULT_STALL_TIMEOUT, ClientTarget
+    """Validate the client options (a :class:`conformance.client.target.ClientTarget`); a mistake is
+    a usage error."""
+    from conformance.client.target import ClientTargetError, client_target
 
     try:
-        kind = Transport(transport) if transport else Transport.STDIO
-    except ValueError:
-        raise pytest.UsageError(
-            f"unknown transport {transport!r}; use one of {', '.join(t.value for t in Transport)}"
-        ) from None
-    if "{port}" in command:
-        raise pytest.UsageError("the client command takes {server} (stdio), {url} (HTTP) or {config}, not {port}: "
-                                "the suite serves the client on a port of its own")
-    if kind is Transport.STDIO and "{url}" in command:
-        raise pytest.UsageError("{url} is for the HTTP transports; on stdio use {server} (the launcher of the "
-                                "suite's server), or add --mcp-transport streamable-http / sse")
-    if kind is not Transport.STDIO and "{server}" in command:
-        raise pytest.UsageError(f"{{server}} (a stdio launcher) is for the stdio transport; over {kind.value} use {{url}}")
-    # a client CLI may take seconds to start (fastmcp ~4 s idle, over 10 s on a loaded machine):
-    # the start-up allowance is not the per-answer timeout
-    return ClientTarget(command=command, transport=kind, call_command=call_command,
-                        startup_timeout=max(15.0, timeout), run_timeout=run_budget or max(30.0, 3 * timeout),
-                        stall_timeout=stall_budget or DEFAULT_STALL_TIMEOUT, auth=auth)
+        return client_target(command=command, transport=transport, timeout=timeout, call_command=call_command,
+                             run_budget=run_budget, stall_budget=stall_budget, auth=auth)
+    except ClientTargetError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @dataclass

@@ -7,7 +7,8 @@ from typing import Any, Mapping
 
 from conformance.spec.versions import Transport
 
-__all__ = ["ClientTarget", "PLACEHOLDERS", "CALL_TOOL", "CALL_ARGS", "DEFAULT_STALL_TIMEOUT"]
+__all__ = ["ClientTarget", "ClientTargetError", "PLACEHOLDERS", "CALL_TOOL", "CALL_ARGS", "DEFAULT_STALL_TIMEOUT",
+           "client_target"]
 
 PLACEHOLDERS = ("{server}", "{url}", "{config}")
 CALL_TOOL = "add_numbers"  # the one tool a --call-command is asked to call (the official fixture's name)
@@ -51,3 +52,33 @@ class ClientTarget:
         return {"role": "client", "transport": self.transport.value, "command": [self.command],
                 "call_command": self.call_command, "url": None, "cwd": self.cwd,
                 "env": dict(self.env) if self.env else {}, "default": self.default, "description": self.describe()}
+
+
+class ClientTargetError(ValueError):
+    """The client options do not name a client the suite can start (the message says how to fix it)."""
+
+
+def client_target(*, command: str, transport: str | None, timeout: float, call_command: str | None = None,
+                  run_budget: float | None = None, stall_budget: float | None = None,
+                  auth: bool = False) -> ClientTarget:
+    """The client options validated, as the ``client`` subcommand, the pytest options and the
+    client fuzzer take them; a mistake is a :class:`ClientTargetError`."""
+    try:
+        kind = Transport(transport) if transport else Transport.STDIO
+    except ValueError:
+        raise ClientTargetError(
+            f"unknown transport {transport!r}; use one of {', '.join(t.value for t in Transport)}"
+        ) from None
+    if "{port}" in command:
+        raise ClientTargetError("the client command takes {server} (stdio), {url} (HTTP) or {config}, not {port}: "
+                                "the suite serves the client on a port of its own")
+    if kind is Transport.STDIO and "{url}" in command:
+        raise ClientTargetError("{url} is for the HTTP transports; on stdio use {server} (the launcher of the "
+                                "suite's server), or add --mcp-transport streamable-http / sse")
+    if kind is not Transport.STDIO and "{server}" in command:
+        raise ClientTargetError(f"{{server}} (a stdio launcher) is for the stdio transport; over {kind.value} use {{url}}")
+    # a client CLI may take seconds to start (fastmcp ~4 s idle, over 10 s on a loaded machine):
+    # the start-up allowance is not the per-answer timeout
+    return ClientTarget(command=command, transport=kind, call_command=call_command,
+                        startup_timeout=max(15.0, timeout), run_timeout=run_budget or max(30.0, 3 * timeout),
+                        stall_timeout=stall_budget or DEFAULT_STALL_TIMEOUT, auth=auth)

@@ -40,9 +40,7 @@ def client_target(command: str | None, transport: str | None, url: str | None, t
                   fallback: dict[str, Any] | None = None) -> ClientTarget:
     """The client to start (``--client-command``, or the one a reproducer names, ``fallback``),
     validated as the ``client`` subcommand validates it (``url`` given is a usage error)."""
-    import pytest
-
-    from conformance.pytest_plugin import build_client_target
+    from conformance.client.target import ClientTargetError, client_target as validated
 
     if not command and fallback:
         cmd = fallback.get("command")
@@ -53,8 +51,8 @@ def client_target(command: str | None, transport: str | None, url: str | None, t
     if url:
         raise UsageError("--url names a server to fuzz; a client gets the suite's URL through {url} in --client-command")
     try:
-        return build_client_target(command=command, transport=transport, timeout=timeout)
-    except pytest.UsageError as exc:
+        return validated(command=command, transport=transport, timeout=timeout)
+    except ClientTargetError as exc:
         raise UsageError(str(exc)) from None
 
 
