@@ -300,8 +300,9 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, **kw: Any) -
     """The findings for one settled expectation (:func:`conformance.fuzz.oracle.judge` with the
     client's requirement ids, and the capability rules)."""
     out = _o.judge(exp, answers, ctx, **kw)
-    if exp.kind == ANSWER and answers and exp.asked:
-        out.extend(capability_findings(exp.asked, answers[0], ctx))
+    read = [a for a in answers if not (exp.parse_error_ok and _o.parse_error_reply(a))]  # (a -32700: the bytes read as sent)
+    if exp.kind == ANSWER and read and exp.asked:
+        out.extend(capability_findings(exp.asked, read[0], ctx))
     return out
 
 
