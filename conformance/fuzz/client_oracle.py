@@ -18,7 +18,9 @@ What we send a client, and what each message allows back (:func:`expect`, the tw
 * a batch on 2025-03-26 -- its requests answered (``client.basic.batch-receive``);
 * text that is not JSON (not UTF-8 included) -- error -32700 (``client.jsonrpc.parse-error``), or
   from a lenient parser (NaN, Infinity, comments, trailing commas, single quotes) an answer
-  with the id it read; silence is a finding (the server side's reading, ``oracle.unparseable``);
+  with the id it read; silence is a finding (the server side's reading, ``oracle.unparseable``).
+  Over streamable HTTP and legacy SSE a frame is judged as the client reads it after the event
+  stream's decoding (:func:`expect_sse`: invalid UTF-8 becomes U+FFFD, often in valid JSON);
 * anything else malformed (an invalid envelope, a number beyond every range, a
   duplicate member, a batch where the version has none, a response to nothing) and our answers to
   the client's own requests, mutated or not -- anything (or nothing) may come back: only the
