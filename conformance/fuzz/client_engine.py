@@ -160,6 +160,12 @@ def _parse_error_answer(p: "_Pend", e: Envelope) -> bool:
         and e.error_code in p.exp.codes and _o.accepts_unattributed(p.exp, e)
 
 
+def _parse_error_allowed(p: "_Pend", e: Envelope) -> bool:
+    """``e`` (no usable id) is a -32700 that ``p`` may be answered with although the message read is
+    JSON (its bytes as sent are not: ``Expect.parse_error_ok``)."""
+    return p.exp.parse_error_ok and not p.loose and not p.answers and _o.parse_error_reply(e)
+
+
 class _Pend:
     __slots__ = ("frame", "exp", "answers", "settled", "seg", "loose", "seq")
 
@@ -379,13 +385,18 @@ class _ClientRun:
         left = []
         pends = [p for seg in (*self.segs, self.cur) for p in seg.pends if not p.settled]
         for lo, e in self.floating:
+            if upto <= lo:  # an answer to a message read before this one came: it bounds nothing here
+                left.append((lo, e))
+                continue
             window = [p for p in pends if lo < p.seq < upto] if upto != float("inf") else [p for p in pends if p.seq > lo]
             p = next((p for p in window if _parse_error_answer(p, e)), None) \
+                or next((p for p in window if _parse_error_allowed(p, e)), None) \
                 or next((p for p in window if p.exp.kind == ANY and not p.loose), None) \
                 or next((p for p in window if p.exp.kind == UNREADABLE and not p.loose and not p.answers
                          and _o.accepts_unattributed(p.exp, e)), None) \
                 or next((p for p in window if p.exp.kind == SILENCE), None) \
                 or next((p for p in pends if _parse_error_answer(p, e)), None) \
+                or next((p for p in pends if _parse_error_allowed(p, e)), None) \
                 or next((p for p in pends if p.exp.kind == ANY and not p.loose), None)
             if p is None:
                 if upto == float("inf") and self.camp is not None:
@@ -393,18 +404,24 @@ class _ClientRun:
                 elif upto != float("inf"):
                     left.append((lo, e))
                 continue
-            if p.exp.kind in (ANY, UNREADABLE):
+            if p.exp.kind in (ANY, UNREADABLE) or p.exp.parse_error_ok:
                 p.loose = 1
             p.answers.append(e)
         self.floating = left if upto != float("inf") else []
 
     def _claim_floating(self, p: _Pend) -> None:
-        """An unanswered message that is not JSON takes an answer without a usable id that came
-        after the client had answered something later (its answers may be POSTed out of order over
-        HTTP): the first such answer it may be answered with."""
-        if p.exp.kind != UNREADABLE or p.answers:
+        """An unanswered message that is not JSON (or that may be answered as such) takes an answer
+        without a usable id that came after the client had answered something later (its answers
+        may be POSTed out of order over HTTP): the first such answer it may be answered with that no
+        message sent after what the client had answered asks for (read in order, it is that message's
+        answer: taking it would leave that one unanswered).  A notification expects no answer: it
+        never claims one."""
+        if (p.exp.kind != UNREADABLE and not (p.exp.parse_error_ok and p.exp.kind == ANSWER)) or p.answers:
             return
-        for i, (_lo, e) in enumerate(self.floating):
+        pends = [q for seg in (*self.segs, self.cur) for q in seg.pends if not q.settled and q is not p]
+        for i, (lo, e) in enumerate(self.floating):
+            if any(q.seq > lo and (_parse_error_answer(q, e) or (q.exp.kind == ANSWER and _parse_error_allowed(q, e))) for q in pends):
+                continue
             if _o.accepts_unattributed(p.exp, e):
                 del self.floating[i]
                 p.loose = 1
@@ -645,7 +662,8 @@ class _ClientRun:
         unanswered = [p for p in seg.pends if p.exp.kind == ANSWER and not p.answers]
         # answers without a usable id taken by notifications, while requests of the chunk went
         # unanswered: more likely those requests' answers, their id not echoed
-        moved = [(p, a) for p in seg.pends if p.exp.kind == SILENCE for a in p.answers]
+        moved = [(p, a) for p in seg.pends if p.exp.kind == SILENCE for a in p.answers
+                 if not (p.exp.parse_error_ok and _o.parse_error_reply(a))]
         if moved and len(moved) <= len(unanswered):
             for (p, a), q in zip(moved, unanswered):
                 p.answers.remove(a)
@@ -756,7 +774,9 @@ class _ClientRun:
 
 def _takes_as_answer(data: bytes, rid: Any) -> bool:
     """Can the client take ``data`` as the answer to its request ``rid`` (a response with exactly
-    that id, result xor error)?  If not, the real answer is sent behind it."""
+    that id, result xor error)?  If not, the real answer is sent behind it (over HTTP by its id,
+    which ends the request's stream; a client that did read ``data`` as its answer, its invalid
+    UTF-8 replaced, gets a second answer to ignore)."""
     env = parse_envelope(data)
     return env.kind in (Kind.RESULT, Kind.ERROR) and not env.problems and same_id(env.id, rid)
 

@@ -18,7 +18,9 @@ What we send a client, and what each message allows back (:func:`expect`, the tw
 * a batch on 2025-03-26 -- its requests answered (``client.basic.batch-receive``);
 * text that is not JSON (not UTF-8 included) -- error -32700 (``client.jsonrpc.parse-error``), or
   from a lenient parser (NaN, Infinity, comments, trailing commas, single quotes) an answer
-  with the id it read; silence is a finding (the server side's reading, ``oracle.unparseable``);
+  with the id it read; silence is a finding (the server side's reading, ``oracle.unparseable``).
+  Over streamable HTTP and legacy SSE a frame is judged as the client reads it after the event
+  stream's decoding (:func:`expect_sse`: invalid UTF-8 becomes U+FFFD, often in valid JSON);
 * anything else malformed (an invalid envelope, a number beyond every range, a
   duplicate member, a batch where the version has none, a response to nothing) and our answers to
   the client's own requests, mutated or not -- anything (or nothing) may come back: only the
@@ -55,11 +57,15 @@ from conformance.spec.requirements import get as get_requirement
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, parse_envelope
 from conformance.wire.rules import JSONRPC_MEMBERS, elicitation_accepted, loose_id, non_file_roots
+from conformance.wire.sse import delivered
+
+SSE_TRANSPORTS = frozenset({"streamable-http", "sse"})  # where the frames we send a client travel as SSE events
 
 __all__ = [
     "context",
     "unsupported",
     "expect",
+    "expect_sse",
     "expect_answer",
     "barrier_expect",
     "judge",
@@ -126,8 +132,50 @@ def _any(what: str, rid: Any = MISSING, *, quit_ok: bool = True, cancel: bool = 
 
 
 def expect(raw: bytes, ctx: OracleContext) -> list[Expect]:
-    """What may answer the frame ``raw`` (exact bytes we sent the client)."""
+    """What may answer the frame ``raw`` (exact bytes we sent the client).  On stdio the bytes are
+    what the client reads (a frame with newlines is several messages); over streamable HTTP and
+    legacy SSE the frame travels as an SSE event, and the client reads what the event stream
+    delivers (:func:`expect_sse`)."""
+    if ctx.transport in SSE_TRANSPORTS:
+        return expect_sse(raw, ctx)
     return _o.per_line(raw, ctx, expect_message)
+
+
+def expect_sse(raw: bytes, ctx: OracleContext) -> list[Expect]:
+    """What may answer ``raw`` sent as one SSE event (:func:`conformance.wire.sse.message_event`).
+    The client reads the messages the event stream delivers (:func:`conformance.wire.sse.delivered`):
+    "Streams must be decoded using the UTF-8 decode algorithm" (WHATWG HTML, server-sent events),
+    so invalid UTF-8 arrives as U+FFFD -- often in valid JSON, a message to be served, not a Parse
+    error; a line break inside the frame ends its data line (the rest is another field, or a
+    blank line that dispatches early).  Where the bytes were not UTF-8 but the decoded text is a
+    well-formed request or notification, error -32700 with id null is accepted as well: JSON text
+    "MUST be encoded using UTF-8" (RFC 8259 section 8.1), and a client whose SSE reader refuses
+    the bytes reads no JSON."""
+    got = delivered(raw)
+    if got == [raw]:
+        return expect_message(raw, ctx)
+    if not got:
+        return [_any("a frame whose SSE event delivers no message (its line breaks leave no data line)")]
+    not_utf8 = _not_utf8(raw)
+    how = "decoded as the SSE stream is (invalid UTF-8 replaced by U+FFFD)" if not_utf8 and len(got) == 1 and \
+        b"\n" not in raw and b"\r" not in raw else f"as the SSE event delivers it ({len(got)} message(s): its line breaks end data lines)"
+    out: list[Expect] = []
+    for text in got:
+        for exp in expect_message(text, ctx):
+            exp.what = f"{exp.what} ({how})"
+            if not_utf8 and exp.kind in (ANSWER, SILENCE):
+                exp.parse_error_ok = True
+                exp.accepted = exp.accepted + ("error -32700 with id null or without an id (the event's bytes are not UTF-8)",)
+            out.append(exp)
+    return out
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return True
 
 
 def expect_message(raw: bytes, ctx: OracleContext) -> list[Expect]:
@@ -254,8 +302,9 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, **kw: Any) -
     """The findings for one settled expectation (:func:`conformance.fuzz.oracle.judge` with the
     client's requirement ids, and the capability rules)."""
     out = _o.judge(exp, answers, ctx, **kw)
-    if exp.kind == ANSWER and answers and exp.asked:
-        out.extend(capability_findings(exp.asked, answers[0], ctx))
+    read = [a for a in answers if not (exp.parse_error_ok and _o.parse_error_reply(a))]  # (a -32700: the bytes read as sent)
+    if exp.kind == ANSWER and read and exp.asked:
+        out.extend(capability_findings(exp.asked, read[0], ctx))
     return out
 
 

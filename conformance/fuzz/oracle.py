@@ -58,6 +58,7 @@ __all__ = [
     "ANY",
     "REJECTED",
     "unparseable",
+    "parse_error_reply",
 ]
 
 ANSWER = "answer"  # exactly one response with this id
@@ -159,6 +160,10 @@ class Expect:
     # the violation class of a silence, where it is more telling than the requirement's default
     # (a finding signature is (requirement, class): each cause of silence gets its own reproducer)
     unanswered: str | Callable[[], str] = ""  # (a callable: worked out only when the silence happens)
+    # the bytes as sent are not JSON, although the message as the peer must read it is (an SSE event
+    # whose invalid UTF-8 the stream's decoding replaced): error -32700 with id null or without an
+    # id, the reading of the bytes as they are, is accepted too (ANSWER, SILENCE)
+    parse_error_ok: bool = False
 
 
 @dataclass
@@ -713,6 +718,13 @@ def judge(exp: Expect, answers: list[Envelope], ctx: OracleContext, *, refused: 
     r = rules(ctx)
     for env in answers:
         out.extend(shape_findings(env, ctx))
+    if exp.parse_error_ok and exp.kind in (ANSWER, SILENCE):
+        # a Parse error, the reading of the bytes as sent, is one of the answers allowed
+        read_as_sent = [a for a in answers if parse_error_reply(a)]
+        if read_as_sent:
+            answers = [a for a in answers if not parse_error_reply(a)]
+            if not answers:
+                return out
     if exp.kind == ANY:
         if not answers and refused is None and exp.silence_requirement is not None:
             out.append(finding(exp.silence_requirement, _unanswered(exp) or "MissingResponse",
@@ -851,9 +863,16 @@ def near_miss(env: Envelope, pending_keys: Iterable[Any]) -> Any:
     return MISSING
 
 
+def parse_error_reply(env: Envelope) -> bool:
+    """``env`` is error -32700 with id null or without an id: the answer to text that is not JSON."""
+    return env.kind is Kind.ERROR and env.error_code == _errors.PARSE_ERROR and (env.id is None or env.id is MISSING)
+
+
 def accepts_unattributed(exp: Expect, env: Envelope) -> bool:
     """``env`` (with no id we can look up) may be the answer to ``exp``: the scenarios' reading of an
     answer to an unreadable request (id null, absent, or the readable id echoed)."""
+    if exp.parse_error_ok and exp.kind in (ANSWER, SILENCE):
+        return parse_error_reply(env)
     if exp.kind == UNREADABLE:
         return unreadable_answer(env, exp.echo) or (exp.lenient_echo is not MISSING and unreadable_answer(env, exp.lenient_echo))
     if exp.kind == REJECTED:

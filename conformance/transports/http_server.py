@@ -29,6 +29,7 @@ import anyio
 
 from conformance.transports.base import Inbound, Transport, TransportClosed, TransportError
 from conformance.wire.envelope import Envelope, Kind, parse_envelope
+from conformance.wire.sse import message_event
 
 __all__ = ["HttpHub", "HttpEndpoint", "HttpRequestRecord"]
 
@@ -470,8 +471,7 @@ class HttpEndpoint(Transport):
         await _plain(send, rec, 404 if rest not in ("sse", "messages") else 405, b"")
 
 
-def _event(data: bytes) -> bytes:
-    return b"event: message\ndata: " + data + b"\n\n"
+_event = message_event  # every message goes as one event of its own (what a fuzzer's client reads: wire.sse.delivered)
 
 
 def _shown_headers(headers: dict[str, str]) -> dict[str, str]:

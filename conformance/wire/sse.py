@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["SSEEvent", "SSEDecoder", "encode_event", "DEFAULT_MAX_EVENT_BYTES"]
+__all__ = ["SSEEvent", "SSEDecoder", "encode_event", "message_event", "delivered", "DEFAULT_MAX_EVENT_BYTES"]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 MAX_PROBLEMS = 100
@@ -275,3 +275,28 @@ def encode_event(data: str, *, event: str | None = None, id: str | None = None, 
     parts.extend(f"data: {line}\n" for line in data.split("\n"))
     parts.append("\n")
     return "".join(parts).encode("utf-8")
+
+
+def message_event(data: bytes) -> bytes:
+    """The event block the suite's HTTP server writes for one message it sends (whatever the bytes:
+    a fuzzed frame may be no JSON, not UTF-8, or carry a line break): ``event: message``, one
+    ``data:`` line holding ``data`` as it is, a blank line."""
+    return b"event: message\ndata: " + data + b"\n\n"
+
+
+def delivered(data: bytes) -> list[bytes]:
+    """What a client reading the event stream as the WHATWG standard says receives, as messages,
+    for the bytes ``data`` sent as one :func:`message_event`: the data of each ``message`` event
+    dispatched, re-encoded as UTF-8.  "Streams must be decoded using the UTF-8 decode algorithm"
+    (invalid bytes become U+FFFD); a LF, CR or CRLF inside ``data`` ends its ``data:`` line (what
+    follows is another field, ignored unless it is one, and a blank line dispatches the event
+    early); NUL passes through.  ``[data]`` when the bytes arrive unchanged."""
+    if b"\n" not in data and b"\r" not in data:
+        try:
+            data.decode("utf-8")
+            return [data]
+        except UnicodeDecodeError:
+            return [data.decode("utf-8", "replace").encode("utf-8")]
+    decoder = SSEDecoder(max_event_bytes=None)
+    events = decoder.feed(message_event(data))
+    return [e.data.encode("utf-8") for e in events if e.dispatched and e.event == "message"]
