@@ -230,6 +230,18 @@ FAULTS: dict[str, Fault] = {
     "version-header-mismatch": _f("one extra POST whose MCP-Protocol-Version (2099-01-01) differs from its _meta",
                                   MODERN, HTTP),
     "no-method-header": _f("one extra POST without the Mcp-Method header on 2026-07-28", MODERN, HTTP),
+    # -- 2026-07-28 Mcp-Param-* headers (x-mcp-header) ----------------------------------------------
+    "no-param-headers": _f("tools/call carries no Mcp-Param-* header (x-mcp-header ignored)", MODERN, HTTP),
+    "param-header-for-absent": _f("tools/call carries Mcp-Param-{Name}: null for a designated parameter absent "
+                                  "from the arguments", MODERN, HTTP),
+    "param-bool-titlecase": _f("boolean Mcp-Param-* values are sent as True / False", MODERN, HTTP),
+    "param-no-base64": _f("Mcp-Param-* values that are not plain ASCII are sent with those characters replaced by "
+                          "'?' and trimmed, not Base64-encoded", MODERN, HTTP),
+    "param-sentinel-plain": _f("a plain Mcp-Param-* value that looks like the Base64 sentinel is sent as it is",
+                               MODERN, HTTP),
+    "sentinel-uppercase": _f("Base64-encoded Mcp-Param-* values are marked =?BASE64?...?=", MODERN, HTTP),
+    "keep-invalid-header-tools": _f("tools whose x-mcp-header annotations break the constraints are kept (and "
+                                    "called)", MODERN, HTTP),
     # -- legacy HTTP+SSE ------------------------------------------------------------------------------
     "post-without-endpoint-query": _f("one extra POST to the endpoint's path without its query", LEGACY, SSE),
     # -- 2026-07-28 per-request metadata ------------------------------------------------------------

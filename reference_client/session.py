@@ -35,6 +35,7 @@ from urllib.parse import quote
 import math
 
 import json
+import re
 from typing import Any, Callable
 
 import anyio
@@ -729,8 +730,8 @@ async def tour(session: Session, log: Callable[[str], None] | None = None, *, ca
         await step("logging/setLevel", _ok(session, "logging/setLevel", {"level": "info"}, log))
     if "tools" in caps:
         tools = await step("tools/list", _pages(session, "tools/list", "tools", log)) or []
-        if getattr(session.link, "stateless", False):  # streamable HTTP, 2026-07-28
-            tools = _valid_header_tools(tools, log)
+        if getattr(session.link, "stateless", False) and not session.faulty("keep-invalid-header-tools"):
+            tools = _valid_header_tools(tools, log)  # streamable HTTP, 2026-07-28
         seen = len(core.notifications)
         scenario_args = _official_scenario_arguments(tools)
         if call_tools:
@@ -833,13 +834,7 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
     if as_task:
         await _call_tool_as_task(session, name, args, log)
         return
-    headers = {}
-    for path, header, _ in mirrored_params(tool.get("inputSchema")):
-        value: Any = args
-        for part in path:
-            value = value.get(part) if isinstance(value, dict) else None
-        if value is not None:
-            headers[f"Mcp-Param-{header}"] = param_header_value(value)
+    headers = _param_headers(session, tool, args)
     answer = await session.call_with_input("tools/call", {"name": name, "arguments": args}, headers=headers, progress=True)
     error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
     if error.get("code") == codes.INVALID_PARAMS:  # gone meanwhile? (a list change we were not told of)
@@ -853,6 +848,47 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
         return
     result = _result(answer, f"tools/call {name}")
     log(f"tools/call {name}: {'isError result' if result.get('isError') else 'ok'}")
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 tchar (what an HTTP library sends)
+_SENTINEL_LIKE = re.compile(r"=\?base64\?.*\?=\Z", re.S)
+
+
+def _param_headers(session: Session, tool: dict[str, Any], args: dict[str, Any]) -> dict[str, str]:
+    """The Mcp-Param-{Name} headers of a tools/call (2026-07-28 streamable-http#client-behavior):
+    the value at each x-mcp-header property's path, encoded (Value Encoding); none for a
+    parameter absent or null."""
+    headers: dict[str, str] = {}
+    if session.faulty("no-param-headers"):
+        return headers
+    for path, header, _ in mirrored_params(tool.get("inputSchema")):
+        if not _HEADER_NAME.fullmatch(header):  # (only a kept invalid tool has one)
+            continue
+        value: Any = args
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            if session.faulty("param-header-for-absent"):
+                headers[f"Mcp-Param-{header}"] = "null"
+            continue
+        headers[f"Mcp-Param-{header}"] = _param_header(session, value)
+    return headers
+
+
+def _param_header(session: Session, value: Any) -> str:
+    if isinstance(value, bool) and session.faulty("param-bool-titlecase"):
+        return str(value)
+    text = param_header_value(value)
+    if not isinstance(value, str) or text == value:
+        return text
+    if _SENTINEL_LIKE.match(value) and value.isascii() and value.isprintable() and value == value.strip():
+        if session.faulty("param-sentinel-plain"):
+            return value
+    elif session.faulty("param-no-base64"):
+        return "".join(c if " " <= c <= "~" else "?" for c in value).strip()
+    if session.faulty("sentinel-uppercase"):
+        return "=?BASE64?" + text[len("=?base64?"):]
+    return text
 
 
 # -- tools called as tasks (2025-11-25 basic/utilities/tasks, the client as requestor) ----------------

@@ -353,7 +353,7 @@ async def _streaming_elicitation(ctx: "RequestContext", args: dict[str, Any], in
 
 
 def _custom_header(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
-    return result(text(f"region={args['region']} query={args.get('query', '')}"))
+    return result(text(f"region={args['region']} query={args.get('query', '')} priority={args.get('priority', '')}"))
 
 
 async def _url_elicitation_tool(ctx: "RequestContext", args: dict[str, Any], inputs: InputState) -> Any:
@@ -522,12 +522,13 @@ def register(registry: "ToolRegistry") -> None:
     add(
         Tool(
             "test_custom_header",
-            "Its region parameter is mirrored into the Mcp-Param-Region header (x-mcp-header).",
+            "Its region and priority parameters are mirrored into the Mcp-Param-Region / Mcp-Param-Priority headers (x-mcp-header).",
             {
                 "type": "object",
                 "properties": {
                     "region": {"type": "string", "description": "Region; mirrored into Mcp-Param-Region", "x-mcp-header": "Region"},
                     "query": {"type": "string", "description": "Not mirrored"},
+                    "priority": {"type": "integer", "description": "Optional; mirrored into Mcp-Param-Priority", "x-mcp-header": "Priority"},
                 },
                 "required": ["region"],
             },

@@ -736,6 +736,11 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "meta-without-capabilities": _expect_extra(lambda w: CAPS not in w.value["params"]["_meta"] and PV in w.value["params"]["_meta"]),
     "meta-without-client-info": _check_meta_without_info,
 }
+# the Mcp-Param-* faults act on tools with x-mcp-header annotations, which the scripted server does
+# not list: their headers are checked in test_param_header_faults, on the wire in tests/broken_clients
+for _name in ("no-param-headers", "param-header-for-absent", "param-bool-titlecase", "param-no-base64",
+              "param-sentinel-plain", "sentinel-uppercase", "keep-invalid-header-tools"):
+    CHECKS[_name] = _no_diff
 # the task faults act on task-augmented requests, tasks/* and tools marked execution.taskSupport,
 # which the scripted server never sends nor lists: on the wire in tests/broken_clients, in the
 # task store in tests/reference_client/test_tasks.py
@@ -1387,3 +1392,43 @@ def test_link_closed_is_raised_for_a_server_that_cannot_start() -> None:
 
     with pytest.raises(LinkClosed):
         anyio.run(main)
+
+
+_XMH_TOOL = {"name": "t", "inputSchema": {"type": "object", "properties": {
+    "region": {"type": "string", "x-mcp-header": "Region"}, "greeting": {"type": "string", "x-mcp-header": "Greeting"},
+    "literal": {"type": "string", "x-mcp-header": "Literal"}, "flag": {"type": "boolean", "x-mcp-header": "Flag"},
+    "count": {"type": "integer", "x-mcp-header": "Count"}, "note": {"type": "string", "x-mcp-header": "Note"},
+    "opts": {"type": "object", "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}}}}}}
+_XMH_ARGS = {"region": "us-west1", "greeting": " Hello, 世界", "literal": "=?base64?literal?=", "flag": True, "count": 42,
+             "note": None, "opts": {"zone": "b"}}
+
+
+def _param_headers_of(fault: str | None) -> dict[str, str]:
+    from reference_client.session import _param_headers
+
+    from types import SimpleNamespace
+
+    link = SimpleNamespace(transport="streamable-http")
+    session = Session(ClientCore(MODERN, fault=fault, transport="streamable-http"), link, timeout=1)
+    return _param_headers(session, _XMH_TOOL, _XMH_ARGS)
+
+
+def test_param_headers_and_their_faults() -> None:
+    """2026-07-28 streamable-http#value-encoding: the strict client's Mcp-Param-* headers, and each
+    fault changing exactly its own part of them."""
+    strict = {"Mcp-Param-Region": "us-west1", "Mcp-Param-Greeting": "=?base64?IEhlbGxvLCDkuJbnlYw=?=",
+              "Mcp-Param-Literal": "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=", "Mcp-Param-Flag": "true",
+              "Mcp-Param-Count": "42", "Mcp-Param-Zone": "b"}
+    assert _param_headers_of(None) == strict
+    changed = {
+        "no-param-headers": {},
+        "param-header-for-absent": {**strict, "Mcp-Param-Note": "null"},
+        "param-bool-titlecase": {**strict, "Mcp-Param-Flag": "True"},
+        "param-no-base64": {**strict, "Mcp-Param-Greeting": "Hello, ??"},
+        "param-sentinel-plain": {**strict, "Mcp-Param-Literal": "=?base64?literal?="},
+        "sentinel-uppercase": {**strict, "Mcp-Param-Greeting": "=?BASE64?IEhlbGxvLCDkuJbnlYw=?=",
+                               "Mcp-Param-Literal": "=?BASE64?PT9iYXNlNjQ/bGl0ZXJhbD89?="},
+        "keep-invalid-header-tools": strict,
+    }
+    for fault, expected in changed.items():
+        assert _param_headers_of(fault) == expected, fault

@@ -244,9 +244,13 @@ def _set(args: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 @scenario(
     requirements=[
         "headers.param.validated",
+        "headers.param.missing-rejected",
         "headers.param.invalid-characters",
         "headers.name.base64-decoded",
         "headers.validation.status-and-code",
+        "headers.param.absent-not-expected",
+        "headers.param.integer-numeric",
+        "headers.sentinel.case-sensitive",
     ],
     since=V,
     transports=HTTP,
@@ -255,8 +259,9 @@ def _set(args: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 )
 async def custom_param_headers(ctx: ScenarioContext) -> None:
     """For a tool with an x-mcp-header string parameter: Mcp-Param-{Name} with another value,
-    omitted, or with invalid Base64 is rejected (400, -32020); its Base64 sentinel form, and a
-    Base64-looking literal, are accepted."""
+    omitted, or with invalid Base64 is rejected (400, -32020); its Base64 sentinel form, a
+    Base64-looking literal and upper-case markers (a literal) are accepted; with the parameter
+    absent or null no header is expected; an integer header 42.0 matches the body's 42."""
     peer = await ctx.connect()
     tools, failed = await list_tools(peer)
     chosen = None
@@ -290,14 +295,48 @@ async def custom_param_headers(ctx: ScenarioContext) -> None:
     ans = await call("mcp-conformance", "mcp-conformance-other")
     await _must_reject(ctx, validated, ans, f"tools/call {name!r} with {path[0]}='mcp-conformance' and {hname}: mcp-conformance-other")
     ans = await call("mcp-conformance", None)
-    await _must_reject(ctx, validated, ans, f"tools/call {name!r} with {path[0]}='mcp-conformance' and no {hname} header")
+    await _must_reject(ctx, "headers.param.missing-rejected", ans,
+                       f"tools/call {name!r} with {path[0]}='mcp-conformance' and no {hname} header")
     ans = await call("Hello", "=?base64?SGVs!!!bG8=?=")
     await _must_reject(ctx, "headers.param.invalid-characters", ans, f"tools/call {name!r} with {hname}: =?base64?SGVs!!!bG8=?= (not Base64)")
 
     ann = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
     if not (name in SAFE_TOOL_FIXTURES or ann.get("readOnlyHint") is True):
-        ctx.not_reached("headers.name.base64-decoded", f"the tool {name!r} is not marked read-only: the probes it would serve are not sent")
+        for rid in ("headers.name.base64-decoded", "headers.param.absent-not-expected", "headers.param.integer-numeric",
+                    "headers.sentinel.case-sensitive"):
+            ctx.not_reached(rid, f"the tool {name!r} is not marked read-only: the probes it would serve are not sent")
         return
+    await _served_probes(ctx, peer, name, base, other_headers, path, hname, mirrored)
+    await _absent_probes(ctx, peer, name, base, other_headers, path, hname)
+    await _integer_probe(ctx, peer, name, {**base, path[0]: "mcp-conformance"}, {**other_headers, hname: "mcp-conformance"},
+                         mirrored)
+
+
+def _not_mismatch(ans: Answer) -> bool:
+    """Not refused as a header mismatch (any other answer: served, -32602, a tool error)."""
+    return not (_rejected(ans) and (ans.code == errors.HEADER_MISMATCH or (ans.status == 400 and ans.code is None)))
+
+
+async def _served_probes(ctx: ScenarioContext, peer: Any, name: str, base: dict[str, Any], other_headers: dict[str, str],
+                         path: tuple[str, ...], hname: str, mirrored: Any) -> None:
+    async def call(value: Any, header_value: str | None) -> Answer:
+        args = dict(base)
+        _set(args, path, value)
+        return await ask(peer, "tools/call", {"name": name, "arguments": args}, headers={**other_headers, hname: header_value})
+
+    ans = await call("=?BASE64?SGVsbG8=?=", "=?BASE64?SGVsbG8=?=")
+    what = f"tools/call {name!r} with {path[0]}='=?BASE64?SGVsbG8=?=' and {hname}: =?BASE64?SGVsbG8=?= (upper-case markers: a literal)"
+    verdict(
+        ctx,
+        "headers.sentinel.case-sensitive",
+        _not_mismatch(ans),
+        problem="SentinelMarkersCaseInsensitive",
+        passed=f"{what}: {describe(ans)}",
+        failed=f"{what} was answered with {describe(ans)}; the markers are case-sensitive, so the value is not Base64 and matches the body",
+        expected="the request served",
+        actual=_actual(ans),
+        entries=ans.entries(),
+    )
     for value, header_value, why in (
         ("Hello", _b64("Hello"), "its Base64 sentinel form"),
         ("SGVsbG8=", "SGVsbG8=", "the same literal text (no sentinel markers: not Base64)"),
@@ -315,3 +354,46 @@ async def custom_param_headers(ctx: ScenarioContext) -> None:
             actual=_actual(ans),
             entries=ans.entries(),
         )
+
+
+async def _absent_probes(ctx: ScenarioContext, peer: Any, name: str, base: dict[str, Any], other_headers: dict[str, str],
+                         path: tuple[str, ...], hname: str) -> None:
+    """The designated parameter left out, then null, and no header: anything but HeaderMismatch."""
+    for how, args in (("left out", dict(base)), ("null", {**base, path[0]: None})):
+        ans = await ask(peer, "tools/call", {"name": name, "arguments": args}, headers={**other_headers, hname: None})
+        what = f"tools/call {name!r} with {path[0]} {how} and no {hname} header"
+        verdict(
+            ctx,
+            "headers.param.absent-not-expected",
+            _not_mismatch(ans),
+            problem="AbsentParamHeaderExpected",
+            passed=f"{what}: {describe(ans)}",
+            failed=f"{what} was rejected with {describe(ans)}; with no value in the body the server must not expect the header",
+            expected="any answer but HeaderMismatch (-32020)",
+            actual=_actual(ans),
+            entries=ans.entries(),
+        )
+
+
+async def _integer_probe(ctx: ScenarioContext, peer: Any, name: str, base: dict[str, Any], other_headers: dict[str, str],
+                         mirrored: Any) -> None:
+    ints = [(p, h) for p, h, t in mirrored if t == "integer" and len(p) == 1]  # (base: the string parameter set)
+    if not ints:
+        ctx.not_reached("headers.param.integer-numeric", f"the tool {name!r} marks no integer parameter with x-mcp-header")
+        return
+    (prop,), header = ints[0]
+    hname = f"Mcp-Param-{header}"
+    headers = {**other_headers, hname: "42.0"}
+    ans = await ask(peer, "tools/call", {"name": name, "arguments": {**base, prop: 42}}, headers=headers)
+    what = f"tools/call {name!r} with {prop}=42 and {hname}: 42.0"
+    verdict(
+        ctx,
+        "headers.param.integer-numeric",
+        _not_mismatch(ans),
+        problem="IntegerComparedAsString",
+        passed=f"{what}: {describe(ans)}",
+        failed=f"{what} was rejected with {describe(ans)}; integer values should be compared numerically (42.0 equals 42)",
+        expected="the request served",
+        actual=_actual(ans),
+        entries=ans.entries(),
+    )

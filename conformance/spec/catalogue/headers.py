@@ -189,3 +189,74 @@ define(
         "request served."
     ),
 )
+
+define(
+    "headers.param.missing-rejected",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-behavior-for-custom-headers"),
+    quote="Server MUST reject the request",
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2243-server-reject-missing-param",),
+    note=(
+        "The table's row 'Client omits header but value is in body'. For a tool whose inputSchema "
+        "marks a string parameter with x-mcp-header (skipped when the server lists none). Probe: "
+        "tools/call with the parameter in the arguments and no Mcp-Param-{Name} header. Flagged: "
+        "the request served. The status and code of the rejection are "
+        "headers.validation.status-and-code."
+    ),
+)
+
+define(
+    "headers.param.absent-not-expected",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-behavior-for-custom-headers"),
+    quote="Server MUST NOT expect the header",
+    area="headers",
+    transports=HTTP,
+    note=(
+        "The table's rows 'Parameter value is null' and 'Parameter not in arguments'. For a tool "
+        "the suite may call (an official fixture, or one marked read-only) with a parameter marked "
+        "x-mcp-header: tools/call with that parameter left out of the arguments, and with it set "
+        "to null, and no Mcp-Param-{Name} header. Any answer is accepted (a -32602 for a missing "
+        "required argument, a tool error) but a HeaderMismatch (-32020) rejection."
+    ),
+)
+
+define(
+    "headers.param.integer-numeric",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, PAGE, "server-validation"),
+    quote=(
+        "When validating integer parameter values, servers SHOULD compare the header value and "
+        "the body value numerically rather than as strings (e.g., `42.0` and `42` are considered "
+        "equal)."
+    ),
+    area="headers",
+    transports=HTTP,
+    note=(
+        "For a tool the suite may call with an integer parameter marked x-mcp-header (skipped "
+        "when there is none): tools/call with the body value 42 and the header 42.0. Flagged "
+        "(warning): a HeaderMismatch (-32020) rejection."
+    ),
+)
+
+define(
+    "headers.sentinel.case-sensitive",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "value-encoding"),
+    quote="These markers are case-sensitive and MUST appear exactly as shown (lowercase).",
+    area="headers",
+    transports=HTTP,
+    note=(
+        "The server's side: a header value with the markers in another case (=?BASE64?...?=) is "
+        "not the sentinel and is compared as it is. Probe, for a string parameter marked "
+        "x-mcp-header of a tool the suite may call: the body value =?BASE64?SGVsbG8=?= and the "
+        "same text in the header. Flagged: a HeaderMismatch (-32020) rejection (the header "
+        "decoded to Hello). The client's side is client.http2026.sentinel-lowercase."
+    ),
+)
