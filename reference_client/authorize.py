@@ -427,7 +427,8 @@ class Authorizer:
                 if refusal is not None:  # "If they differ, the client MUST NOT use the metadata"
                     why.append(f"{url}: {refusal}")
                     continue
-                refusal = oauth.pkce_refusal(doc)
+                # PKCE protects the authorization code: a grant without one does not need it
+                refusal = oauth.pkce_refusal(doc) if self._machine_grant(doc) is None else None
                 if refusal is not None and not self.fault("oauth-ignore-pkce-support"):
                     raise OAuthRefused(refusal)
                 return doc, issuer
@@ -445,7 +446,7 @@ class Authorizer:
         status, doc = await self._get_json(url, {"MCP-Protocol-Version": "2025-03-26"})
         self.log(f"authorization: GET {url} -> {status}")
         if status == 200:
-            refusal = oauth.metadata_refusal(doc, base) or oauth.pkce_refusal(doc)
+            refusal = oauth.metadata_refusal(doc, base) or (oauth.pkce_refusal(doc) if self._machine_grant(doc) is None else None)
             if refusal is not None:
                 raise OAuthRefused(refusal)
             return doc, base

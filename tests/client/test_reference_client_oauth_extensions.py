@@ -124,8 +124,9 @@ class World:
     first when ``nonce``; idp.test does token exchange.  Every request recorded."""
 
     def __init__(self, *, grant_types: list[str] | None = None, dpop: bool = False, nonce: bool = False,
-                 methods: list[str] | None = None, token_error: str | None = None) -> None:
+                 methods: list[str] | None = None, token_error: str | None = None, pkce: bool = True) -> None:
         self.grant_types, self.dpop, self.nonce, self.methods, self.token_error = grant_types, dpop, nonce, methods, token_error
+        self.pkce = pkce
         self.log: list[httpx.Request] = []
 
     def forms(self, host: str) -> list[dict[str, list[str]]]:
@@ -146,6 +147,8 @@ class World:
                                     "token_endpoint_auth_methods_supported": self.methods or ["client_secret_basic"]}
             if self.grant_types:
                 meta["grant_types_supported"] = self.grant_types
+            if not self.pkce:
+                del meta["code_challenge_methods_supported"]
             if self.dpop:
                 meta["dpop_signing_alg_values_supported"] = ["ES256"]
             return httpx.Response(200, json=meta)
@@ -233,6 +236,9 @@ def test_a_workload_presents_its_jwt_and_does_not_retry_or_fall_back_when_refuse
     auth, ok, _ = anyio.run(partial(_flow, world, [httpx.Response(401), httpx.Response(401)], assertion="w.jwt.sig"))
     assert ok == [False, False] and "invalid_grant" in (auth.refused or "")
     assert len(world.forms("as.test")) == 1 and "client_id" not in world.forms("as.test")[0]  # no retry, no client ID
+    world = World(grant_types=[grants.JWT_BEARER], methods=["none"], pkce=False)  # PKCE is the code flow's: not needed
+    auth, ok, _ = anyio.run(partial(_flow, world, [httpx.Response(401)], assertion="w.jwt.sig"))
+    assert ok == [True] and len(world.forms("as.test")) == 1
     world = World(grant_types=["authorization_code"])  # no JWT bearer grant there: no other grant tried
     auth, ok, _ = anyio.run(partial(_flow, world, [httpx.Response(401)], assertion="w.jwt.sig"))
     assert ok == [False] and not any(r.url.path in ("/token", "/authorize", "/register") for r in world.log)
