@@ -20,6 +20,11 @@ request with the new token (a bounded number of times).  The flow:
    client's authentication method); a refresh token, when one was issued, is tried first on the
    next 401 from the same authorization server.
 
+Instead of 3-5, a grant without a user (``grants.py``): client credentials (secret or
+``private_key_jwt``), a workload JWT, or an ID-JAG from a token exchange at the identity provider,
+each with the JWT bearer grant.  Where the authorization server supports DPoP, every token request
+carries a proof and a ``DPoP`` token is sent with a fresh proof per request (nonces honoured).
+
 Every wait has a deadline; the listener and the browser process are closed by :meth:`aclose`.
 """
 
