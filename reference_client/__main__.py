@@ -59,6 +59,20 @@ def _parser() -> argparse.ArgumentParser:
                            "read the answer from Location (the official runner's convention); auto (default) = browser "
                            "when $BROWSER is set")
     auth.add_argument("--auth-timeout", type=float, default=60.0, help="seconds one whole authorization may take (default 60)")
+    ext = p.add_argument_group("authorization extensions (reference_client/grants.py; under the official runner each comes "
+                               "from MCP_CONFORMANCE_CONTEXT)")
+    ext.add_argument("--client-key", metavar="PEM_FILE", help="the pre-registered client's private key: it authenticates "
+                                                             "with a signed JWT (private_key_jwt, RFC 7523 2.2)")
+    ext.add_argument("--client-key-alg", default=None, help="its JWS algorithm (default ES256)")
+    ext.add_argument("--assertion", metavar="JWT_FILE", help="a workload identity JWT: the JWT bearer grant (RFC 7523 2.1, "
+                                                             "SEP-1933), no other grant")
+    ext.add_argument("--id-token", metavar="JWT_FILE", help="the user's identity assertion (an ID token): exchanged at "
+                                                            "--idp-token-endpoint for an ID-JAG (RFC 8693), then the JWT bearer grant")
+    ext.add_argument("--idp-token-endpoint", help="the enterprise identity provider's token endpoint")
+    ext.add_argument("--idp-client-id", help="this client at the identity provider")
+    ext.add_argument("--idp-client-secret", help="its secret there, if it has one")
+    ext.add_argument("--no-dpop", action="store_true", help="never ask for DPoP-bound tokens (default: where the "
+                                                            "authorization server supports DPoP, RFC 9449)")
     return p
 
 
@@ -145,13 +159,34 @@ def _authorizer(ns: argparse.Namespace, core: Any, log: Any) -> Any:
         browser = None
     elif ns.authorize == "browser" and browser is None:
         raise SystemExit("mcp-reference-client: --authorize browser needs $BROWSER")
+    def given(option: str | None, key: str, *, file: bool = False) -> str | None:
+        """The option's value (a file's contents, stripped, for ``file``), else the runner's context value."""
+        if option and file:
+            try:
+                with open(option, encoding="utf-8") as fh:
+                    return fh.read().strip()
+            except OSError as exc:
+                raise SystemExit(f"mcp-reference-client: cannot read {option}: {exc.strerror or exc}") from exc
+        if option:
+            return option
+        value = context.get(key)
+        return value if isinstance(value, str) and value else None
+
     config = AuthConfig(
-        client_id=ns.client_id or (context.get("client_id") if isinstance(context.get("client_id"), str) else None),
-        client_secret=ns.client_secret or (context.get("client_secret") if isinstance(context.get("client_secret"), str) else None),
+        client_id=given(ns.client_id, "client_id"),
+        client_secret=given(ns.client_secret, "client_secret"),
         client_issuer=ns.client_issuer,
         # the official runner's auth/* scenarios know this client by their fixed test URL
         client_metadata_url=ns.client_metadata_url or (RUNNER_CIMD_URL if scenario.startswith("auth/") else None),
-        browser=browser, timeout=ns.timeout, flow_timeout=ns.auth_timeout)
+        browser=browser, timeout=ns.timeout, flow_timeout=ns.auth_timeout,
+        client_key_pem=given(ns.client_key, "private_key_pem", file=True),
+        client_key_alg=given(ns.client_key_alg, "signing_algorithm") or "ES256",
+        assertion=given(ns.assertion, "valid_jwt", file=True),  # (the runner's other JWTs are for broken clients)
+        id_token=given(ns.id_token, "idp_id_token", file=True),
+        idp_token_endpoint=given(ns.idp_token_endpoint, "idp_token_endpoint"),
+        idp_client_id=given(ns.idp_client_id, "idp_client_id"),
+        idp_client_secret=given(ns.idp_client_secret, "idp_client_secret"),
+        dpop=not ns.no_dpop)
     return Authorizer(ns.url or ns.sse_url, lambda: core.judged_version, config, log=log, fault=core.faulty)
 
 

@@ -20,6 +20,11 @@ request with the new token (a bounded number of times).  The flow:
    client's authentication method); a refresh token, when one was issued, is tried first on the
    next 401 from the same authorization server.
 
+Instead of 3-5, a grant without a user (``grants.py``): client credentials (secret or
+``private_key_jwt``), a workload JWT, or an ID-JAG from a token exchange at the identity provider,
+each with the JWT bearer grant.  Where the authorization server supports DPoP, every token request
+carries a proof and a ``DPoP`` token is sent with a fresh proof per request (nonces honoured).
+
 Every wait has a deadline; the listener and the browser process are closed by :meth:`aclose`.
 """
 
@@ -40,7 +45,7 @@ import httpx
 
 from conformance.wire import oauth as wire_oauth
 
-from reference_client import oauth
+from reference_client import grants, oauth
 from reference_client.links import http_client
 from reference_client.oauth import OAuthRefused
 
@@ -63,6 +68,15 @@ class AuthConfig:
     timeout: float = 10.0  # each HTTP request
     flow_timeout: float = 60.0  # one whole authorization (a person at a browser may be slow)
     offline: bool = True  # ask for refresh tokens (grant type; offline_access where listed)
+    # -- the extensions (reference_client/grants.py) --
+    client_key_pem: str | None = None  # the pre-registered client's private key: private_key_jwt (RFC 7523 2.2)
+    client_key_alg: str = "ES256"
+    assertion: str | None = None  # a workload identity JWT: the JWT bearer grant (RFC 7523 2.1, SEP-1933)
+    id_token: str | None = None  # an identity assertion: token exchange for an ID-JAG, then the JWT bearer grant
+    idp_token_endpoint: str | None = None  # the identity provider's token endpoint (the exchange)
+    idp_client_id: str | None = None  # this client at the identity provider
+    idp_client_secret: str | None = None
+    dpop: bool = True  # DPoP-bound tokens (RFC 9449) where the authorization server supports them
 
 
 class _NoMetadata(OAuthRefused):
@@ -87,7 +101,8 @@ class _Grant:
     refresh_token: str | None
     expires_at: float | None
     step_ups: int = 0
-    kind: str = "authorization_code"  # or client_credentials
+    kind: str = "authorization_code"  # or client_credentials, workload (JWT bearer), enterprise (ID-JAG)
+    token_type: str = "bearer"  # or dpop (RFC 9449: bound to this run's DPoP key)
 
 
 @dataclass
@@ -116,6 +131,9 @@ class Authorizer:
     _spent: float = 0.0  # seconds spent in finished flows
     _busy_since: float | None = None
     _headers_given: int = 0  # (fault oauth-drop-bearer-once) bearer headers handed out
+    token_type: str = "bearer"  # of ``token``: bearer, or dpop (sent with a DPoP proof per request)
+    _dpop_key: Any = None  # grants.DPoPKey, made on first use, one per run
+    _nonces: dict[str, str] = field(default_factory=dict)  # DPoP-Nonce per server origin (RFC 9449 8, 9)
 
     def spent(self) -> float:
         """Seconds spent authorizing so far (a flow under way counts): the session does not count
@@ -152,12 +170,27 @@ class Authorizer:
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
 
-    def header(self) -> dict[str, str]:
+    def header(self, method: str = "POST", url: str | None = None) -> dict[str, str]:
+        """The authorization headers of a ``method`` request to ``url``: ``Bearer``, or for a
+        DPoP-bound token ``DPoP`` and a fresh proof of it (RFC 9449 section 7.1)."""
         if self.token and self.generation and self.fault("oauth-drop-bearer-once"):
             self._headers_given += 1
             if self._headers_given == 3:
                 return {}
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        if not self.token:
+            return {}
+        if self.token_type == "dpop" and self._dpop_key is not None:
+            target = url or self.server_url
+            proof = self._dpop_key.proof(method, target, access_token=self.token, nonce=self._nonces.get(_origin(target)))
+            return {"Authorization": f"DPoP {self.token}", "DPoP": proof}
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def observe(self, response: httpx.Response) -> None:
+        """Keep a ``DPoP-Nonce`` the resource server sends with any answer, for the next proof
+        (RFC 9449 section 9)."""
+        nonce = response.headers.get("dpop-nonce")
+        if nonce and self.token_type == "dpop":
+            self._nonces[_origin(str(response.request.url))] = nonce
 
     def url_for(self, url: str) -> str:
         """The URL a request goes to (the fault oauth-token-in-query adds the token to it)."""
@@ -167,13 +200,12 @@ class Authorizer:
             return url + ("&" if "?" in url else "?") + "access_token=" + quote(self.token, safe="")
         return url
 
-    @staticmethod
-    def wants(response: httpx.Response) -> bool:
+    def wants(self, response: httpx.Response) -> bool:
         """Is this an answer the flow acts on: 401, or 403 with error="insufficient_scope"."""
         if response.status_code == 401:
             return True
         if response.status_code == 403:
-            challenge = oauth.bearer_challenge(response.headers.get_list("www-authenticate"))
+            challenge = oauth.auth_challenge(response.headers.get_list("www-authenticate"), self.token_type)
             return challenge.get("error") == "insufficient_scope"
         return False
 
@@ -183,9 +215,16 @@ class Authorizer:
         async with self._lock:
             if self._halted:
                 return False
+            challenges = response.headers.get_list("www-authenticate")
+            if self.token_type == "dpop" and self.generation == generation:
+                nonce = grants.use_dpop_nonce(response.status_code, response.headers, None, challenges)
+                if nonce is not None:  # RFC 9449 section 9: the same request again, its proof with this nonce
+                    self._nonces[_origin(str(response.request.url))] = nonce
+                    self.log("authorization: the resource server asks for a DPoP nonce; sending the request again")
+                    return True
             if self.generation != generation and self.token:
                 return True  # another request already got a new token
-            params = oauth.bearer_challenge(response.headers.get_list("www-authenticate"))
+            params = oauth.auth_challenge(challenges, self.token_type)
             self._busy_since = anyio.current_time()
             try:
                 with anyio.fail_after(self.config.flow_timeout):
@@ -243,30 +282,83 @@ class Authorizer:
         if grant is not None and grant.refresh_token and grant.issuer == issuer and grant.resource == resource:
             if await self._refresh(grant):
                 return
-        if oauth.client_credentials_only(meta):
+        kind = self._machine_grant(meta)
+        if kind is not None:
             scopes = oauth.initial_scopes(params.get("scope"), prm, meta, offline=False)
-            await self._client_credentials(issuer, meta, resource, scopes)
+            await self._grant_without_user(kind, issuer, meta, resource, scopes)
             return
         challenged = None if self.fault("oauth-scopes-supported-over-challenge") else params.get("scope")
         scopes = oauth.initial_scopes(challenged, prm, meta, offline=self.config.offline)
         await self._authorize(issuer, meta, resource, scopes)
 
-    async def _client_credentials(self, issuer: str, meta: dict[str, Any], resource: str, scopes: list[str] | None, *,
-                                  step_ups: int = 0) -> None:
-        """The client_credentials grant (the client acts on its own behalf), for an authorization
-        server that offers no authorization code grant; it needs pre-registered credentials."""
-        if not (self.config.client_id and self.config.client_secret):
+    def _machine_grant(self, meta: dict[str, Any]) -> str | None:
+        """The grant without a user at a browser this client uses, None for the authorization code
+        flow: what it was given decides (an identity assertion: enterprise-managed; a workload
+        JWT: the JWT bearer grant -- never falling back to another grant), else the authorization
+        server offering only client credentials."""
+        cfg = self.config
+        if cfg.id_token:
+            return "enterprise"
+        if cfg.assertion:
+            return "workload"
+        if oauth.client_credentials_only(meta):
+            return "client_credentials"
+        return None
+
+    async def _grant_without_user(self, kind: str, issuer: str, meta: dict[str, Any], resource: str,
+                                  scopes: list[str] | None, *, step_ups: int = 0) -> None:
+        """An access token from a grant without a user at a browser: client credentials (RFC 6749
+        4.4, pre-registered credentials), a workload identity JWT (RFC 7523 2.1, SEP-1933), or an
+        ID-JAG exchanged for the user's identity assertion (RFC 8693, then RFC 7523 2.1)."""
+        cfg = self.config
+        if kind != "client_credentials" and grants.JWT_BEARER not in grants.grants_supported(meta):
+            raise OAuthRefused(f"{issuer} does not offer the JWT bearer grant (grant_types_supported "
+                               f"{grants.grants_supported(meta)!r}), and this client, given "
+                               f"{'an identity assertion' if kind == 'enterprise' else 'a workload JWT'}, uses no other")
+        if kind == "client_credentials" and not (cfg.client_id and (cfg.client_secret or cfg.client_key_pem)):
             raise OAuthRefused(f"{issuer} offers only the client_credentials grant, and this client has no "
-                               "pre-registered client ID and secret for it")
+                               "pre-registered client ID with a secret or a key for it")
         if self.authorizations >= MAX_AUTHORIZATIONS:
             raise OAuthRefused(f"{self.authorizations} authorizations in this run already: giving up (retry limit)")
-        reg = await self._registration(issuer, meta, scopes)
+        # a workload needs no client ID (RFC 7523 3.1: "with or without client authentication or identification")
+        reg = await self._registration(issuer, meta, scopes) if kind != "workload" or cfg.client_id else None
         self.authorizations += 1
-        form = {"grant_type": "client_credentials", "resource": resource}
-        if scopes:
-            form["scope"] = " ".join(scopes)
+        try:
+            if kind == "client_credentials":
+                form = grants.client_credentials_form(resource, scopes)
+            elif kind == "workload":
+                form = grants.jwt_bearer_form(cfg.assertion or "", resource, scopes)
+            else:
+                form = grants.jwt_bearer_form(await self._id_jag(issuer, resource, scopes), resource, scopes)
+        except grants.GrantError as exc:
+            raise OAuthRefused(str(exc)) from exc
         doc = await self._token(meta, reg, form)
-        self._take(doc, issuer, meta, resource, scopes, step_ups, kind="client_credentials")
+        self._take(doc, issuer, meta, resource, scopes, step_ups, kind=kind)
+
+    async def _id_jag(self, issuer: str, resource: str, scopes: list[str] | None) -> str:
+        """Exchange the identity assertion for an ID-JAG at the identity provider's token endpoint
+        (RFC 8693; Enterprise-Managed Authorization section 4): audience the authorization
+        server's issuer, resource the MCP server."""
+        cfg = self.config
+        if not cfg.idp_token_endpoint:
+            raise OAuthRefused("an identity assertion but no identity provider token endpoint to exchange it at")
+        form = grants.token_exchange_form(cfg.id_token or "", audience=issuer, resource=resource, scopes=scopes)
+        method = "client_secret_basic" if cfg.idp_client_secret else "none"
+        headers: dict[str, str] = {}
+        if cfg.idp_client_id:
+            headers, extra = oauth.client_auth(method, cfg.idp_client_id, cfg.idp_client_secret)
+            form.update(extra)
+        url = cfg.idp_token_endpoint
+        response = await self._client.post(url, data=form, headers={"Accept": "application/json", **headers})
+        self.log(f"authorization: POST {url} (token exchange for an ID-JAG) -> {response.status_code}")
+        doc = _json(response)
+        if response.status_code != 200:
+            err = f": {doc.get('error')}" if isinstance(doc, dict) and doc.get("error") else ""
+            raise OAuthRefused(f"the identity provider's token exchange answered HTTP {response.status_code}{err}")
+        refusal = grants.exchange_refusal(doc)
+        if refusal is not None:
+            raise OAuthRefused(refusal)
+        return doc["access_token"]
 
     async def _step_up(self, params: dict[str, str]) -> None:
         grant = self._grant
@@ -280,8 +372,9 @@ class Authorizer:
         if grant.step_ups >= MAX_STEP_UPS:
             raise OAuthRefused(f"403 insufficient_scope after {grant.step_ups} step-up authorizations: giving up (retry limit)")
         self.log(f"authorization: step-up for scopes {' '.join(scopes)}")
-        if grant.kind == "client_credentials":
-            await self._client_credentials(grant.issuer, grant.meta, grant.resource, scopes, step_ups=grant.step_ups + 1)
+        if grant.kind != "authorization_code":
+            await self._grant_without_user(grant.kind, grant.issuer, grant.meta, grant.resource, scopes,
+                                           step_ups=grant.step_ups + 1)
             return
         scopes = oauth.with_offline(scopes, grant.meta) if self.config.offline else scopes
         await self._authorize(grant.issuer, grant.meta, grant.resource, scopes, step_ups=grant.step_ups + 1)
@@ -339,7 +432,8 @@ class Authorizer:
                 if refusal is not None:  # "If they differ, the client MUST NOT use the metadata"
                     why.append(f"{url}: {refusal}")
                     continue
-                refusal = oauth.pkce_refusal(doc)
+                # PKCE protects the authorization code: a grant without one does not need it
+                refusal = oauth.pkce_refusal(doc) if self._machine_grant(doc) is None else None
                 if refusal is not None and not self.fault("oauth-ignore-pkce-support"):
                     raise OAuthRefused(refusal)
                 return doc, issuer
@@ -357,7 +451,7 @@ class Authorizer:
         status, doc = await self._get_json(url, {"MCP-Protocol-Version": "2025-03-26"})
         self.log(f"authorization: GET {url} -> {status}")
         if status == 200:
-            refusal = oauth.metadata_refusal(doc, base) or oauth.pkce_refusal(doc)
+            refusal = oauth.metadata_refusal(doc, base) or (oauth.pkce_refusal(doc) if self._machine_grant(doc) is None else None)
             if refusal is not None:
                 raise OAuthRefused(refusal)
             return doc, base
@@ -379,7 +473,8 @@ class Authorizer:
                 raise OAuthRefused(f"the pre-registered client belongs to {self._prereg_issuer!r}, and the server now "
                                    f"names {issuer!r}: not using those credentials there")
             reg = _Registration(issuer, cfg.client_id, cfg.client_secret,
-                                oauth.secret_auth_method(meta) if cfg.client_secret else "none")
+                                oauth.prereg_auth_method(meta, secret=bool(cfg.client_secret),
+                                                         key_alg=cfg.client_key_alg if cfg.client_key_pem else None))
             self.log(f"authorization: pre-registered client {cfg.client_id!r} ({reg.method})")
         elif cfg.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
             reg = _Registration(issuer, cfg.client_metadata_url, None, "none")
@@ -544,31 +639,62 @@ class Authorizer:
         doc = await self._token(meta, reg, form)
         self._take(doc, issuer, meta, resource, scopes, step_ups)
 
-    async def _token(self, meta: dict[str, Any], reg: _Registration, form: dict[str, str]) -> dict[str, Any]:
-        headers, extra = oauth.client_auth(reg.method, reg.client_id, reg.secret)
+    def _client_auth(self, reg: _Registration | None) -> tuple[dict[str, str], dict[str, str]]:
+        if reg is None:
+            return {}, {}
+        if reg.method == "private_key_jwt":
+            try:  # a fresh assertion per request (its jti is used once), audience the issuer
+                assertion = grants.client_assertion(reg.client_id, reg.issuer, self.config.client_key_pem or "",
+                                                    self.config.client_key_alg)
+            except grants.GrantError as exc:
+                raise OAuthRefused(str(exc)) from exc
+            return {}, grants.client_assertion_fields(assertion)
+        return oauth.client_auth(reg.method, reg.client_id, reg.secret)
+
+    async def _token(self, meta: dict[str, Any], reg: _Registration | None, form: dict[str, str]) -> dict[str, Any]:
+        """A token request; with a DPoP proof when the authorization server supports DPoP (RFC 9449
+        section 5), sent once more with the nonce it asks for (section 8)."""
         url = meta["token_endpoint"]
-        response = await self._client.post(url, data={**form, **extra},
-                                           headers={"Accept": "application/json", **headers})
-        self.log(f"authorization: POST {url} ({form['grant_type']}) -> {response.status_code}")
-        try:
-            doc = response.json()
-        except (ValueError, RecursionError):
-            doc = None
+        dpop = self._dpop(meta)
+        for attempt in range(2):
+            headers, extra = self._client_auth(reg)
+            if dpop is not None:
+                headers["DPoP"] = dpop.proof("POST", url, nonce=self._nonces.get(_origin(url)))
+            response = await self._client.post(url, data={**form, **extra},
+                                               headers={"Accept": "application/json", **headers})
+            self.log(f"authorization: POST {url} ({form['grant_type']}{', DPoP' if dpop else ''}) -> {response.status_code}")
+            doc = _json(response)
+            if dpop is not None and response.headers.get("dpop-nonce"):
+                self._nonces[_origin(url)] = response.headers["dpop-nonce"]
+                if attempt == 0 and grants.use_dpop_nonce(response.status_code, response.headers, doc) is not None:
+                    continue  # the same request, its proof with the authorization server's nonce
+            break
         if response.status_code != 200:
             err = f": {doc.get('error')}" if isinstance(doc, dict) and doc.get("error") else ""
             raise OAuthRefused(f"the token endpoint answered HTTP {response.status_code}{err}")
-        refusal = oauth.token_refusal(doc)
+        refusal = oauth.token_refusal(doc, dpop=dpop is not None)
         if refusal is not None:
             raise OAuthRefused(refusal)
         return doc
+
+    def _dpop(self, meta: dict[str, Any]) -> grants.DPoPKey | None:
+        """This run's DPoP key when tokens from this authorization server are to be DPoP-bound."""
+        if not self.config.dpop or not grants.dpop_supported(meta, grants.DPoPKey.alg):
+            return None
+        if self._dpop_key is None:
+            self._dpop_key = grants.DPoPKey()
+        return self._dpop_key
 
     def _take(self, doc: dict[str, Any], issuer: str, meta: dict[str, Any], resource: str, scopes: list[str] | None,
               step_ups: int, refresh: str | None = None, kind: str = "authorization_code") -> None:
         expires = doc.get("expires_in")
         new_refresh = doc.get("refresh_token") if isinstance(doc.get("refresh_token"), str) else refresh
+        token_type = "dpop" if doc["token_type"].lower() == "dpop" else "bearer"
         self._grant = _Grant(issuer, meta, resource, scopes, doc["access_token"], new_refresh,
-                             time.monotonic() + expires if isinstance(expires, (int, float)) else None, step_ups, kind)
+                             time.monotonic() + expires if isinstance(expires, (int, float)) else None, step_ups, kind,
+                             token_type)
         self.token = doc["access_token"]
+        self.token_type = token_type
         self.generation += 1
         self.log(f"authorization: token from {issuer}" + (" (with a refresh token)" if new_refresh else ""))
 
@@ -586,6 +712,18 @@ class Authorizer:
             return False
         self._take(doc, grant.issuer, grant.meta, grant.resource, grant.scopes, grant.step_ups, grant.refresh_token, grant.kind)
         return True
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (ValueError, RecursionError):
+        return None
 
 
 async def _stop(proc: Any) -> None:

@@ -189,10 +189,12 @@ async def _authorized_send(client: httpx.AsyncClient, auth: Any, method: str, ur
     most three times).  A refused flow leaves the (read, closed) answer to the caller."""
     for attempt in range(4):
         generation = auth.generation if auth is not None else 0
-        hdrs = {**headers, **(auth.header() if auth is not None else {})}
         target = auth.url_for(url) if auth is not None else url
+        hdrs = {**headers, **(auth.header(method, target) if auth is not None else {})}
         request = client.build_request(method, target, content=content, headers=hdrs, timeout=timeout)
         response = await client.send(request, stream=True)
+        if auth is not None:
+            auth.observe(response)
         if auth is None or attempt == 3 or not auth.wants(response):
             return response
         await response.aread()
@@ -526,7 +528,7 @@ class HttpLink:
                     try:  # end the session (a server may answer 405: it does not allow that)
                         await self._client.delete(self.url, headers={"Mcp-Session-Id": self.session_id,
                                                                     **({"MCP-Protocol-Version": self.protocol_version} if self.protocol_version else {}),
-                                                                    **(self.auth.header() if self.auth is not None else {})})
+                                                                    **(self.auth.header("DELETE", self.url) if self.auth is not None else {})})
                     except httpx.HTTPError:
                         pass
             await self._client.aclose()

@@ -38,6 +38,7 @@ __all__ = [
     "legacy_base", "legacy_endpoints", "resource_refusal", "metadata_refusal", "initial_scopes", "step_up_scopes",
     "pkce_pair", "new_state", "authorization_url", "callback_params", "authorization_code",
     "registration_auth_method", "client_auth", "registration_body", "token_refusal", "client_credentials_only",
+    "auth_challenge", "prereg_auth_method",
 ]
 
 OFFLINE_ACCESS = "offline_access"
@@ -61,6 +62,15 @@ def bearer_challenge(values: list[str] | str) -> dict[str, str]:
         if scheme == "bearer":
             return params
     return {}
+
+
+def auth_challenge(values: list[str] | str, scheme: str = "bearer") -> dict[str, str]:
+    """The parameters of the challenge of ``scheme`` (the one the client's token is used with),
+    else of the other of ``Bearer`` and ``DPoP`` (RFC 9449 section 7.1; RFC 9728 section 5.1:
+    ``resource_metadata`` may come with other schemes, "such as DPoP"); {} when neither is there."""
+    found = {s: p for s, p in reversed(parse_www_authenticate(values)) if s in ("bearer", "dpop")}
+    other = "dpop" if scheme == "bearer" else "bearer"
+    return found.get(scheme) or found.get(other) or {}
 
 
 # -- discovery URLs ----------------------------------------------------------------------------
@@ -312,12 +322,37 @@ def client_auth(method: str, client_id: str, secret: str | None) -> tuple[dict[s
     return {}, {"client_id": client_id}
 
 
-def token_refusal(doc: Any) -> str | None:
-    """Why a token endpoint answer is not a usable bearer token, None when it is."""
+def token_refusal(doc: Any, *, dpop: bool = False) -> str | None:
+    """Why a token endpoint answer is not a usable access token, None when it is: a ``Bearer``
+    token, or (``dpop``: the request carried a DPoP proof) a ``DPoP`` one (RFC 9449 section 5;
+    token types are case-insensitive, RFC 6749 section 5.1)."""
     if not isinstance(doc, dict):
         return "the token response is not a JSON object"
     if not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
         return "the token response has no access_token"
-    if not isinstance(doc.get("token_type"), str) or doc["token_type"].lower() != "bearer":
-        return f"the token response's token_type is {doc.get('token_type')!r}, not Bearer"
+    kinds = ("bearer", "dpop") if dpop else ("bearer",)
+    if not isinstance(doc.get("token_type"), str) or doc["token_type"].lower() not in kinds:
+        return f"the token response's token_type is {doc.get('token_type')!r}, not {' or '.join(k.title() if k == 'bearer' else 'DPoP' for k in kinds)}"
     return None
+
+
+def prereg_auth_method(as_meta: Mapping[str, Any], *, secret: bool, key_alg: str | None) -> str:
+    """How a pre-registered client authenticates at the token endpoint: with a signed JWT
+    (``private_key_jwt``, RFC 7523 section 2.2; the Client Credentials extension: "JWT
+    Authentication (RECOMMENDED)") when it holds a key and the authorization server accepts that
+    method and algorithm, else with its secret, else as a public client ("none")."""
+    supported = _scope_list(as_meta.get("token_endpoint_auth_methods_supported")) or ["client_secret_basic"]
+    why = None
+    if key_alg:
+        algs = _scope_list(as_meta.get("token_endpoint_auth_signing_alg_values_supported"))
+        if "private_key_jwt" not in supported:
+            why = f"the authorization server does not accept private_key_jwt (token_endpoint_auth_methods_supported {supported!r})"
+        elif algs is not None and key_alg not in algs:
+            why = f"the authorization server does not accept {key_alg} client assertions (token_endpoint_auth_signing_alg_values_supported {algs!r})"
+        else:
+            return "private_key_jwt"
+    if secret:
+        return secret_auth_method(as_meta)
+    if why:
+        raise OAuthRefused(why)
+    return "none"
