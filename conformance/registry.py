@@ -9,7 +9,8 @@ id is validated against the catalogue when the module is imported, so a typo fai
     async def unknown_method(ctx): ...
 
 The versions a scenario applies to are its own ``versions``/``since``/``until`` (default: every
-version), narrowed to versions at least one cited requirement applies to.
+version), narrowed to versions at least one cited requirement applies to.  What it connects on is
+one :class:`ConnectionKind` (default: the version's shared session).
 """
 
 from __future__ import annotations
@@ -17,18 +18,41 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
+from enum import Enum
 from typing import Awaitable, Callable, Iterable, Sequence
 
 from conformance.spec.requirements import get as _get_requirement
 from conformance.spec.versions import VERSIONS, Transport, spec
 
-__all__ = ["Scenario", "scenario", "scenarios", "ScenarioDefinitionError"]
+__all__ = ["ConnectionKind", "Scenario", "scenario", "scenarios", "ScenarioDefinitionError"]
 
 ROLES = ("server", "client")
 
 
 class ScenarioDefinitionError(ValueError):
     """A scenario declaration is wrong (unknown requirement id, unknown version, duplicate id)."""
+
+
+class ConnectionKind(Enum):
+    """What a scenario's items connect on (``@scenario(connection=...)``, one kind per scenario).
+
+    On stdio, where a connection is a process, ``APART`` stays on the shared session and the
+    ``DISPOSABLE`` items of a version take turns on one process, handed on while it still answers a
+    round trip (one that connects with ``initialize=False`` starts it, and hands it on once
+    initialized: give it a low ``order``); elsewhere each has its own.  Server scenarios only: a
+    client scenario's run is its own (the client command started for it).
+    """
+
+    SHARED = "shared"  # the version's shared session, reused by every item that does not disturb it
+    APART = "apart"  # mostly waits (it would hold the shared items up): a session of its own over HTTP
+    FRESH = "fresh"  # disturbs connection state (its own handshake, input that may kill the server): its own connection
+    DISPOSABLE = "disposable"  # may break its session, needs no pristine one, judges nothing the session saw before
+    ONCE = "once"  # sends the same whatever the version: one probe per run via ScenarioContext.once, judged by each version
+
+    @property
+    def fresh(self) -> bool:
+        """Never on the shared session: connections of its own (``FRESH``, ``DISPOSABLE``, ``ONCE``)."""
+        return self in (ConnectionKind.FRESH, ConnectionKind.DISPOSABLE, ConnectionKind.ONCE)
 
 
 @dataclass(frozen=True)
@@ -42,14 +66,11 @@ class Scenario:
     versions: frozenset[str]
     transports: frozenset[Transport]
     capability: str | None
-    fresh: bool
     doc: str
     skip_reason: str | None = None  # why the scenario does not apply where it does not
     order: int = 0  # run order within a version (lower first); the transcript-wide checks run last
     waits: bool = False  # mostly waits on the peer's own clock (its timeout): runs beside the busy items
-    apart: bool = False  # over HTTP on a session of its own (it mostly waits), on stdio the shared session
-    disposable: bool = False  # fresh, but a connection earlier disposable items left healthy (and initialized) will do (stdio)
-    once: bool = False  # fresh, and what it sends does not depend on the version under test: one probe serves every version
+    connection: ConnectionKind = ConnectionKind.SHARED  # what its items connect on
     module: str = ""
     line: int = 0
 
@@ -110,43 +131,28 @@ def scenario(
     until: str | None = None,
     transports: Iterable[Transport | str] | None = None,
     capability: str | None = None,
-    fresh: bool = False,
+    connection: ConnectionKind = ConnectionKind.SHARED,
     role: str = "server",
     skip_reason: str | None = None,
     order: int = 0,
     waits: bool = False,
-    disposable: bool = False,
-    apart: bool = False,
-    once: bool = False,
 ) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
     """Register an async scenario function that checks ``requirements``.
 
-    ``fresh``: the scenario disturbs connection state (its own handshake, invalid input that may
-    kill the server), so it gets its own connection rather than the shared session.
     ``capability``: a dotted path into the server's declared capabilities; when absent the
     scenario's requirements are skipped with the reason.  ``skip_reason``: the reason reported
     for versions outside ``versions``/``since``/``until`` (e.g. "ping was removed in 2026-07-28").
-    ``disposable`` (with ``fresh``): the scenario needs an initialized session that nothing else
-    disturbs while it runs, not a pristine one -- what it sends may break the session, and nothing
-    it judges depends on what the session saw before.  Where a connection is costly (a process of
-    its own on stdio) such scenarios of a version take turns on one connection, as long as it
-    still answers a round trip after each of them; elsewhere each has its own.  A disposable
-    scenario that connects with ``initialize=False`` gets a pristine connection of its own, and
-    where it leaves it initialized for its version the next disposable items take it over (give
-    it a low ``order`` so that it comes first).
-    ``apart``: the scenario mostly waits and would hold up the shared session's items behind it;
-    where a connection is cheap (a session of its own on the one HTTP server) it gets its own and
-    runs beside them; on stdio, where a connection is a process, it stays on the shared session.
-    ``once`` (with ``fresh``): what the scenario sends on its connection is the same whatever the
-    version under test (initialize asking for a version that does not exist, say), so one probe
-    serves every version: the scenario runs it through :meth:`ScenarioContext.once`, the first
-    version's item on a connection of its own, every other version's item judges what that one
-    got (on stdio one process for the run, not one per version).
-    ``waits``: the scenario spends its time waiting for the peer's own timer (a client's request
-    timeout); a runner may run such items beside the others rather than in their slots.
+    ``connection``: what its items connect on (:class:`ConnectionKind`).  ``order``: run order
+    within a version (lower first).  ``waits``: the scenario spends its time waiting for the
+    peer's own timer (a client's request timeout); a runner may run such items beside the others
+    rather than in their slots.
     """
     if role not in ROLES:
         raise ScenarioDefinitionError(f"role must be one of {ROLES}, not {role!r}")
+    if not isinstance(connection, ConnectionKind):
+        raise ScenarioDefinitionError(f"connection must be a ConnectionKind, not {connection!r}")
+    if role == "client" and connection is not ConnectionKind.SHARED:
+        raise ScenarioDefinitionError(f"connection={connection} is for server scenarios: every client scenario runs its own client")
     reqs = tuple(requirements)
     if not reqs:
         raise ScenarioDefinitionError("a scenario must cite at least one requirement")
@@ -180,14 +186,11 @@ def scenario(
             versions=vs,
             transports=ts,
             capability=capability,
-            fresh=fresh,
             doc=" ".join((func.__doc__ or "").split()),
             skip_reason=skip_reason,
             order=order,
             waits=waits,
-            disposable=disposable and fresh,
-            once=once and fresh,
-            apart=apart and not fresh,
+            connection=connection,
             module=module,
             line=code.co_firstlineno if code is not None else 0,
         )

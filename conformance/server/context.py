@@ -107,7 +107,7 @@ class ScenarioContext(Judge):
 
     async def once(self, key: str, probe: Callable[[RawPeer], Awaitable[Any]]) -> tuple[Any, RawPeer]:
         """``await probe(peer)`` on a connection of its own (pristine: no handshake), once per run
-        for every version's item of a ``once`` scenario: what the probe sends must not depend on
+        for every version's item of an ``ONCE`` scenario: what the probe sends must not depend on
         the version under test.  The first item to get here runs it (on the connections planned
         for the first version it applies to); the others wait and judge the same answer -- or get
         the same exception.  Returns ``(what probe returned, the probe's peer)``; later checks of

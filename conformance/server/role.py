@@ -4,7 +4,7 @@
 of connections -- the shared session per version (one initialized connection reused by every
 scenario that does not disturb state), fresh connections for scenarios that do (on stdio, spare
 processes started ahead), the version's disposable connection handed from item to item, the
-connection of a probe run ``once`` for every version -- the HTTP server process we started, the
+connection of an ``ONCE`` probe run once for every version -- the HTTP server process we started, the
 handshake (:mod:`conformance.server.handshake`) and the server-wide lock
 (:mod:`conformance.server.server_wide`).  Its items are scheduled *paced*: items on connections of
 their own start ahead, a few at once, per version in run order and phase; the others run in
@@ -29,7 +29,7 @@ from conformance.connect import (
     target_error,
 )
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
-from conformance.registry import Scenario
+from conformance.registry import ConnectionKind, Scenario
 from conformance.runtime.records import Connection, NeedSession, Once, ScenarioError, SessionInfo, VersionUnusable
 from conformance.runtime.run import Hosted, Run
 from conformance.runtime.schedule import Policy
@@ -77,7 +77,7 @@ class ServerRole:
         self._disposables: dict[str, Connection] = {}  # version -> the disposable connection between its items
         self._disposable_planned: set[str] = set()
         self._once: dict[str, Once] = {}  # ScenarioContext.once: key -> the probe every version's item judges
-        self._once_home: dict[str, str] = {}  # a ``once`` scenario -> the version its probe's connection is planned on
+        self._once_home: dict[str, str] = {}  # an ``ONCE`` scenario -> the version its probe's connection is planned on
         self._warmed: set[str] = set()
         self._server_wide: ServerWide | None = None  # over HTTP (one server, many sessions): what runs alone
         self._handshake: Handshake | None = None  # set by bind()
@@ -142,7 +142,7 @@ class ServerRole:
 
     def recount(self, schedule: dict[str, list[Scenario]]) -> None:
         """What the scheduled items connect to, counted again without the deselected ones: no
-        spare process, no shared session for a version whose items were left out, and a ``once``
+        spare process, no shared session for a version whose items were left out, and an ``ONCE``
         probe on the first version whose item runs."""
         self._fresh_needed, self._shared_needed = {}, set()
         self._disposable_planned, self._once_home = set(), {}
@@ -223,7 +223,7 @@ class ServerRole:
 
     def _count_needs(self, sc: Scenario, v: str) -> None:
         """Count what item (``sc``, ``v``) will connect to: the version's shared session, or a
-        fresh connection (for all the version's disposable items together one; for a ``once``
+        fresh connection (for all the version's disposable items together one; for an ``ONCE``
         scenario one, on the first version it runs on).  An item citing nothing selected counts
         for nothing."""
         if not self.run.would_check(sc, v):
@@ -233,7 +233,7 @@ class ServerRole:
                 self._disposable_planned.add(v)
                 self._fresh_needed[v] = self._fresh_needed.get(v, 0) + 1
         elif self.own_connection(sc):
-            if sc.once:  # one probe for every version: planned on the first one's connections
+            if sc.connection is ConnectionKind.ONCE:  # one probe for every version: planned on the first one's connections
                 if sc.id in self._once_home:
                     return
                 self._once_home[sc.id] = v
@@ -266,7 +266,7 @@ class ServerRole:
             del self._once[key]
 
     def once_version(self, scenario: str, version: str) -> str:
-        """The version whose planned connections a ``once`` scenario's probe uses."""
+        """The version whose planned connections an ``ONCE`` scenario's probe uses."""
         return self._once_home.get(scenario, version)
 
     def alone(self) -> AsyncContextManager[Any]:
@@ -438,15 +438,17 @@ class ServerRole:
         return conn
 
     def own_connection(self, sc: Scenario) -> bool:
-        """Whether ``sc`` runs on connections of its own (``fresh``; ``apart`` where a connection is
-        only a session on the one server, over HTTP) rather than on the version's shared session."""
-        return sc.fresh or (sc.apart and self.target.transport is not Transport.STDIO)
+        """Whether ``sc`` runs on connections of its own (``FRESH``, ``DISPOSABLE``, ``ONCE``; ``APART``
+        where a connection is only a session on the one server, over HTTP) rather than on the version's
+        shared session."""
+        kind = sc.connection
+        return kind.fresh or (kind is ConnectionKind.APART and self.target.transport is not Transport.STDIO)
 
     def shares_disposable(self, sc: Scenario) -> bool:
         """Whether ``sc`` takes turns with the other disposable items of its version on one
         connection: on stdio, where each connection is a process (starting one costs a
         Python server a third of a second to seconds of CPU); over HTTP a session is cheap."""
-        return sc.disposable and self.target.transport is Transport.STDIO
+        return sc.connection is ConnectionKind.DISPOSABLE and self.target.transport is Transport.STDIO
 
     async def disposable(self, version: str, scenario: str) -> Connection:
         """The version's disposable connection (initialized), or a new one when there is none yet

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conformance.outcomes import Level
-from conformance.registry import ScenarioDefinitionError, scenario, scenarios
+from conformance.registry import ConnectionKind, ScenarioDefinitionError, scenario, scenarios
 from conformance.spec.requirements import catalogue
 from conformance.spec.versions import SPEC_BASE_URL, VERSIONS, spec
 
@@ -115,6 +115,21 @@ def test_a_scenario_citing_an_unknown_requirement_fails_at_import(scratch_regist
         @scenario(requirements=["no.such-thing"], id="test.unknown")
         async def _s(ctx) -> None:  # pragma: no cover - never registered
             pass
+
+
+def test_a_scenario_connects_on_one_kind_of_connection(scratch_registry) -> None:
+    @scenario(requirements=["ping.response"], id="test.default")
+    async def _s(ctx) -> None:  # pragma: no cover - not run
+        pass
+
+    assert _s.__mcp_scenario__.connection is ConnectionKind.SHARED
+    with pytest.raises(ScenarioDefinitionError, match="connection must be a ConnectionKind, not 'fresh'"):
+        scenario(requirements=["ping.response"], connection="fresh")  # type: ignore[arg-type]
+    with pytest.raises(ScenarioDefinitionError, match="for server scenarios"):
+        scenario(requirements=["ping.response"], role="client", connection=ConnectionKind.FRESH)
+    with pytest.raises(TypeError):  # the old flags are gone
+        scenario(requirements=["ping.response"], fresh=True)  # type: ignore[call-arg]
+    assert {k for k in ConnectionKind if k.fresh} == {ConnectionKind.FRESH, ConnectionKind.DISPOSABLE, ConnectionKind.ONCE}
 
 
 def test_scenario_versions_are_narrowed_to_its_requirements(scratch_registry) -> None:

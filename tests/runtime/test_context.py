@@ -13,7 +13,7 @@ from conformance.runtime.run import Run
 from conformance.server.context import ScenarioContext
 from conformance.server.role import ServerRole, server_run
 from conformance.outcomes import Outcome
-from conformance.registry import Scenario
+from conformance.registry import ConnectionKind, Scenario
 from conformance.spec.versions import VERSIONS, Transport
 
 from .conftest import BAD, PY, TINY
@@ -27,8 +27,8 @@ def make(func: Any, *requirements: str, capability: str | None = None, fresh: bo
          versions: Any = VERSIONS, skip_reason: str | None = None) -> Scenario:
     return Scenario(
         id=f"test.{func.__name__}", func=func, requirements=tuple(requirements), role="server",
-        versions=frozenset(versions), transports=frozenset(Transport), capability=capability, fresh=fresh,
-        doc="", skip_reason=skip_reason,
+        versions=frozenset(versions), transports=frozenset(Transport), capability=capability,
+        connection=ConnectionKind.FRESH if fresh else ConnectionKind.SHARED, doc="", skip_reason=skip_reason,
     )
 
 

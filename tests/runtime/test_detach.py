@@ -13,7 +13,7 @@ from conformance.runtime.run import Run
 from conformance.server.context import ScenarioContext
 from conformance.server.role import ServerRole, server_run
 from conformance.outcomes import Outcome
-from conformance.registry import Scenario
+from conformance.registry import ConnectionKind, Scenario
 from conformance.spec.versions import VERSIONS, Transport
 
 from .conftest import PY, TINY
@@ -27,8 +27,8 @@ DEADLINE = 10  # seconds: only reached when the runner is broken
 def make(func: Any, requirement: str, *, fresh: bool, order: int = 0, sid: str | None = None) -> Scenario:
     return Scenario(
         id=sid or f"test.{func.__name__}", func=func, requirements=(requirement,), role="server",
-        versions=frozenset(VERSIONS), transports=frozenset(Transport), capability=None, fresh=fresh,
-        doc="", order=order,
+        versions=frozenset(VERSIONS), transports=frozenset(Transport), capability=None,
+        connection=ConnectionKind.FRESH if fresh else ConnectionKind.SHARED, doc="", order=order,
     )
 
 

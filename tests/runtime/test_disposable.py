@@ -13,7 +13,7 @@ from conformance.runtime.run import Run
 from conformance.server.context import ScenarioContext
 from conformance.server.role import ServerRole, server_run
 from conformance.outcomes import Outcome
-from conformance.registry import Scenario
+from conformance.registry import ConnectionKind, Scenario
 from conformance.spec.versions import VERSIONS, Transport
 from conformance.transcript import Direction
 
@@ -27,8 +27,8 @@ V = "2025-11-25"
 def make(func: Any, requirement: str, *, disposable: bool = True) -> Scenario:
     return Scenario(
         id=f"test.{func.__name__}", func=func, requirements=(requirement,), role="server",
-        versions=frozenset(VERSIONS), transports=frozenset(Transport), capability=None, fresh=True,
-        doc="", disposable=disposable,
+        versions=frozenset(VERSIONS), transports=frozenset(Transport), capability=None,
+        connection=ConnectionKind.DISPOSABLE if disposable else ConnectionKind.FRESH, doc="",
     )
 
 
@@ -112,7 +112,7 @@ async def test_fresh_items_that_are_not_disposable_have_their_own_and_jobs_1_tak
     assert len(set(pids)) == 1  # the sequential reference takes turns too
 
 
-def test_only_stdio_connections_are_shared_and_only_fresh_scenarios_are_disposable() -> None:
+def test_only_stdio_connections_are_shared_between_disposable_items() -> None:
     async def noop(ctx: ScenarioContext) -> None:
         pass
 
@@ -120,18 +120,20 @@ def test_only_stdio_connections_are_shared_and_only_fresh_scenarios_are_disposab
     http = server_run(Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:1/mcp"), versions=(V,))
     stdio = server_run(Target(command=(PY, str(TINY))), versions=(V,))
     assert stdio.role.shares_disposable(sc) and not http.role.shares_disposable(sc)
+    fresh = make(noop, "ping.response", disposable=False)
+    assert not stdio.role.shares_disposable(fresh) and stdio.role.own_connection(fresh)
     from conformance.registry import scenarios
 
-    assert all(s.fresh for s in scenarios("server") if s.disposable)
-    assert {s.id for s in scenarios("server") if s.disposable} >= {"jsonrpc.invalid_json", "lifecycle.stdio_shutdown"}
+    disposable = {s.id for s in scenarios("server") if s.connection is ConnectionKind.DISPOSABLE}
+    assert disposable >= {"jsonrpc.invalid_json", "lifecycle.stdio_shutdown"}
 
 
 def test_an_apart_scenario_has_a_session_of_its_own_over_http_and_the_shared_one_on_stdio() -> None:
     async def noop(ctx: ScenarioContext) -> None:
         pass
 
-    sc = replace(make(noop, "ping.response", disposable=False), fresh=False, apart=True)
-    plain = replace(sc, apart=False)
+    sc = replace(make(noop, "ping.response"), connection=ConnectionKind.APART)
+    plain = replace(sc, connection=ConnectionKind.SHARED)
     for transport in (Transport.STREAMABLE_HTTP, Transport.SSE):
         http = server_run(Target(transport=transport, url="http://127.0.0.1:1/mcp"), versions=(V,))
         http.schedule([(sc, V), (plain, V)])
@@ -141,7 +143,7 @@ def test_an_apart_scenario_has_a_session_of_its_own_over_http_and_the_shared_one
     assert not stdio.role.own_connection(sc) and not stdio.scheduler.policy.ahead(sc, V)
     from conformance.registry import scenarios
 
-    assert "cancellation.cancelled_call_unanswered" in {s.id for s in scenarios("server") if s.apart}
+    assert "cancellation.cancelled_call_unanswered" in {s.id for s in scenarios("server") if s.connection is ConnectionKind.APART}
 
 
 async def test_a_part_run_alone_waits_for_the_items_running_and_keeps_later_ones_out() -> None:

@@ -15,7 +15,7 @@ from conformance.server.context import ScenarioContext
 from conformance.server.role import ServerRole, server_run
 from conformance.outcomes import Outcome
 from conformance.peer import RawPeer
-from conformance.registry import Scenario, scenarios
+from conformance.registry import ConnectionKind, Scenario, scenarios
 from conformance.spec.versions import VERSIONS, Transport
 
 from .conftest import PY, TINY
@@ -29,8 +29,8 @@ REQ = "ping.response"
 def make(func: Any) -> Scenario:
     return Scenario(
         id=f"test.{func.__name__}", func=func, requirements=(REQ,), role="server",
-        versions=frozenset(VERSIONS), transports=frozenset(Transport), capability=None, fresh=True,
-        doc="", once=True,
+        versions=frozenset(VERSIONS), transports=frozenset(Transport), capability=None,
+        connection=ConnectionKind.ONCE, doc="",
     )
 
 
@@ -122,12 +122,11 @@ async def test_a_cancelled_probe_is_run_again_by_the_next_version() -> None:
 
 
 def test_the_unsupported_version_probe_is_once_and_nothing_version_specific_is() -> None:
-    once = {s.id for s in scenarios("server") if s.once}
+    once = {s.id for s in scenarios("server") if s.connection is ConnectionKind.ONCE}
     assert once == {"lifecycle.unsupported_version"}
-    assert all(s.fresh for s in scenarios("server") if s.once)
     sc = next(s for s in scenarios("server") if s.id == "lifecycle.unsupported_version")
     runner = server_run(Target(command=(PY, str(TINY))), versions=tuple(VERSIONS))
-    runner.plan([sc, replace(sc, id="lifecycle.unsupported_version_copy", once=False)])
+    runner.plan([sc, replace(sc, id="lifecycle.unsupported_version_copy", connection=ConnectionKind.FRESH)])
     # the copy asks once per version that has initialize; the once scenario only on the first
     assert runner.role._fresh_needed == {"2024-11-05": 2, "2025-03-26": 1, "2025-06-18": 1, "2025-11-25": 1}
 

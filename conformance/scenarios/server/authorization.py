@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from conformance.peer import RawPeer
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.runtime.records import ScenarioError
 from conformance.server.context import ScenarioContext
 from conformance.spec.versions import Transport, spec
@@ -347,7 +347,7 @@ def _no_mint() -> str:
 # -- where the token must be: every request, never the query string ------------------------------------------
 
 
-@scenario(requirements=[NO_QUERY, EVERY_REQUEST], transports=HTTP, since=SINCE, fresh=True)
+@scenario(requirements=[NO_QUERY, EVERY_REQUEST], transports=HTTP, since=SINCE, connection=ConnectionKind.FRESH)
 async def token_placement(ctx: ScenarioContext) -> None:
     """The valid token only in the query string (`?access_token=`) is refused; on a session opened
     with the valid token, a request carrying the session but no Authorization header is refused

@@ -7,7 +7,7 @@ from typing import Any
 
 from conformance.server.context import ScenarioContext
 from conformance.peer import ConnectionLost, RawPeer
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 
 from ._helpers import GRACE, Synced, barrier_method, inbound_entries, is_response, observe, probe_message, sync
@@ -90,7 +90,7 @@ async def batch_accepted(ctx: ScenarioContext) -> None:
         ctx.check(req, True, message=f"both requests of the batch were answered ({how})", entries=[s for _, s in got[:2]])
 
 
-@scenario(requirements=["batching.initialize-not-batched"], versions=[V2503], fresh=True, skip_reason=NOT_2503)
+@scenario(requirements=["batching.initialize-not-batched"], versions=[V2503], connection=ConnectionKind.FRESH, skip_reason=NOT_2503)
 async def initialize_in_batch(ctx: ScenarioContext) -> None:
     """initialize inside a batch, on a new connection: not a session initialized from inside a
     batch (initialize must not be part of a batch).  Refused with an error or an HTTP 4xx, or not

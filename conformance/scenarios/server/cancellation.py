@@ -7,7 +7,7 @@ import time
 
 from conformance.server.context import ScenarioContext
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
 from conformance.wire.envelope import Kind, dumps, id_repr
 
@@ -32,7 +32,7 @@ def _stateless_http(ctx: ScenarioContext) -> bool:
     return spec(ctx.version).stateless and ctx.transport is not Transport.STDIO
 
 
-@scenario(requirements=["cancellation.no-response"], capability="tools", apart=True)
+@scenario(requirements=["cancellation.no-response"], capability="tools", connection=ConnectionKind.APART)
 async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
     """A slow tool call (discovered in tools/list), cancelled once under way: no response for
     it, even after the time the tool would have taken.  A response that came before the answer to
@@ -86,7 +86,7 @@ async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
         return
 
 
-@scenario(requirements=["cancellation.race", "cancellation.invalid-ignored"], fresh=True, disposable=True)
+@scenario(requirements=["cancellation.race", "cancellation.invalid-ignored"], connection=ConnectionKind.DISPOSABLE)
 async def invalid_and_late_cancels(ctx: ScenarioContext) -> None:
     """Cancellations the server should ignore: for a request it already answered (the race
     the spec describes), for an id never used, without a requestId. Each followed by a request:
@@ -125,7 +125,7 @@ async def invalid_and_late_cancels(ctx: ScenarioContext) -> None:
         ctx.check(req, True, message=f"{what} was ignored: the next request was answered")
 
 
-@scenario(requirements=["cancellation.invalid-ignored"], until=LATEST_STATEFUL, fresh=True,
+@scenario(requirements=["cancellation.invalid-ignored"], until=LATEST_STATEFUL, connection=ConnectionKind.FRESH,
           skip_reason="2026-07-28 has no initialize")
 async def initialize_not_cancellable(ctx: ScenarioContext) -> None:
     """initialize followed at once by a cancellation of it ("The initialize request MUST NOT be

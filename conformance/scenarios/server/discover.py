@@ -7,7 +7,7 @@ from typing import Any
 
 from conformance.server.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
 from conformance.spec.meta import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec import errors
 from conformance.spec.versions import Transport
 from conformance.wire.envelope import MISSING, Kind, id_repr
@@ -223,7 +223,7 @@ async def _end_session(peer: Any) -> None:
     requirements=["versioning.removed-methods", "headers.unknown-method-404", "versioning.modern-only.initialize-names-versions"],
     since=V,
     skip_reason=LEGACY,
-    fresh=True,
+    connection=ConnectionKind.FRESH,
 )
 async def initialize_probes(ctx: ScenarioContext) -> None:
     """On a fresh connection, initialize carrying the 2026-07-28 _meta (refused, or served as the

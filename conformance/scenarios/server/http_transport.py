@@ -17,7 +17,7 @@ import anyio
 from conformance.server.context import ScenarioContext
 from conformance.runtime.records import Connection
 from conformance.peer import PeerError, RawPeer
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
 from conformance.transports.base import PeerSilent, TransportError, TransportTimeout
 from conformance.transports.exchange import JSON_TYPE, SSE_TYPE, HttpExchange
@@ -330,7 +330,7 @@ async def session_id_unknown(ctx: ScenarioContext) -> None:
     )
 
 
-@scenario(requirements=[SID_UNKNOWN], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+@scenario(requirements=[SID_UNKNOWN], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
 async def session_delete(ctx: ScenarioContext) -> None:
     """DELETE ends a session (or 405: the server does not let clients end it); after a 2xx, a
     request with that session id gets 404 Not Found."""
@@ -448,7 +448,7 @@ async def foreign_origin(ctx: ScenarioContext) -> None:
 # -- the GET stream -----------------------------------------------------------------------------------------
 
 
-@scenario(requirements=[GET_SSE, GET_NO_RESP], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+@scenario(requirements=[GET_SSE, GET_NO_RESP], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
 async def get_stream(ctx: ScenarioContext) -> None:
     """GET on the endpoint with the session id: an SSE stream or 405; while it is open, requests
     on the session are answered on their POSTs and no response appears on the GET stream."""
@@ -578,7 +578,7 @@ def _first_event_primes(ex: HttpExchange) -> bool:
     return first is not None and first.id is not None and first.data == ""
 
 
-@scenario(requirements=[PRIMING, BROADCAST], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+@scenario(requirements=[PRIMING, BROADCAST], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
 async def sse_streams(ctx: ScenarioContext) -> None:
     """With a GET stream open (if offered), several requests at once (ping; the official progress
     fixture with a progressToken when listed): every SSE answer starts with a priming event
@@ -681,7 +681,7 @@ def _identity(env: Any) -> tuple[str, str] | None:
     return None
 
 
-@scenario(requirements=[RETRY], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+@scenario(requirements=[RETRY], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
 async def sse_reconnection(ctx: ScenarioContext) -> None:
     """The official fixture test_reconnection (when listed) closes its SSE connection before
     answering: a retry field comes before the close; the answer is then fetched with
@@ -727,7 +727,7 @@ async def sse_reconnection(ctx: ScenarioContext) -> None:
                 await transport.close_stream(r.stream)
 
 
-@scenario(requirements=[RESUME], transports=HTTP, until=LATEST_STATEFUL, fresh=True)
+@scenario(requirements=[RESUME], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
 async def resume_same_stream(ctx: ScenarioContext) -> None:
     """Two SSE answers A and B; then GET with Last-Event-ID set to A's first event id: what is
     replayed belongs to A, never B's messages."""

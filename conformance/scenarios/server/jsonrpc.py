@@ -9,7 +9,7 @@ import anyio
 
 from conformance.server.context import ScenarioContext
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec import errors
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, Kind, id_repr, same_id
@@ -71,8 +71,7 @@ async def unknown_method(ctx: ScenarioContext) -> None:
 
 @scenario(
     requirements=["jsonrpc.error.parse-error", "jsonrpc.response.null-id-when-unreadable"],
-    fresh=True,
-    disposable=True,
+    connection=ConnectionKind.DISPOSABLE,
 )
 async def invalid_json(ctx: ScenarioContext) -> None:
     """A message that is not JSON, followed by a ping (server/discover in 2026-07-28): an error
@@ -302,7 +301,7 @@ def _invalid_requests(peer, version: str) -> list[tuple[str, dict[str, Any], Any
     ]
 
 
-@scenario(requirements=["jsonrpc.error.invalid-request"], fresh=True, disposable=True)
+@scenario(requirements=["jsonrpc.error.invalid-request"], connection=ConnectionKind.DISPOSABLE)
 async def invalid_request(ctx: ScenarioContext) -> None:
     """Messages that are JSON but not valid Request objects ("method" a number or missing,
     "jsonrpc" not "2.0", an id of the wrong type), each followed by a ping (server/discover in

@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.server.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
 from conformance.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec import errors
 from conformance.spec.methods import S2C, lookup
 from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
@@ -149,8 +149,7 @@ async def initialize_handshake(ctx: ScenarioContext) -> None:
 @scenario(
     requirements=["lifecycle.version-negotiation.fallback"],
     until=LATEST_STATEFUL,
-    fresh=True,
-    once=True,  # the request is the same whatever the version under test: one probe serves every version
+    connection=ConnectionKind.ONCE,  # the request is the same whatever the version under test
     skip_reason=NO_HANDSHAKE,
     order=-1,
 )
@@ -267,8 +266,7 @@ async def _before_initialized(ctx: ScenarioContext, peer: RawPeer, mark: int) ->
 @scenario(
     requirements=["ping.response", "lifecycle.before-initialize.request", "lifecycle.initialized.server-requests"],
     until=LATEST_STATEFUL,
-    fresh=True,
-    disposable=True,  # pristine; where it ends initialized (stdio), the version's disposable items go on with it
+    connection=ConnectionKind.DISPOSABLE,  # pristine; where it ends initialized (stdio), the version's disposable items go on with it
     skip_reason=NO_HANDSHAKE,
     order=-1,  # ahead of the disposable items, which take its connection over
 )
@@ -373,7 +371,7 @@ async def _early_requests_then_initialize(ctx: ScenarioContext, peer: RawPeer) -
     return None
 
 
-@scenario(requirements=["lifecycle.initialize.repeat"], until=LATEST_STATEFUL, fresh=True, disposable=True, skip_reason=NO_HANDSHAKE)
+@scenario(requirements=["lifecycle.initialize.repeat"], until=LATEST_STATEFUL, connection=ConnectionKind.DISPOSABLE, skip_reason=NO_HANDSHAKE)
 async def second_initialize(ctx: ScenarioContext) -> None:
     """A second initialize on an initialized connection: answered (an error or a result, the
     spec does not say which; over streamable HTTP also an HTTP 4xx) and the session keeps
@@ -485,8 +483,8 @@ def _declared(caps: dict, path: str) -> bool:
 
 
 @scenario(requirements=["lifecycle.timeouts.handled"], since="2025-03-26", until=LATEST_STATEFUL, capability="tools",
-          fresh=True, skip_reason="the Timeouts section exists from 2025-03-26 to 2025-11-25",
-          disposable=True)  # ahead of stdio_shutdown (below), which ends the disposable connection
+          skip_reason="the Timeouts section exists from 2025-03-26 to 2025-11-25",
+          connection=ConnectionKind.DISPOSABLE)  # ahead of stdio_shutdown (below), which ends the disposable connection
 async def abandoned_request(ctx: ScenarioContext) -> None:
     """A slow tool call the client gives up on (a cancellation notification, as the Timeouts
     section describes): the server keeps serving, the next requests are answered in time."""
@@ -519,8 +517,7 @@ async def abandoned_request(ctx: ScenarioContext) -> None:
     requirements=["lifecycle.shutdown.stdio"],
     until=LATEST_STATEFUL,
     transports=[Transport.STDIO],
-    fresh=True,
-    disposable=True,  # closing stdin ends it: a later disposable item would need a new one,
+    connection=ConnectionKind.DISPOSABLE,  # closing stdin ends it: a later disposable item would need a new one,
     order=1,  # so it comes after every other disposable item of its version, whatever their module
     skip_reason="2026-07-28 words the server's duty on its stdio transport page (transport.stdio requirements)",
 )

@@ -7,7 +7,7 @@ from typing import Any
 
 from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec import errors
 from conformance.spec.meta import TASKS_EXTENSION
 from conformance.spec.versions import Transport
@@ -143,8 +143,7 @@ def _call_params(tool: dict[str, Any]) -> dict[str, Any]:
     since=V,
     skip_reason=LEGACY,
     capability="tools",
-    fresh=True,
-    disposable=True,  # the disposable items before it declare no client capability either
+    connection=ConnectionKind.DISPOSABLE,  # the disposable items before it declare no client capability either
 )
 async def client_capabilities(ctx: ScenarioContext) -> None:
     """On a fresh connection, tools that ask for client input are called with empty

@@ -8,7 +8,7 @@ import time
 from conformance.server.context import ScenarioContext
 from conformance.runtime.records import Connection
 from conformance.peer import PeerError
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec.versions import Transport, spec
 from conformance.transcript import Direction, TranscriptEntry
 
@@ -144,8 +144,7 @@ async def stdout_framing(ctx: ScenarioContext) -> None:
 @scenario(
     requirements=[EXIT_2026],
     transports=STDIO,
-    fresh=True,
-    disposable=True,  # closing stdin ends it: a later disposable item would need a new one,
+    connection=ConnectionKind.DISPOSABLE,  # closing stdin ends it: a later disposable item would need a new one,
     order=1,  # so it comes after every other disposable item of its version, whatever their module
 )
 async def exit_on_stdin_eof(ctx: ScenarioContext) -> None:

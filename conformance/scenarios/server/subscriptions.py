@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.server.context import ScenarioContext
 from conformance.peer import ExpectTimeout, RawPeer
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec.versions import Transport
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
@@ -119,8 +119,8 @@ class _Subs:
     ],
     since=V,
     skip_reason=LEGACY,
-    fresh=True,
-    disposable=True,  # on stdio the last of its version's disposable items: its subscriptions end with the connection
+    # on stdio the last of its version's disposable items: its subscriptions end with the connection
+    connection=ConnectionKind.DISPOSABLE,
 )
 async def listen_streams(ctx: ScenarioContext) -> None:
     """Two subscriptions (tools and prompts list changes): each acknowledged first and tagged with

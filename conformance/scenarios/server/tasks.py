@@ -20,7 +20,7 @@ import anyio
 
 from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError, RawPeer
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.spec import errors as codes
 from conformance.spec.meta import RELATED_TASK_KEY
 from conformance.transcript import Direction
@@ -284,7 +284,7 @@ LIFE = (
 )
 
 
-@scenario(requirements=list(LIFE), capability=TOOLS_CALL, apart=True)
+@scenario(requirements=list(LIFE), capability=TOOLS_CALL, connection=ConnectionKind.APART)
 async def task_lifecycle(ctx: ScenarioContext) -> None:
     """Task-augmented tool calls of the server's task-capable tools: a CreateTaskResult at once,
     in status working; tasks/result sent while the task works is answered only once it is
@@ -611,7 +611,7 @@ async def _error_task(ctx: ScenarioContext, peer: RawPeer, tools: list[TaskTool]
 
 
 @scenario(requirements=["tasks.cancel.cancelled", "tasks.cancel.remains-cancelled", "tasks.result.terminal"],
-          capability="tasks.cancel", apart=True)
+          capability="tasks.cancel", connection=ConnectionKind.APART)
 async def task_cancellation(ctx: ScenarioContext) -> None:
     """tasks/cancel for a task still working: the answer says cancelled, tasks/get says so at
     once and still after the time the work would have taken; tasks/result for the cancelled

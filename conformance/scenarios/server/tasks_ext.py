@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from conformance.registry import scenario
+from conformance.registry import ConnectionKind, scenario
 from conformance.server.context import ScenarioContext
 from conformance.spec import errors as codes
 from conformance.spec.meta import TASKS_EXTENSION
@@ -168,7 +168,7 @@ TASK_LIFE = (
 )
 
 
-@scenario(requirements=list(TASK_LIFE), since=V, skip_reason=LEGACY, capability="tools", apart=True)
+@scenario(requirements=list(TASK_LIFE), since=V, skip_reason=LEGACY, capability="tools", connection=ConnectionKind.APART)
 async def task_life(ctx: ScenarioContext) -> None:
     """Tools called with the extension declared: a CreateTaskResult says resultType "task" and a
     tasks/get sent at once finds its task; tasks/get answers resultType "complete" (never "task"),
@@ -305,7 +305,7 @@ async def task_life(ctx: ScenarioContext) -> None:
 
 
 @scenario(requirements=["tasks.ext.undeclared.no-task", "tasks.ext.undeclared.missing-capability"],
-          since=V, skip_reason=LEGACY, capability="tools", fresh=True)
+          since=V, skip_reason=LEGACY, capability="tools", connection=ConnectionKind.FRESH)
 async def undeclared_client(ctx: ScenarioContext) -> None:
     """Tools that create a task when the request declares the extension, called again without
     it: no CreateTaskResult; an error, when the server cannot serve the call without a task, is
@@ -397,7 +397,7 @@ INPUT_FIXTURES = ("confirm_delete", "multi_input")
 INPUT_WAIT = 5.0  # seconds we wait for a task to ask for input
 
 
-@scenario(requirements=["tasks.ext.update.ignore-unknown"], since=V, skip_reason=LEGACY, capability="tools", apart=True)
+@scenario(requirements=["tasks.ext.update.ignore-unknown"], since=V, skip_reason=LEGACY, capability="tools", connection=ConnectionKind.APART)
 async def input_task(ctx: ScenarioContext) -> None:
     """A task that waits for input (input_required): tasks/update with an answer to a key the
     server never issued leaves it waiting with the same outstanding requests; then the real
