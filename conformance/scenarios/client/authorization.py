@@ -14,6 +14,7 @@ request after the 401) leaves every requirement "not reached" with what it did i
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -127,8 +128,6 @@ def _token_requests(site: AuthSite) -> list[Hit]:
 
 
 def _registered_uris(site: AuthSite) -> list[list[str]]:
-    import json
-
     out = []
     for h in site.as_hits("register"):
         try:
@@ -182,8 +181,6 @@ def _judge_authorization_requests(ctx: ClientContext, site: AuthSite) -> None:
     registered = _registered_uris(site)
     if site.as_hits("register"):
         bodies = []
-        import json
-
         for h in site.as_hits("register"):
             try:
                 bodies.append(json.loads(h.body))
@@ -203,19 +200,9 @@ def _judge_authorization_requests(ctx: ClientContext, site: AuthSite) -> None:
             _not_reached(ctx, site, rid, "the client made no authorization request (it stopped after: "
                                  + "; ".join(_lines(site.hits())[-3:]) + ")")
         return
-    first = authorize[0].params
-    challenge, method = first.get("code_challenge"), first.get("code_challenge_method")
-    verifier_ok: bool | None = None
-    verifier_msg = "no token request was made"
-    if tokens:
-        verifier = tokens[0].form.get("code_verifier")
-        verifier_ok = bool(verifier) and challenge is not None and pkce_s256(verifier) == challenge
-        verifier_msg = ("the token request's code_verifier hashes (S256) to the challenge" if verifier_ok else
-                        f"the token request's code_verifier {'is missing' if not verifier else 'does not hash to the challenge'}")
-    pkce_ok = bool(challenge) and method == "S256" and verifier_ok is not False
-    what = f"code_challenge {'present' if challenge else 'absent'}, code_challenge_method {method!r}; {verifier_msg}"
+    pkce_ok, challenged, what = _pkce(authorize[0], tokens)
     for rid in ("client.auth.pkce", "client.auth.pkce-s256"):
-        ctx.check(rid, pkce_ok, problem="PkceNotUsed" if not challenge else "PkceWrong",
+        ctx.check(rid, pkce_ok, problem="PkceNotUsed" if not challenged else "PkceWrong",
                   message=f"authorization request: {what}", expected="code_challenge with method S256, verifier matching",
                   actual=what)
     missing = [f"authorization request {h.line()}" for h in authorize if "resource" not in h.params]
@@ -529,14 +516,10 @@ def _as_metadata_requests(hits: list[Hit]) -> list[Hit]:
             or "/.well-known/openid-configuration" in h.path]
 
 
-def _pkce(site: AuthSite) -> tuple[bool, str] | None:
-    """(ok, what) for the first authorization request and the token request after it."""
-    authorize = site.as_hits("authorize")
-    if not authorize:
-        return None
-    first = authorize[0].params
-    challenge, method = first.get("code_challenge"), first.get("code_challenge_method")
-    tokens = [h for h in _token_requests(site) if h.seq > authorize[0].seq]
+def _pkce(authorize: Hit, tokens: list[Hit]) -> tuple[bool, bool, str]:
+    """(ok, a code_challenge was sent, what) for an authorization request and the first of the
+    token requests ``tokens``: S256, and the verifier hashing to the challenge."""
+    challenge, method = authorize.params.get("code_challenge"), authorize.params.get("code_challenge_method")
     verifier_ok: bool | None = None
     what = "no token request was made"
     if tokens:
@@ -545,7 +528,7 @@ def _pkce(site: AuthSite) -> tuple[bool, str] | None:
         what = ("the token request's code_verifier hashes (S256) to the challenge" if verifier_ok else
                 f"the token request's code_verifier {'is missing' if not verifier else 'does not hash to the challenge'}")
     ok = bool(challenge) and method == "S256" and verifier_ok is not False
-    return ok, f"code_challenge {'present' if challenge else 'absent'}, code_challenge_method {method!r}; {what}"
+    return ok, bool(challenge), f"code_challenge {'present' if challenge else 'absent'}, code_challenge_method {method!r}; {what}"
 
 
 @scenario(requirements=list(LEGACY_FLOW), role="client", transports=HTTP, versions=["2025-03-26"], order=86)
@@ -567,12 +550,13 @@ async def auth_flow_2025_03_26(ctx: ClientContext) -> None:
                   message=f"the first metadata request was at the origin's root ({meta[0].line()})" if ok else
                   f"the first metadata request was {meta[0].line()}, not {OAUTH_AS_WELL_KNOWN} at the origin's root",
                   expected=OAUTH_AS_WELL_KNOWN, actual=[h.path for h in meta[:3]])
-    verdict = _pkce(site)
-    if verdict is None:
+    authorize = site.as_hits("authorize")
+    if not authorize:
         _not_reached(ctx, site, "client.auth.pkce-2025-03-26", "the client made no authorization request")
         _not_reached(ctx, site, "client.auth.redirect-uri-form-2025-03-26", "the client made no authorization request")
     else:
-        ok, what = verdict
+        # the token request that follows the authorization request
+        ok, _, what = _pkce(authorize[0], [h for h in _token_requests(site) if h.seq > authorize[0].seq])
         ctx.check("client.auth.pkce-2025-03-26", ok, problem="PkceNotUsed", message=f"authorization request: {what}",
                   expected="code_challenge with method S256, verifier matching", actual=what)
         uris = [h.params.get("redirect_uri") for h in site.as_hits("authorize")] + \

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from conformance.peer import AUTO, ExpectTimeout, RawPeer
 from conformance.transcript import Direction
@@ -312,9 +312,8 @@ def key(value: Any) -> str:
     return dumps(value).decode()
 
 
-def modern_requests(peer: RawPeer, version: str) -> dict[str, str]:
-    """``key(id) -> method`` of every request sent on ``peer`` whose ``_meta`` names ``version``."""
-    out: dict[str, str] = {}
+def _requests_of(peer: RawPeer, version: str) -> Iterator[tuple[Envelope, dict[str, Any]]]:
+    """Every request sent on ``peer`` whose ``_meta`` names ``version``, with that ``_meta``."""
     for entry in peer.transcript.entries:
         env = entry.envelope
         if entry.direction != Direction.OUT or env is None or env.kind is not Kind.REQUEST:
@@ -322,22 +321,20 @@ def modern_requests(peer: RawPeer, version: str) -> dict[str, str]:
         params = env.params if isinstance(env.params, dict) else {}
         meta = params.get("_meta")
         if isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) == version:
-            out[key(env.id)] = env.method or ""
-    return out
+            yield env, meta
+
+
+def modern_requests(peer: RawPeer, version: str) -> dict[str, str]:
+    """``key(id) -> method`` of every request sent on ``peer`` whose ``_meta`` names ``version``."""
+    return {key(env.id): env.method or "" for env, _ in _requests_of(peer, version)}
 
 
 def extension_requests(peer: RawPeer, version: str) -> set[str]:
     """``key(id)`` of the ``version`` requests sent on ``peer`` that opted in to an extension (their
     ``_meta`` client capabilities name one): what answers them is the extension's to judge."""
     out: set[str] = set()
-    for entry in peer.transcript.entries:
-        env = entry.envelope
-        if entry.direction != Direction.OUT or env is None or env.kind is not Kind.REQUEST:
-            continue
-        params = env.params if isinstance(env.params, dict) else {}
-        meta = params.get("_meta")
-        caps = meta.get(CLIENT_CAPABILITIES_KEY) if isinstance(meta, dict) else None
-        if isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) == version and isinstance(caps, dict) \
-                and isinstance(caps.get("extensions"), dict) and caps["extensions"]:
+    for env, meta in _requests_of(peer, version):
+        caps = meta.get(CLIENT_CAPABILITIES_KEY)
+        if isinstance(caps, dict) and isinstance(caps.get("extensions"), dict) and caps["extensions"]:
             out.add(key(env.id))
     return out
