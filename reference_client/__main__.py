@@ -80,7 +80,7 @@ async def _run(ns: argparse.Namespace) -> int:
     from conformance.spec.versions import spec
 
     from reference_client.core import ClientCore
-    from reference_client.links import HttpLink, LinkClosed, SseLink, StdioLink
+    from reference_client.links import LinkClosed, StdioLink
     from reference_client.session import DUAL, ClientQuit, MODERN_VERSIONS, Session, StepFailed, tour
 
     def log(line: str) -> None:
@@ -104,11 +104,15 @@ async def _run(ns: argparse.Namespace) -> int:
     if ns.stdio:
         link = StdioLink(argv)
     elif ns.url:
+        from reference_client.http_links import HttpLink
+
         link = HttpLink(ns.url, stateless=spec(start).stateless, timeout=ns.timeout)
         link.faulty = core.faulty
         if spec(start).stateless:
             link.protocol_version = start  # every request names its version (no negotiation)
     else:
+        from reference_client.http_links import SseLink
+
         link = SseLink(ns.sse_url, timeout=ns.timeout)
     if ns.fault:
         log(f"fault {ns.fault}: {_fault_summary(ns.fault)}")

@@ -1,6 +1,6 @@
 """The reference client's OAuth flow over HTTP (the rules are in ``oauth.py``).
 
-:class:`Authorizer` is given to :class:`reference_client.links.HttpLink`: the link puts
+:class:`Authorizer` is given to :class:`reference_client.http_links.HttpLink`: the link puts
 ``Authorization: Bearer`` on every request once a token exists (never a token in a URL), and hands
 every 401, and every 403 ``insufficient_scope``, to :meth:`Authorizer.challenge`, then repeats the
 request with the new token (a bounded number of times).  The flow:
@@ -46,7 +46,7 @@ import httpx
 from conformance.wire import oauth as wire_oauth
 
 from reference_client import grants, oauth
-from reference_client.links import http_client
+from reference_client.http_links import http_client
 from reference_client.oauth import OAuthRefused
 
 __all__ = ["AuthConfig", "Authorizer", "RUNNER_CIMD_URL", "OAuthRefused"]

@@ -16,7 +16,7 @@
 * the answer faults of ``reference_client.faults`` (wrong ids and codes, undeclared capabilities
   answered, ...) act here, each only on the versions and transports it is listed for.
 
-The front-ends (``links.py``) move bytes; ``session.py`` waits for answers with deadlines.
+The front-ends (``links.py``, ``http_links.py``) move bytes; ``session.py`` waits for answers with deadlines.
 """
 
 from __future__ import annotations

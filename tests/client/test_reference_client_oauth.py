@@ -364,12 +364,12 @@ def test_browser_mode_takes_the_answer_on_the_loopback_listener(tmp_path: Path) 
 # -- the links: the bearer on every request once there is a token ------------------------------
 
 def _links() -> Any:
-    """``reference_client/links.py`` of this checkout, loaded afresh: another test module may
-    already have imported ``reference_client.links`` through the editable install, which may point
+    """``reference_client/http_links.py`` of this checkout, loaded afresh: another test module may
+    already have imported ``reference_client.http_links`` through the editable install, which may point
     at another checkout (see the top of this file)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_reference_client_links_under_test", Path(_REAL) / "links.py")
+    spec = importlib.util.spec_from_file_location("_reference_client_http_links_under_test", Path(_REAL) / "http_links.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # (dataclasses look their module up there)

@@ -31,7 +31,8 @@ from conformance.spec.methods import C2S
 from conformance.spec.versions import VERSIONS, spec
 from reference_client.core import ClientCore, default_capabilities, other_id
 from reference_client.faults import FAULTS, behaviour
-from reference_client.links import Garbage, HttpLink, LinkClosed, SseLink, StdioLink, Tweak, dumps
+from reference_client.http_links import HttpLink, SseLink
+from reference_client.links import Garbage, LinkClosed, StdioLink, Tweak, dumps
 from reference_client.session import ClientQuit, Session, StepFailed, tour
 
 ROOT = Path(__file__).resolve().parents[2]
