@@ -272,6 +272,7 @@ LIFE = (
     "tasks.create.working",
     "tasks.create.promptly",
     "tasks.id.unique",
+    "tasks.id.receiver-generated",
     "tasks.result.blocks",
     "tasks.result.terminal",
     "tasks.result.success",
@@ -433,6 +434,26 @@ async def task_lifecycle(ctx: ScenarioContext) -> None:
             await _poll(peer, xtask["taskId"], _deadline(ctx, tool), ctx.timeout)
         else:
             ctx.not_reached("tasks.id.unique", "only one task could be created")
+
+    # 4b. the receiver generates the ID, whatever the request says
+    ours = "mcp-conformance-requested-task-id"
+    quick = next((t for t in tools if t.seconds is None), tool)
+    params = {"name": quick.name, "arguments": quick.arguments, "task": {"ttl": TTL_MS, "taskId": ours}}
+    named = await _ask(peer, "tools/call", params, ctx.timeout + (quick.seconds or 0))
+    ntask = _task_of(named)
+    if ntask is not None and "taskId" in ntask:
+        ctx.check("tasks.id.receiver-generated", ntask["taskId"] != ours, problem="TaskIdFromRequestor",
+                  message=(f"a task-augmented tools/call of {quick.name} whose params.task named taskId {ours!r} was answered "
+                           f"with a task of taskId {id_repr(ntask['taskId'])}"),
+                  expected="a taskId the server generated", actual=ntask["taskId"], json_path="$.result.task.taskId",
+                  entries=[named])
+        if isinstance(ntask["taskId"], str):
+            created.append((ntask["taskId"], named))
+            await _poll(peer, ntask["taskId"], _deadline(ctx, quick), ctx.timeout)
+    else:
+        ctx.not_reached("tasks.id.receiver-generated",
+                        f"the task-augmented call of {quick.name} naming a taskId did not create a task "
+                        f"({describe_error(named) if named is not None and named.kind is Kind.ERROR else 'no CreateTaskResult'})")
 
     # 5. the taskId parameter wins over related-task metadata
     other_id = created[1][0] if len(created) > 1 and created[1][0] != tid else "mcp-conformance-no-such-task"
@@ -724,8 +745,24 @@ OBSERVED = (
     "tasks.meta.not-on-results",
     "tasks.status-notification.no-related-task",
     "tasks.get.no-sse",
+    "tasks.requestor.declared-only",
 )
 MAX_REPORTED = 5
+
+
+def _declared_task_types(entries: list[Any]) -> set[str]:
+    """The request types the suite's client declared under tasks.requests in its initialize on
+    that connection (``sampling/createMessage`` for tasks.requests.sampling.createMessage)."""
+    for entry in entries:
+        env = entry.envelope
+        if entry.direction == Direction.OUT and env is not None and env.method == "initialize" and isinstance(env.params, dict):
+            caps = env.params.get("capabilities")
+            tasks = caps.get("tasks") if isinstance(caps, dict) else None
+            reqs = tasks.get("requests") if isinstance(tasks, dict) else None
+            if not isinstance(reqs, dict):
+                return set()
+            return {f"{group}/{name}" for group, kinds in reqs.items() if isinstance(kinds, dict) for name in kinds}
+    return set()
 
 
 @scenario(requirements=list(OBSERVED), order=1000)
@@ -750,9 +787,21 @@ async def task_messages(ctx: ScenarioContext) -> None:
 
     for conn in ctx.connections():
         statuses: dict[str, tuple[str, int]] = {}
+        declared_types: set[str] | None = None
         for entry in conn.transcript.entries:
             env = entry.envelope
             if entry.direction != Direction.IN or env is None:
+                continue
+            if env.kind is Kind.REQUEST:
+                if declared_types is None:
+                    declared_types = _declared_task_types(conn.transcript.entries)
+                task = env.params.get("task", MISSING) if isinstance(env.params, dict) else MISSING
+                judge("tasks.requestor.declared-only", task is MISSING or env.method in declared_types, conn.peer, entry.seq,
+                      problem="UndeclaredTaskAugmentation",
+                      message=(f"the server sent {env.method} (id {id_repr(env.id)}) augmented with a task (params.task), "
+                               + (f"but the client declared task support only for {', '.join(sorted(declared_types))}"
+                                  if declared_types else "but the client declared no tasks capability")),
+                      expected="no params.task", actual=task, json_path="$.params.task")
                 continue
             tasks: list[tuple[str, dict]] = []  # (where, task object)
             method = None
@@ -820,7 +869,9 @@ async def task_messages(ctx: ScenarioContext) -> None:
                     if before is None or before[0] not in TERMINAL:
                         statuses[tid] = (status, entry.seq)
     for rid in OBSERVED:
-        if not seen[rid]:
+        if not seen[rid] and rid == "tasks.requestor.declared-only":
+            ctx.not_reached(rid, "the server sent the suite's client no request during the run")
+        elif not seen[rid]:
             ctx.not_reached(rid, "no such message in the run")
         elif not bad[rid]:
             ctx.check(rid, True, message=f"{seen[rid]} message(s) checked")
