@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError, RawPeer
+from conformance.peer import ExpectTimeout, PeerError, RawPeer
 from conformance.registry import ConnectionKind, scenario
 from conformance.spec import errors as codes
 from conformance.spec.meta import RELATED_TASK_KEY
@@ -34,6 +34,7 @@ from conformance.wire.tasks import taskish as _taskish
 
 from ._features import declared, describe_error, synth_args
 from ._helpers import closing_round_trip, list_tools, long_running_tools
+from ._stateless import input_responses
 
 SLOW_SECONDS = 1.2  # how long we ask an adjustable tool to take
 TASK_WAIT = 15.0  # how long past its own duration we wait for a task to end
@@ -703,6 +704,143 @@ async def task_cancellation(ctx: ScenarioContext) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # protocol errors
+
+
+# ---------------------------------------------------------------------------------------------
+# a task that needs the client's input
+
+_ASKS = re.compile(r"elicit|input|\bask(s|ing)?\b|confirm|question", re.I)
+_ASKS_FLAG = re.compile(r"clarif|input.?required|elicit|\bask", re.I)  # a boolean argument that makes a tool ask
+_CLIENT_ASKS = ("elicitation/create", "sampling/createMessage")
+INPUT_REQS = ("tasks.input-required.status", "tasks.input-required.resumes", "tasks.related.messages")
+
+
+def _asking_tools(listed: list[dict[str, Any]]) -> list[TaskTool]:
+    """Task-capable tools whose name or description says they ask the client for something, with
+    arguments we can build (never one marked destructive)."""
+    out = []
+    for tool in listed:
+        ann = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        text = f"{tool.get('name', '')} {tool.get('title', '')} {tool.get('description', '')}"
+        if task_support(tool) not in ("optional", "required") or ann.get("destructiveHint") is True or not _ASKS.search(text):
+            continue
+        schema = tool.get("inputSchema") if "inputSchema" in tool else {"type": "object"}
+        args = synth_args(schema)
+        if args is None:
+            continue
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        for name, prop in (props.items() if isinstance(props, dict) else ()):
+            if isinstance(prop, dict) and prop.get("type") == "boolean" and _ASKS_FLAG.search(f"{name} {prop.get('description', '')}"):
+                args[name] = True  # e.g. "Simulate an ambiguous query that requires clarification"
+        out.append(TaskTool(tool["name"], args, task_support(tool), None, tool))
+    return out
+
+
+async def _await_request(ctx: ScenarioContext, peer: RawPeer, tid: str) -> tuple[Envelope | None, Any, str]:
+    """Poll task ``tid`` until the server sends the client a request (returned), the task ends,
+    or the deadline passes; tasks/result is sent once tasks/get says input_required.  Returns
+    (the request, the id of our tasks/result or MISSING, the last status seen)."""
+    deadline = time.monotonic() + 2 * ctx.timeout
+    result_rid: Any = MISSING
+    last = "?"
+    while time.monotonic() < deadline:
+        try:
+            env = await peer.expect_message(lambda e: e.kind is Kind.REQUEST and e.method in _CLIENT_ASKS,
+                                            what="a request of the task to the client", timeout=POLL_MAX)
+            return env, result_rid, last
+        except ExpectTimeout:
+            pass
+        got = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
+        last = _status(got) if isinstance(_status(got), str) else "?"
+        if last in TERMINAL:
+            return None, result_rid, last
+        if last == "input_required" and result_rid is MISSING:
+            result_rid = await peer.request("tasks/result", {"taskId": tid})
+            deadline = min(deadline, time.monotonic() + ctx.timeout)  # the request is due on its stream now
+    return None, result_rid, last
+
+
+def _answer(request: Envelope) -> dict[str, Any]:
+    return input_responses({"ask": {"method": request.method, "params": request.params}}).get("ask", {"action": "decline"})
+
+
+@scenario(requirements=list(INPUT_REQS), capability=TOOLS_CALL, connection=ConnectionKind.APART)
+async def task_input_required(ctx: ScenarioContext) -> None:
+    """A task-capable tool that asks the client for input, called as a task by a client that
+    declares elicitation and sampling: while the server's request waits for its answer the task
+    is input_required, the request names the task (related-task), and once answered the task
+    leaves input_required."""
+    peer = await ctx.connect(fresh=True, capabilities={"elicitation": {}, "sampling": {}})
+    for method in _CLIENT_ASKS:
+        peer.on_request(method, None)  # held: answered by this scenario, after a look at the task
+    tools = _asking_tools(await _listed(ctx, peer))
+    if not tools:
+        ctx.skip("no task-capable tool (taskSupport optional or required) looks like it asks the client for input")
+    tried = []
+    for tool in tools[:3]:
+        env, _ = await _create(peer, tool, ctx.timeout)
+        task = _task_of(env)
+        if task is None or not isinstance(task.get("taskId"), str):
+            tried.append(f"{tool.name}: no task created")
+            continue
+        tid = task["taskId"]
+        asked, result_rid, last = await _await_request(ctx, peer, tid)
+        if asked is None:
+            tried.append(f"{tool.name}: no request reached us (last status {last})")
+            if last not in TERMINAL and declared(ctx.server_capabilities, "tasks.cancel"):
+                await _ask(peer, "tasks/cancel", {"taskId": tid}, ctx.timeout)
+            continue
+        # 1. the task while its request waits for us
+        now = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
+        status = _status(now)
+        ctx.check("tasks.input-required.status", status == "input_required", problem="TaskNotInputRequired",
+                  message=(f"task {tid} of {tool.name} sent the client {asked.method}; a tasks/get sent while that request waited "
+                           f"for its answer said {status if status is not MISSING else 'nothing'!r}"),
+                  expected="input_required", actual=status, entries=[asked, *([now] if now is not None else [])])
+        # 2. the request names its task
+        rel = _related(asked.params)
+        ctx.check("tasks.related.messages", isinstance(rel, dict) and rel.get("taskId") == tid, problem="TaskRequestWithoutRelatedTask",
+                  message=f"the {asked.method} task {tid} sent the client carries _meta[{RELATED_TASK_KEY!r}] {rel if rel is not MISSING else '(absent)'}",
+                  expected={RELATED_TASK_KEY: {"taskId": tid}}, actual=None if rel is MISSING else rel,
+                  json_path=f"$.params._meta['{RELATED_TASK_KEY}']", entries=[asked])
+        # 3. answered: out of input_required
+        await peer.respond(asked.id, _answer(asked))
+        deadline = time.monotonic() + ctx.timeout
+        after = None
+        again = None
+        while True:
+            after = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
+            if _status(after) != "input_required" or time.monotonic() >= deadline:
+                break
+            try:
+                again = await peer.expect_message(lambda e: e.kind is Kind.REQUEST and e.method in _CLIENT_ASKS,
+                                                  what="another request of the task", timeout=POLL_MIN)
+                break
+            except ExpectTimeout:
+                pass
+        if again is not None:
+            ctx.not_reached("tasks.input-required.resumes", f"task {tid} asked the client again ({again.method}) before it left input_required")
+            await peer.respond(again.id, _answer(again))
+        else:
+            left = _status(after)
+            ctx.check("tasks.input-required.resumes", left != "input_required", problem="TaskStuckInInputRequired",
+                      message=(f"task {tid} of {tool.name}: {asked.method} answered; {ctx.timeout:g} s later tasks/get still says "
+                               f"{left!r}" if left == "input_required" else f"task {tid}: after the answer, tasks/get says {left!r}"),
+                      expected="working (or a terminal status)", actual=left, entries=[after] if after is not None else [])
+        # the task's end (and our tasks/result's answer) before the connection goes
+        await _poll(peer, tid, time.monotonic() + TASK_WAIT / 3, ctx.timeout)
+        if result_rid is not MISSING:
+            try:
+                await peer.expect_response(result_rid, timeout=ctx.timeout)
+            except PeerError:
+                pass
+        return
+    why = "; ".join(tried) or "none tried"
+    for rid in INPUT_REQS:
+        if rid == "tasks.related.messages":
+            ctx.not_reached(rid, f"no task sent the client a request ({why})")
+        else:
+            ctx.not_reached(rid, f"no task of a tool that asks for input sent the client a request ({why})")
 
 
 @scenario(requirements=["tasks.errors.invalid-params"], capability="tasks")

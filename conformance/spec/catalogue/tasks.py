@@ -3,9 +3,8 @@ the receiver of task-augmented ``tools/call`` and of ``tasks/get``, ``tasks/resu
 ``tasks/list`` and ``tasks/cancel``.
 
 Left out: what only the requestor does (polling, pollInterval, not relying on notifications), what
-needs an authorization context (binding tasks to it), what no message shows (ID entropy, rate
-limits, documentation, resource limits), and the input_required flow (it needs the client to
-answer an elicitation the task depends on).
+needs an authorization context (binding tasks to it), and what no message shows (ID entropy, rate
+limits, documentation, resource limits).
 """
 
 from __future__ import annotations
@@ -295,7 +294,10 @@ define(
     note=(
         "Judged on the progress notifications for the progressToken of a task-augmented tools/call that "
         "arrive after its CreateTaskResult (the task's messages; tasks/get, tasks/list and tasks/cancel "
-        "results are excepted by the page). Skipped when the task sends none."
+        "results are excepted by the page), and on the elicitation/create or sampling/createMessage a task "
+        "sends the client in the probe of tasks.input-required.status ('The receiver MUST include the "
+        "io.modelcontextprotocol/related-task metadata in the request to associate it with the task'). "
+        "Skipped when the tasks send none."
     ),
 )
 
@@ -495,4 +497,42 @@ define(
         "whose params.task also names a taskId of ours (a field the receiver may ignore; an error refusing "
         "it is accepted and not judged); the CreateTaskResult's taskId must not be the one we named. " + _TOOLS
     ),
+)
+
+_INPUT = (
+    "Probe (a connection whose client declares elicitation and sampling): a task-capable tool that asks the "
+    "client for input (its name or description speaks of elicitation, input, asking or confirming; never one "
+    "marked destructive) called as a task; tasks/get polled, and tasks/result sent once the task says "
+    "input_required, until the server's elicitation/create or sampling/createMessage arrives. Judged where "
+    "that request reaches the suite (stdio, HTTP+SSE, and streamable HTTP on a stream of a request we sent; the "
+    "suite does not open the GET stream); skipped when no such tool asks. "
+)
+
+define(
+    "tasks.input-required.status",
+    "SHOULD",
+    versions=V,
+    url=_url("input-required-status"),
+    quote=(
+        "When the task receiver has messages for the requestor that are necessary to complete the task, the "
+        "receiver SHOULD move the task to the `input_required` status."
+    ),
+    area="tasks",
+    note=_INPUT + "A tasks/get sent after the server's request arrived, before it is answered, must say "
+    "input_required.",
+)
+
+define(
+    "tasks.input-required.resumes",
+    "SHOULD",
+    versions=V,
+    url=_url("input-required-status"),
+    quote=(
+        "When the receiver receives all required input, the task SHOULD transition out of `input_required` "
+        "status (typically back to `working`)."
+    ),
+    area="tasks",
+    note=_INPUT + "Once the request is answered (an accepted elicitation whose content satisfies the requested "
+    "schema, or a text sampling result), tasks/get is polled for up to the answer timeout: the task must leave "
+    "input_required (working, or a terminal status). Not judged when the server asks again meanwhile.",
 )
