@@ -133,10 +133,15 @@ def _claimed_by_mrtr(finding, env) -> bool:
         return True
     result = env.value.get("result") if env is not None and isinstance(env.value, dict) else None
     reqs = result.get("inputRequests") if isinstance(result, dict) else None
-    if not isinstance(reqs, dict) or not str(finding.json_path).startswith("$.result.inputRequests["):
+    if not isinstance(reqs, dict) or not str(finding.json_path).startswith("$.result.inputRequests"):
         return False
+    path = str(finding.json_path)
     alien = [k for k, v in reqs.items() if not (isinstance(v, dict) and v.get("method") in _INPUT_REQUEST_METHODS)]
-    return any(str(finding.json_path).startswith(f"$.result.inputRequests[{q}]") for k in alien for q in (repr(k), f'"{k}"'))
+    for k in alien:
+        for head in (f"$.result.inputRequests[{k!r}]", f'$.result.inputRequests["{k}"]', f"$.result.inputRequests.{k}"):
+            if path == head or path.startswith((head + ".", head + "[")):
+                return True
+    return False
 
 
 def _shape_only(env) -> bool:
