@@ -220,6 +220,8 @@ FAULTS: dict[str, Fault] = {
                                         "is retried with empty inputResponses", MODERN, ("stdio", "streamable-http")),
     "mrtr-modify-state": _f("the retry after an InputRequiredResult carries its requestState changed", MODERN,
                             ("stdio", "streamable-http")),
+    "mrtr-no-inputs": _f("the retry after an InputRequiredResult carries its requestState but no inputResponses", MODERN,
+                         ("stdio", "streamable-http")),
     "mrtr-same-id": _f("the retry after an InputRequiredResult reuses the id of the request it retries", MODERN,
                        ("stdio", "streamable-http")),
     "mrtr-state-leak": _f("an InputRequiredResult's requestState also goes on one extra tools/list", MODERN,

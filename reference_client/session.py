@@ -232,6 +232,9 @@ class Session:
             if responses is None:
                 raise LeftAlone(f"{method}: the server asks for input this client does not give ({sorted(result.get('inputRequests') or {})})")
             current = {**params, "inputResponses": responses}
+            if self.faulty("mrtr-no-inputs"):
+                current = dict(params)
+                self.log("fault mrtr-no-inputs: the retry carries no inputResponses")
             if isinstance(result.get("requestState"), str):
                 current["requestState"] = result["requestState"]
                 if self.faulty("mrtr-modify-state"):

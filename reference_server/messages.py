@@ -97,6 +97,7 @@ class RequestContext:
         "finished",
         "in_batch",
         "related_task",
+        "on_input",
     )
 
     def __init__(self, conn: Any, rid: Any, method: str, params: dict[str, Any], version: str, *, modern: bool, sink: Sink) -> None:
@@ -123,6 +124,9 @@ class RequestContext:
         self.finished = False
         self.in_batch = False
         self.related_task: str | None = None  # set while the request runs as a task (2025-11-25)
+        # the task's status while it waits for the client (2025-11-25): on_input(True) before a
+        # request to the client, on_input(False) once it is answered
+        self.on_input: Callable[[bool], Awaitable[None]] | None = None
 
     @property
     def vspec(self):
@@ -181,4 +185,18 @@ class RequestContext:
         """
         if self.modern:
             raise RuntimeError("server-to-client requests do not exist in stateless versions")
-        return await self.conn.request(method, params, sink=self.sink, related=self.id, timeout=timeout)
+        if self.related_task is None:
+            return await self.conn.request(method, params, sink=self.sink, related=self.id, timeout=timeout)
+        # "The receiver MUST include the io.modelcontextprotocol/related-task metadata in the
+        # request to associate it with the task"; "When the task receiver has messages for the
+        # requestor that are necessary to complete the task, the receiver SHOULD move the task to
+        # the input_required status" -- and out of it once answered
+        params = dict(params or {})
+        params["_meta"] = {**(params.get("_meta") or {}), RELATED_TASK_KEY: {"taskId": self.related_task}}
+        if self.on_input is not None:
+            await self.on_input(True)
+        try:
+            return await self.conn.request(method, params, sink=self.sink, related=self.id, timeout=timeout)
+        finally:
+            if self.on_input is not None:
+                await self.on_input(False)

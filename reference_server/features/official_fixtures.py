@@ -415,6 +415,7 @@ def register(registry: "ToolRegistry") -> None:
             title="Elicitation",
             since="2025-06-18",
             uses_inputs=True,
+            task_support="optional",  # 2025-11-25: as a task it waits in input_required for the answer
         )
     )
     add(Tool("test_elicitation_sep1034_defaults", "Elicitation whose schema has defaults for every primitive type (SEP-1034).", _NO_ARGS, _elicitation_defaults, title="Elicitation defaults", since="2025-11-25", uses_inputs=True))

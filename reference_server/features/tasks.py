@@ -2,7 +2,7 @@
 
 The server declares ``tasks.list``, ``tasks.cancel`` and ``tasks.requests.tools.call``; tools say
 ``execution.taskSupport`` (``optional``: ``echo``, ``add``, ``slow``, ``fail``,
-``test_tool_with_progress``; ``required``: ``slow_task``; absent means forbidden).
+``test_tool_with_progress``, ``test_elicitation``; ``required``: ``slow_task``; absent means forbidden).
 
 * A ``tools/call`` with ``params.task`` answers at once with a ``CreateTaskResult`` (status
   ``working``) and runs the tool in the background; "Tasks MUST begin in the working status".
@@ -16,7 +16,10 @@ The server declares ``tasks.list``, ``tasks.cancel`` and ``tasks.requests.tools.
   result is an error (the call never produced one).
 * Unknown or expired task ids and cancelling a terminal task: ``-32602``.
 * ``notifications/tasks/status`` is sent on every status change; messages a running task sends
-  (progress) carry ``related-task`` in ``_meta`` and go to the connection's default stream.
+  (progress, and the requests of a tool that asks the client, e.g. ``test_elicitation``) carry
+  ``related-task`` in ``_meta`` and go to the connection's default stream (over streamable HTTP the
+  GET stream).  While such a request waits for the client's answer the task is ``input_required``,
+  then ``working`` again.
 
 Tasks belong to the connection (stdio process or HTTP session) that created them and expire after
 their ``ttl`` (default 5 minutes, at most 1 hour).
@@ -134,6 +137,16 @@ def start_task(ctx: "RequestContext", run: Callable[["RequestContext"], Any], *,
     tasks[task.id] = task
     bg = RequestContext(conn, ctx.id, ctx.method, ctx.params, ctx.version, modern=ctx.modern, sink=conn.default_sink)
     bg.related_task = task.id
+
+    async def on_input(waiting: bool) -> None:
+        if task.status in TERMINAL:
+            return  # cancelled meanwhile: a terminal task stays so
+        if waiting:
+            await _set_status(conn, task, "input_required", "The task waits for the client's answer to its request.")
+        else:
+            await _set_status(conn, task, "working")
+
+    bg.on_input = on_input
 
     async def execute() -> None:
         with anyio.CancelScope() as scope:

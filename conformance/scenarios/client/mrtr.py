@@ -42,7 +42,7 @@ INPUTS = {
 }
 
 
-MRTR = ("client.mrtr.echo-state", "client.mrtr.new-id", "client.mrtr.retry-only")
+MRTR = ("client.mrtr.echo-state", "client.mrtr.new-id", "client.mrtr.retry-only", "client.mrtr.construct-inputs")
 
 
 async def _play_first_call(ctx: ClientContext, answer: Callable[[ScenarioServer, Envelope], Answer | None]
@@ -97,7 +97,22 @@ async def input_requests(ctx: ClientContext) -> None:
     wire = wire_of(played.run)
     retries = [m for m in wire.requests() if _target(m.env) == _target(asked)
                and isinstance(m.env.params, dict) and isinstance(m.env.params.get("inputResponses"), dict)]
-    _judge_state(ctx, wire, asked, retries, played.run.peer)
+    # retries that carry the requestState but no answers to the inputRequests
+    bare = [m for m in wire.requests() if m.env is not asked and _target(m.env) == _target(asked)
+            and isinstance(m.env.params, dict) and m.env.params.get("requestState") == STATE
+            and not isinstance(m.env.params.get("inputResponses"), dict)]
+    if bare:
+        m = bare[0]
+        ctx.check("client.mrtr.construct-inputs", False, problem="RetryWithoutInputs",
+                  message=f"the client retried {asked.method} (its requestState echoed) without inputResponses, although "
+                          f"the InputRequiredResult asked for {', '.join(INPUTS)}",
+                  expected={"inputResponses": {k: "..." for k in INPUTS}}, actual=m.env.params.get("inputResponses"),
+                  entries=[m.entry], peer=played.run.peer)
+    elif retries:
+        ctx.check("client.mrtr.construct-inputs", True)
+    else:
+        ctx.not_reached("client.mrtr.construct-inputs", f"the client did not retry {asked.method}")
+    _judge_state(ctx, wire, asked, retries, played.run.peer, also=bare)
     caps = request_meta(asked).get(META_CAPS)
     caps = caps if isinstance(caps, dict) else {}
     if not retries:
@@ -128,9 +143,9 @@ async def input_requests(ctx: ClientContext) -> None:
 
 
 
-def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[Any], peer: Any) -> None:
+def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[Any], peer: Any, also: list[Any] = ()) -> None:
     """The retry echoes the requestState exactly, under a new id; no other request carries the
-    requestState or inputResponses."""
+    requestState or inputResponses (``also``: retries without inputResponses, judged elsewhere)."""
     from conformance.wire.envelope import id_repr, same_id
 
     if retries:
@@ -146,7 +161,7 @@ def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[A
                   message="" if not same else f"the retry of {asked.method} reuses the id {id_repr(asked.id)} of the "
                                               "request it retries",
                   expected="a new JSON-RPC id", actual=retry.env.id, entries=[retry.entry], peer=peer)
-    retried = {id(m.env) for m in retries}
+    retried = {id(m.env) for m in [*retries, *also]}
     leaks = [m for m in wire.requests() if m.env is not asked and id(m.env) not in retried
              and isinstance(m.env.params, dict)
              and (m.env.params.get("requestState") == STATE or "inputResponses" in m.env.params)]

@@ -32,7 +32,8 @@ def _stateless_http(ctx: ScenarioContext) -> bool:
     return spec(ctx.version).stateless and ctx.transport is not Transport.STDIO
 
 
-@scenario(requirements=["cancellation.no-response"], capability="tools", connection=ConnectionKind.APART)
+@scenario(requirements=["cancellation.no-response", "cancellation.no-response-2026"], capability="tools",
+          connection=ConnectionKind.APART)
 async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
     """A slow tool call (discovered in tools/list), cancelled once under way: no response for
     it, even after the time the tool would have taken.  A response that came before the answer to
@@ -42,7 +43,7 @@ async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
         ctx.skip("over streamable HTTP in 2026-07-28 closing the response stream is the cancellation signal, after which nothing is observable")
     peer = await ctx.connect()
     listed = await list_tools(peer)
-    req = "cancellation.no-response"
+    req = "cancellation.no-response-2026" if spec(ctx.version).stateless else "cancellation.no-response"
     for attempt, seconds in enumerate((SLOW_SECONDS, 4 * SLOW_SECONDS)):
         tools = long_running_tools(listed, seconds=seconds)
         if not tools:

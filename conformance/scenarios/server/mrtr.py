@@ -17,14 +17,35 @@ MAX_ROUNDS = 4
 EXTRA_KEY = "mcp-conformance-unrequested"
 
 
-def _params(name: str, result: Any, responses: Any, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+NOT_RESPONSES = "mcp-conformance: not an InputResponses object"
+FOREIGN_STATE = "mcp-conformance: a requestState this server never issued"
+
+
+def _params(name: str, result: Any, responses: Any, *, extra: dict[str, Any] | None = None, state: Any = None) -> dict[str, Any]:
     params: dict[str, Any] = {"name": name, "arguments": {}}
-    if responses is not None:
+    if isinstance(responses, dict):
         params["inputResponses"] = {**responses, **(extra or {})}
-    state = result.get("requestState") if isinstance(result, dict) else None
-    if isinstance(state, str):
-        params["requestState"] = state  # echoed exactly, as the client MUST
+    elif responses is not None:
+        params["inputResponses"] = responses  # a probe: not an InputResponses object
+    issued = result.get("requestState") if isinstance(result, dict) else None
+    if state is not None:
+        params["requestState"] = state  # a probe: a state the server did not issue
+    elif isinstance(issued, str):
+        params["requestState"] = issued  # echoed exactly, as the client MUST
     return params
+
+
+def _tampered(state: str) -> str:
+    """``state`` with characters changed in its middle and at its end (the same length and alphabet
+    where possible), so that anything that protects or parses it notices."""
+    if not state:
+        return "x"
+    swap = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+                         "BCDEFGHIJKLMNOPQRSTUVWXYZAbcdefghijklmnopqrstuvwxyza1234567890")
+    mid = len(state) // 2
+    out = state[:mid] + state[mid].translate(swap) + state[mid + 1:]
+    out = out[:-1] + out[-1].translate(swap)
+    return out if out != state else state + "x"
 
 
 async def _call(peer: Any, name: str, params: dict[str, Any] | None = None) -> Answer:
@@ -48,6 +69,9 @@ async def _complete(peer: Any, retry_peer: Any, name: str, first: Answer) -> tup
         "mrtr.retry.completes",
         "mrtr.missing-input.re-request",
         "mrtr.input-responses.ignore-unknown",
+        "mrtr.no-assumed-retry",
+        "mrtr.input-responses.validated",
+        "mrtr.request-state.untrusted",
         "stateless.no-connection-affinity",
     ],
     since=V,
@@ -57,7 +81,10 @@ async def _complete(peer: Any, retry_peer: Any, name: str, first: Answer) -> tup
 async def input_required_round_trip(ctx: ScenarioContext) -> None:
     """A tool that asks for input (every client capability declared) is retried with the answers
     and the echoed requestState until it completes; then without the answers (asked again), with
-    an unrequested extra answer (ignored) and, on HTTP, on a new connection (served the same)."""
+    an unrequested extra answer (ignored) and, on HTTP, on a new connection (served the same);
+    called afresh after an answer left without retry (served the same); retried with answers that
+    are not an InputResponses object (not taken as given) and with a requestState it never issued
+    (answered, and the server keeps serving)."""
     peer = await ctx.connect()
     tools, failed = await list_tools(peer)
     candidates = sorted(input_candidates(tools), key=lambda t: 0 if t["name"].startswith("test_input_required_result") else 1)
@@ -161,3 +188,75 @@ async def input_required_round_trip(ctx: ScenarioContext) -> None:
         )
     else:
         ctx.not_reached("mrtr.input-responses.ignore-unknown", f"the call of {name!r} did not ask for input ({describe(start)})")
+
+    # 5. an InputRequiredResult left without retry: a fresh call is served all the same
+    abandoned = await _call(peer, name)
+    if is_input_required(abandoned):
+        fresh = await _call(peer, name)
+        ok = fresh.env is not None and not fresh.is_error
+        verdict(
+            ctx,
+            "mrtr.no-assumed-retry",
+            ok,
+            problem="RetryAssumed",
+            passed=f"tools/call {name!r} called afresh after an InputRequiredResult that was never retried: {describe(fresh)}",
+            failed=(
+                f"tools/call {name!r} was answered with an InputRequiredResult that the client did not retry; a fresh call of "
+                f"{name!r} was then answered with {describe(fresh)}; the server may not count on the retry"
+            ),
+            expected="the answer the first call got (an InputRequiredResult, or a final result)",
+            actual=fresh.error if fresh.is_error else "no answer",
+            entries=[*abandoned.entries(), *fresh.entries()],
+        )
+    else:
+        ctx.not_reached("mrtr.no-assumed-retry", f"the call of {name!r} did not ask for input ({describe(abandoned)})")
+
+    # 6. answers that are not an InputResponses object
+    start = await _call(peer, name)
+    if is_input_required(start) and input_requests_of(start.result):
+        garbled = await _call(peer, name, _params(name, start.result, NOT_RESPONSES))
+        taken = garbled.is_result and not is_input_required(garbled)
+        verdict(
+            ctx,
+            "mrtr.input-responses.validated",
+            not taken,
+            problem="InvalidInputResponsesAccepted",
+            passed=f"the retry of tools/call {name!r} with inputResponses a string: {describe(garbled)}",
+            failed=(
+                f"the retry of tools/call {name!r} carried inputResponses {NOT_RESPONSES!r} (a string, not an InputResponses "
+                f"object) and was answered with a final result: the server took answers it could not have parsed"
+            ),
+            expected="a JSON-RPC error (-32602), or an InputRequiredResult asking again",
+            actual=garbled.result,
+            entries=[*start.entries(), *garbled.entries()],
+        )
+    else:
+        ctx.not_reached("mrtr.input-responses.validated", f"the call of {name!r} did not come back with inputRequests ({describe(start)})")
+
+    # 7. a requestState the server never issued
+    start = await _call(peer, name)
+    issued = start.result.get("requestState") if is_input_required(start) else None
+    if isinstance(issued, str):
+        responses = input_responses(input_requests_of(start.result))
+        forged = [await _call(peer, name, _params(name, start.result, responses, state=s)) for s in (_tampered(issued), FOREIGN_STATE)]
+        after = await _call(peer, name)
+        silent = [f for f in forged if f.env is None]
+        verdict(
+            ctx,
+            "mrtr.request-state.untrusted",
+            not silent and after.env is not None,
+            problem="ForgedRequestStateBreaksServer",
+            passed=(f"retries of tools/call {name!r} with a changed and a made-up requestState: "
+                    f"{'; '.join(describe(f) for f in forged)}; the next call: {describe(after)}"),
+            failed=(
+                f"retries of tools/call {name!r} with a requestState the server never issued (one changed, one made up) "
+                + (f"went unanswered ({len(silent)} of {len(forged)})" if silent else "were answered")
+                + ("" if after.env is not None else f", and the next call of {name!r} was not answered")
+                + f" within {ctx.timeout:g} s: the state is attacker-controlled input and must be handled as such"
+            ),
+            expected="an answer to each (a rejection, typically -32602), and the server still serving",
+            actual="no answer",
+            entries=[*start.entries(), *(e for f in forged for e in f.entries()), *after.entries()],
+        )
+    else:
+        ctx.not_reached("mrtr.request-state.untrusted", f"the call of {name!r} came back without a requestState ({describe(start)})")

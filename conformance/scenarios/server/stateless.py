@@ -3,6 +3,7 @@ rules every result and error of the run must follow (resultType, serverInfo, err
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conformance.server.context import ScenarioContext
@@ -281,6 +282,67 @@ _DEFINED = (errors.HEADER_MISMATCH, errors.MISSING_REQUIRED_CLIENT_CAPABILITY, e
 _RETIRED = {errors.RESOURCE_NOT_FOUND_LEGACY: "resource not found (2025-11-25 and earlier)", errors.URL_ELICITATION_REQUIRED: "URL elicitation required (2025-11-25 only)"}
 
 
+_INPUT_REQUIRED_RULES = ("mrtr.input-required.non-empty", "mrtr.input-requests.kinds", "mrtr.input-requests.unique-keys")
+_INPUT_REQUEST_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+
+
+class _Keyed(dict):
+    """A JSON object that remembers its keys in the order (and number) the text gave them."""
+
+    keys_seen: list[str]
+
+
+def _keyed(pairs: list[tuple[str, Any]]) -> _Keyed:
+    obj = _Keyed(pairs)
+    obj.keys_seen = [k for k, _ in pairs]
+    return obj
+
+
+def _repeated_input_keys(raw: bytes | None) -> list[str]:
+    """The keys that appear more than once in the result's inputRequests object, read on the
+    JSON text as received (a parsed object keeps one of them)."""
+    if not raw:
+        return []
+    try:
+        msg = json.loads(raw, object_pairs_hook=_keyed)
+    except (ValueError, RecursionError):
+        return []
+    result = msg.get("result") if isinstance(msg, dict) else None
+    reqs = result.get("inputRequests") if isinstance(result, dict) else None
+    if not isinstance(reqs, _Keyed):
+        return []
+    return sorted({k for k in reqs.keys_seen if reqs.keys_seen.count(k) > 1})
+
+
+def _input_required_problems(result: dict[str, Any], raw: bytes | None, where: str) -> list[tuple[str, dict[str, Any]]]:
+    """What an InputRequiredResult breaks of the server requirements of basic/patterns/mrtr."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    reqs, state = result.get("inputRequests", MISSING), result.get("requestState", MISSING)
+    if not isinstance(reqs, dict) and not isinstance(state, str):
+        out.append(("mrtr.input-required.non-empty", dict(
+            problem="EmptyInputRequired",
+            message=f"{where} is an InputRequiredResult with neither inputRequests nor requestState",
+            expected={"inputRequests": "{...}", "requestState": "<string>"},
+            actual={k: v for k, v in result.items() if k != "_meta"}, json_path="$.result")))
+    for name, value in (reqs.items() if isinstance(reqs, dict) else ()):
+        method = value.get("method") if isinstance(value, dict) else None
+        if method not in _INPUT_REQUEST_METHODS:
+            out.append(("mrtr.input-requests.kinds", dict(
+                problem="UnsupportedInputRequest",
+                message=(f"{where}: inputRequests[{name!r}] is " + (f"a {method} request" if isinstance(method, str) else
+                         "not a request object") + f"; input requests are {', '.join(_INPUT_REQUEST_METHODS)} only"),
+                expected={"method": " | ".join(_INPUT_REQUEST_METHODS)}, actual=value, json_path=f"$.result.inputRequests['{name}']")))
+            break
+    repeated = _repeated_input_keys(raw)
+    if repeated:
+        out.append(("mrtr.input-requests.unique-keys", dict(
+            problem="DuplicateInputRequestKey",
+            message=(f"{where}: the inputRequests object names {', '.join(map(repr, repeated))} more than once; a "
+                     "client keeps only one of the requests under each key"),
+            expected="unique keys", actual=repeated, json_path="$.result.inputRequests")))
+    return out
+
+
 @scenario(
     requirements=[
         "stateless.result-type",
@@ -288,6 +350,9 @@ _RETIRED = {errors.RESOURCE_NOT_FOUND_LEGACY: "resource not found (2025-11-25 an
         "stateless.error-codes.reserved-range",
         "stateless.error-codes.retired",
         "mrtr.supported-requests",
+        "mrtr.input-required.non-empty",
+        "mrtr.input-requests.kinds",
+        "mrtr.input-requests.unique-keys",
         "subscriptions.server-cancelled-only-for-listen",
         "stateless.no-server-requests",
     ],
@@ -309,7 +374,7 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
     extensions = caps.get("extensions") if isinstance(caps.get("extensions"), dict) else {}
     counts = {r: 0 for r in ctx.requirements}
     bad = {r: 0 for r in ctx.requirements}
-    seen_results = seen_errors = 0
+    seen_results = seen_errors = seen_input = 0
 
     def flag(rid: str, **kw: Any) -> None:
         bad[rid] = bad.get(rid, 0) + 1
@@ -376,6 +441,10 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
                          message=f"{where} is an InputRequiredResult; only {', '.join(_INPUT_REQUIRED_METHODS)} may answer with one",
                          expected=f"a final result for {method}", actual=result, json_path="$.result.resultType",
                          entries=[entry.seq], peer=cpeer)
+                if rt == "input_required":
+                    seen_input += 1
+                    for rid, kw in _input_required_problems(result, entry.raw, where):
+                        flag(rid, entries=[entry.seq], peer=cpeer, **kw)
                 meta = result.get("_meta")
                 sinfo = meta.get(SERVER_INFO_KEY, MISSING) if isinstance(meta, dict) else MISSING
                 if method != "server/discover" and not (isinstance(sinfo, dict) and isinstance(sinfo.get("name"), str) and isinstance(sinfo.get("version"), str)):
@@ -409,6 +478,11 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
             ctx.check(rid, True, message=f"the server sent no request on {n_conn} connection(s)")
         elif rid in ("stateless.error-codes.reserved-range", "stateless.error-codes.retired"):
             ctx.check(rid, True, message=summary)
+        elif rid in _INPUT_REQUIRED_RULES:
+            if seen_input:
+                ctx.check(rid, True, message=f"{seen_input} InputRequiredResult(s) on {n_conn} connection(s)")
+            else:
+                ctx.not_reached(rid, "the server answered no 2026-07-28 request with an InputRequiredResult during the run")
         elif seen_results:
             ctx.check(rid, True, message=summary)
         else:

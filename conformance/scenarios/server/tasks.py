@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError, RawPeer
+from conformance.peer import ExpectTimeout, PeerError, RawPeer
 from conformance.registry import ConnectionKind, scenario
 from conformance.spec import errors as codes
 from conformance.spec.meta import RELATED_TASK_KEY
@@ -34,6 +34,7 @@ from conformance.wire.tasks import taskish as _taskish
 
 from ._features import declared, describe_error, synth_args
 from ._helpers import closing_round_trip, list_tools, long_running_tools
+from ._stateless import input_responses
 
 SLOW_SECONDS = 1.2  # how long we ask an adjustable tool to take
 TASK_WAIT = 15.0  # how long past its own duration we wait for a task to end
@@ -272,6 +273,7 @@ LIFE = (
     "tasks.create.working",
     "tasks.create.promptly",
     "tasks.id.unique",
+    "tasks.id.receiver-generated",
     "tasks.result.blocks",
     "tasks.result.terminal",
     "tasks.result.success",
@@ -433,6 +435,26 @@ async def task_lifecycle(ctx: ScenarioContext) -> None:
             await _poll(peer, xtask["taskId"], _deadline(ctx, tool), ctx.timeout)
         else:
             ctx.not_reached("tasks.id.unique", "only one task could be created")
+
+    # 4b. the receiver generates the ID, whatever the request says
+    ours = "mcp-conformance-requested-task-id"
+    quick = next((t for t in tools if t.seconds is None), tool)
+    params = {"name": quick.name, "arguments": quick.arguments, "task": {"ttl": TTL_MS, "taskId": ours}}
+    named = await _ask(peer, "tools/call", params, ctx.timeout + (quick.seconds or 0))
+    ntask = _task_of(named)
+    if ntask is not None and "taskId" in ntask:
+        ctx.check("tasks.id.receiver-generated", ntask["taskId"] != ours, problem="TaskIdFromRequestor",
+                  message=(f"a task-augmented tools/call of {quick.name} whose params.task named taskId {ours!r} was answered "
+                           f"with a task of taskId {id_repr(ntask['taskId'])}"),
+                  expected="a taskId the server generated", actual=ntask["taskId"], json_path="$.result.task.taskId",
+                  entries=[named])
+        if isinstance(ntask["taskId"], str):
+            created.append((ntask["taskId"], named))
+            await _poll(peer, ntask["taskId"], _deadline(ctx, quick), ctx.timeout)
+    else:
+        ctx.not_reached("tasks.id.receiver-generated",
+                        f"the task-augmented call of {quick.name} naming a taskId did not create a task "
+                        f"({describe_error(named) if named is not None and named.kind is Kind.ERROR else 'no CreateTaskResult'})")
 
     # 5. the taskId parameter wins over related-task metadata
     other_id = created[1][0] if len(created) > 1 and created[1][0] != tid else "mcp-conformance-no-such-task"
@@ -684,6 +706,143 @@ async def task_cancellation(ctx: ScenarioContext) -> None:
 # protocol errors
 
 
+# ---------------------------------------------------------------------------------------------
+# a task that needs the client's input
+
+_ASKS = re.compile(r"elicit|input|\bask(s|ing)?\b|confirm|question", re.I)
+_ASKS_FLAG = re.compile(r"clarif|input.?required|elicit|\bask", re.I)  # a boolean argument that makes a tool ask
+_CLIENT_ASKS = ("elicitation/create", "sampling/createMessage")
+INPUT_REQS = ("tasks.input-required.status", "tasks.input-required.resumes", "tasks.related.messages")
+
+
+def _asking_tools(listed: list[dict[str, Any]]) -> list[TaskTool]:
+    """Task-capable tools whose name or description says they ask the client for something, with
+    arguments we can build (never one marked destructive)."""
+    out = []
+    for tool in listed:
+        ann = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+        text = f"{tool.get('name', '')} {tool.get('title', '')} {tool.get('description', '')}"
+        if task_support(tool) not in ("optional", "required") or ann.get("destructiveHint") is True or not _ASKS.search(text):
+            continue
+        schema = tool.get("inputSchema") if "inputSchema" in tool else {"type": "object"}
+        args = synth_args(schema)
+        if args is None:
+            continue
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        for name, prop in (props.items() if isinstance(props, dict) else ()):
+            if isinstance(prop, dict) and prop.get("type") == "boolean" and _ASKS_FLAG.search(f"{name} {prop.get('description', '')}"):
+                args[name] = True  # e.g. "Simulate an ambiguous query that requires clarification"
+        out.append(TaskTool(tool["name"], args, task_support(tool), None, tool))
+    return out
+
+
+async def _await_request(ctx: ScenarioContext, peer: RawPeer, tid: str) -> tuple[Envelope | None, Any, str]:
+    """Poll task ``tid`` until the server sends the client a request (returned), the task ends,
+    or the deadline passes; tasks/result is sent once tasks/get says input_required.  Returns
+    (the request, the id of our tasks/result or MISSING, the last status seen)."""
+    deadline = time.monotonic() + 2 * ctx.timeout
+    result_rid: Any = MISSING
+    last = "?"
+    while time.monotonic() < deadline:
+        try:
+            env = await peer.expect_message(lambda e: e.kind is Kind.REQUEST and e.method in _CLIENT_ASKS,
+                                            what="a request of the task to the client", timeout=POLL_MAX)
+            return env, result_rid, last
+        except ExpectTimeout:
+            pass
+        got = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
+        last = _status(got) if isinstance(_status(got), str) else "?"
+        if last in TERMINAL:
+            return None, result_rid, last
+        if last == "input_required" and result_rid is MISSING:
+            result_rid = await peer.request("tasks/result", {"taskId": tid})
+            deadline = min(deadline, time.monotonic() + ctx.timeout)  # the request is due on its stream now
+    return None, result_rid, last
+
+
+def _answer(request: Envelope) -> dict[str, Any]:
+    return input_responses({"ask": {"method": request.method, "params": request.params}}).get("ask", {"action": "decline"})
+
+
+@scenario(requirements=list(INPUT_REQS), capability=TOOLS_CALL, connection=ConnectionKind.APART)
+async def task_input_required(ctx: ScenarioContext) -> None:
+    """A task-capable tool that asks the client for input, called as a task by a client that
+    declares elicitation and sampling: while the server's request waits for its answer the task
+    is input_required, the request names the task (related-task), and once answered the task
+    leaves input_required."""
+    peer = await ctx.connect(fresh=True, capabilities={"elicitation": {}, "sampling": {}})
+    for method in _CLIENT_ASKS:
+        peer.on_request(method, None)  # held: answered by this scenario, after a look at the task
+    tools = _asking_tools(await _listed(ctx, peer))
+    if not tools:
+        ctx.skip("no task-capable tool (taskSupport optional or required) looks like it asks the client for input")
+    tried = []
+    for tool in tools[:3]:
+        env, _ = await _create(peer, tool, ctx.timeout)
+        task = _task_of(env)
+        if task is None or not isinstance(task.get("taskId"), str):
+            tried.append(f"{tool.name}: no task created")
+            continue
+        tid = task["taskId"]
+        asked, result_rid, last = await _await_request(ctx, peer, tid)
+        if asked is None:
+            tried.append(f"{tool.name}: no request reached us (last status {last})")
+            if last not in TERMINAL and declared(ctx.server_capabilities, "tasks.cancel"):
+                await _ask(peer, "tasks/cancel", {"taskId": tid}, ctx.timeout)
+            continue
+        # 1. the task while its request waits for us
+        now = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
+        status = _status(now)
+        ctx.check("tasks.input-required.status", status == "input_required", problem="TaskNotInputRequired",
+                  message=(f"task {tid} of {tool.name} sent the client {asked.method}; a tasks/get sent while that request waited "
+                           f"for its answer said {status if status is not MISSING else 'nothing'!r}"),
+                  expected="input_required", actual=status, entries=[asked, *([now] if now is not None else [])])
+        # 2. the request names its task
+        rel = _related(asked.params)
+        ctx.check("tasks.related.messages", isinstance(rel, dict) and rel.get("taskId") == tid, problem="TaskRequestWithoutRelatedTask",
+                  message=f"the {asked.method} task {tid} sent the client carries _meta[{RELATED_TASK_KEY!r}] {rel if rel is not MISSING else '(absent)'}",
+                  expected={RELATED_TASK_KEY: {"taskId": tid}}, actual=None if rel is MISSING else rel,
+                  json_path=f"$.params._meta['{RELATED_TASK_KEY}']", entries=[asked])
+        # 3. answered: out of input_required
+        await peer.respond(asked.id, _answer(asked))
+        deadline = time.monotonic() + ctx.timeout
+        after = None
+        again = None
+        while True:
+            after = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
+            if _status(after) != "input_required" or time.monotonic() >= deadline:
+                break
+            try:
+                again = await peer.expect_message(lambda e: e.kind is Kind.REQUEST and e.method in _CLIENT_ASKS,
+                                                  what="another request of the task", timeout=POLL_MIN)
+                break
+            except ExpectTimeout:
+                pass
+        if again is not None:
+            ctx.not_reached("tasks.input-required.resumes", f"task {tid} asked the client again ({again.method}) before it left input_required")
+            await peer.respond(again.id, _answer(again))
+        else:
+            left = _status(after)
+            ctx.check("tasks.input-required.resumes", left != "input_required", problem="TaskStuckInInputRequired",
+                      message=(f"task {tid} of {tool.name}: {asked.method} answered; {ctx.timeout:g} s later tasks/get still says "
+                               f"{left!r}" if left == "input_required" else f"task {tid}: after the answer, tasks/get says {left!r}"),
+                      expected="working (or a terminal status)", actual=left, entries=[after] if after is not None else [])
+        # the task's end (and our tasks/result's answer) before the connection goes
+        await _poll(peer, tid, time.monotonic() + TASK_WAIT / 3, ctx.timeout)
+        if result_rid is not MISSING:
+            try:
+                await peer.expect_response(result_rid, timeout=ctx.timeout)
+            except PeerError:
+                pass
+        return
+    why = "; ".join(tried) or "none tried"
+    for rid in INPUT_REQS:
+        if rid == "tasks.related.messages":
+            ctx.not_reached(rid, f"no task sent the client a request ({why})")
+        else:
+            ctx.not_reached(rid, f"no task of a tool that asks for input sent the client a request ({why})")
+
+
 @scenario(requirements=["tasks.errors.invalid-params"], capability="tasks")
 async def unknown_task_rejected(ctx: ScenarioContext) -> None:
     """tasks/get, tasks/result and tasks/cancel for a taskId no task has, and tasks/list with a
@@ -724,8 +883,24 @@ OBSERVED = (
     "tasks.meta.not-on-results",
     "tasks.status-notification.no-related-task",
     "tasks.get.no-sse",
+    "tasks.requestor.declared-only",
 )
 MAX_REPORTED = 5
+
+
+def _declared_task_types(entries: list[Any]) -> set[str]:
+    """The request types the suite's client declared under tasks.requests in its initialize on
+    that connection (``sampling/createMessage`` for tasks.requests.sampling.createMessage)."""
+    for entry in entries:
+        env = entry.envelope
+        if entry.direction == Direction.OUT and env is not None and env.method == "initialize" and isinstance(env.params, dict):
+            caps = env.params.get("capabilities")
+            tasks = caps.get("tasks") if isinstance(caps, dict) else None
+            reqs = tasks.get("requests") if isinstance(tasks, dict) else None
+            if not isinstance(reqs, dict):
+                return set()
+            return {f"{group}/{name}" for group, kinds in reqs.items() if isinstance(kinds, dict) for name in kinds}
+    return set()
 
 
 @scenario(requirements=list(OBSERVED), order=1000)
@@ -750,9 +925,21 @@ async def task_messages(ctx: ScenarioContext) -> None:
 
     for conn in ctx.connections():
         statuses: dict[str, tuple[str, int]] = {}
+        declared_types: set[str] | None = None
         for entry in conn.transcript.entries:
             env = entry.envelope
             if entry.direction != Direction.IN or env is None:
+                continue
+            if env.kind is Kind.REQUEST:
+                if declared_types is None:
+                    declared_types = _declared_task_types(conn.transcript.entries)
+                task = env.params.get("task", MISSING) if isinstance(env.params, dict) else MISSING
+                judge("tasks.requestor.declared-only", task is MISSING or env.method in declared_types, conn.peer, entry.seq,
+                      problem="UndeclaredTaskAugmentation",
+                      message=(f"the server sent {env.method} (id {id_repr(env.id)}) augmented with a task (params.task), "
+                               + (f"but the client declared task support only for {', '.join(sorted(declared_types))}"
+                                  if declared_types else "but the client declared no tasks capability")),
+                      expected="no params.task", actual=task, json_path="$.params.task")
                 continue
             tasks: list[tuple[str, dict]] = []  # (where, task object)
             method = None
@@ -820,7 +1007,9 @@ async def task_messages(ctx: ScenarioContext) -> None:
                     if before is None or before[0] not in TERMINAL:
                         statuses[tid] = (status, entry.seq)
     for rid in OBSERVED:
-        if not seen[rid]:
+        if not seen[rid] and rid == "tasks.requestor.declared-only":
+            ctx.not_reached(rid, "the server sent the suite's client no request during the run")
+        elif not seen[rid]:
             ctx.not_reached(rid, "no such message in the run")
         elif not bad[rid]:
             ctx.check(rid, True, message=f"{seen[rid]} message(s) checked")

@@ -31,12 +31,6 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/cancellation#error-handling',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation#error-handling',
     },
-    'cancellation.no-response': {
-        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/utilities/cancellation#behavior-requirements',
-        '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/utilities/cancellation#behavior-requirements',
-        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/cancellation#behavior-requirements',
-        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation#behavior-requirements',
-    },
     'cancellation.race': {
         '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/utilities/cancellation#timing-considerations',
         '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/utilities/cancellation#timing-considerations',

@@ -3,27 +3,45 @@
 from __future__ import annotations
 
 from conformance.spec.requirements import define
-from conformance.spec.versions import LATEST, spec_url
+from conformance.spec.versions import LATEST, LATEST_STATEFUL, spec_url
 
 PAGE = "basic/patterns/cancellation"
+LEGACY_PAGE = "basic/utilities/cancellation"  # up to 2025-11-25
+
+_NO_RESPONSE_NOTE = (
+    "Probe: a tool call the server takes a while to answer (a tool found in tools/list whose "
+    "name suggests it is slow or reports progress, e.g. the reference server's slow, "
+    "server-everything's trigger-long-running-operation), cancelled once it is under way; no "
+    "response may follow."
+)
 
 define(
     "cancellation.no-response",
     "SHOULD",
-    url=spec_url(LATEST, PAGE, "behavior-requirements"),
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, LEGACY_PAGE, "behavior-requirements"),
     quote=(
         "Stop processing the cancelled request - Free associated resources - Not send a response "
         "for the cancelled request"
     ),
     area="cancellation",
+    note="The list is introduced by 'Receivers of cancellation notifications SHOULD:'. " + _NO_RESPONSE_NOTE,
+)
+
+define(
+    "cancellation.no-response-2026",
+    "SHOULD",
+    since=LATEST,
+    url=spec_url(LATEST, PAGE, "behavior-requirements"),
+    quote=(
+        "Servers receiving cancellation notifications SHOULD: - Stop processing the cancelled "
+        "request - Free associated resources - Not send a response for the cancelled request"
+    ),
+    area="cancellation",
     note=(
-        "The list is introduced by 'Receivers of cancellation notifications SHOULD:' (up to "
-        "2025-11-25) and 'Servers receiving cancellation notifications SHOULD:' (2026-07-28). "
-        "Probe: a tool call the server takes a while to answer (a tool found in tools/list whose "
-        "name suggests it is slow or reports progress, e.g. the reference server's slow, "
-        "server-everything's trigger-long-running-operation), cancelled once it is under way; no "
-        "response may follow. Over streamable HTTP in 2026-07-28 the cancellation signal is "
-        "closing the response stream, after which nothing is observable: not checked there."
+        "cancellation.no-response of the earlier versions, whose list the receiver's sentence "
+        "introduces. " + _NO_RESPONSE_NOTE + " Over streamable HTTP the cancellation signal is "
+        "closing the response stream, after which nothing is observable: checked on stdio only."
     ),
 )
 

@@ -269,6 +269,22 @@ define(
 )
 
 define(
+    "client.mrtr.construct-inputs",
+    "MUST",
+    versions=(V,),
+    url=spec_url(V, MRTR_PAGE, "client-requirements-basic-workflow"),
+    quote=(
+        "If a client receives an `InputRequiredResult` that contains the `inputRequests` field, the "
+        "client MUST construct the requested inputs before retrying the original request."
+    ),
+    role="client",
+    area="mrtr",
+    note=_MRTR_NOTE + " Flagged: a retry (the same method and target, carrying the requestState) "
+    "without an inputResponses object. Which of the requests it answers is not judged here (a "
+    "client answers only what it declared; a decline is an answer).",
+)
+
+define(
     "client.mrtr.new-id",
     "MUST",
     versions=(V,),

@@ -107,3 +107,107 @@ define(
         "served."
     ),
 )
+
+_EVERY_INPUT_REQUIRED = (
+    "Checked on every InputRequiredResult (resultType 'input_required') the server sent to a "
+    "2026-07-28 request during the run, on every connection. "
+)
+
+define(
+    "mrtr.input-required.non-empty",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-requirements-basic-workflow"),
+    quote="Servers MUST include at least one of `inputRequests` or `requestState` in every `InputRequiredResult` response.",
+    area="mrtr",
+    note=_EVERY_INPUT_REQUIRED + "Flagged: neither an inputRequests object nor a requestState string.",
+)
+
+define(
+    "mrtr.input-requests.kinds",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-requirements-basic-workflow"),
+    quote=(
+        "`inputRequests` values are request objects that MUST be one of `ElicitRequest`, "
+        "`CreateMessageRequest`, or `ListRootsRequest`"
+    ),
+    area="mrtr",
+    note=_EVERY_INPUT_REQUIRED + "Every value of inputRequests must be an object whose method is "
+    "elicitation/create, sampling/createMessage or roots/list (the shape of its params is the "
+    "schema checks' business).",
+)
+
+define(
+    "mrtr.input-requests.unique-keys",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-requirements-basic-workflow"),
+    quote="`inputRequests` keys are server assigned identifiers and MUST be unique within the scope of the request.",
+    area="mrtr",
+    note=_EVERY_INPUT_REQUIRED + "Read on the JSON text as received: a key that appears twice in "
+    "one inputRequests object (a parser would keep only one of the two requests) is flagged. Keys "
+    "reused across the rounds of a retried request are not judged: each retry is a new request, "
+    "and the server may ask for missing information again.",
+)
+
+define(
+    "mrtr.no-assumed-retry",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-requirements-basic-workflow"),
+    quote=(
+        "Servers MUST NOT assume that clients will fulfill the `inputRequests` or retry the "
+        "original request."
+    ),
+    area="mrtr",
+    note=(
+        "Probe: a tool that answered with an InputRequiredResult is called afresh (a new id, no "
+        "requestState, no inputResponses) without the first answer being retried; the fresh call "
+        "must be served as the first one was (another InputRequiredResult or a final result). An "
+        "error, or no answer, where the first call got an InputRequiredResult fails."
+    ),
+)
+
+define(
+    "mrtr.input-responses.validated",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, PAGE, "error-handling"),
+    quote=(
+        "Servers SHOULD validate that the data provided by the client is a valid `InputResponses` "
+        "object and that the information inside can be correctly parsed."
+    ),
+    area="mrtr",
+    note=(
+        "The next sentence says what follows: 'Protocol errors (malformed JSON, invalid schema, "
+        "internal server errors) SHOULD return a JSON-RPC error response'. Probe: a tool whose "
+        "InputRequiredResult carried inputRequests, retried with the echoed requestState and an "
+        "inputResponses that is not an InputResponses object (a string). Accepted: a JSON-RPC "
+        "error, or a new InputRequiredResult asking again (the information is missing); flagged: a "
+        "final result, the invalid answers taken as given."
+    ),
+)
+
+define(
+    "mrtr.request-state.untrusted",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "server-requirements-basic-workflow"),
+    quote=(
+        "If a client request contains a `requestState` field, servers MUST treat `requestState` "
+        "as an attacker-controlled input."
+    ),
+    area="mrtr",
+    note=(
+        "Whether a tampered state must be rejected depends on what it carries ('Integrity "
+        "protection MAY be omitted only when tampering can cause nothing worse than request "
+        "failure'), which cannot be seen; what can: a server that trusts the input breaks on it. "
+        "Probe: a tool that answered with an InputRequiredResult carrying a requestState, retried "
+        "with the inputResponses and a requestState the server never issued (the issued one with "
+        "characters changed, and text that is not even the same shape). Each retry must be "
+        "answered (a result, an InputRequiredResult or a JSON-RPC error -- a rejection is what the "
+        "page asks of a protected state) and the server must keep serving: a retry left "
+        "unanswered, a dropped connection or a later request left unanswered fails."
+    ),
+)
