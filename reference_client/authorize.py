@@ -53,6 +53,7 @@ __all__ = ["AuthConfig", "Authorizer", "RUNNER_CIMD_URL", "OAuthRefused"]
 
 #: the client ID metadata document URL the official runner's client scenarios expect
 RUNNER_CIMD_URL = "https://conformance-test.local/client-metadata.json"
+FAULT_CIMD_URL = "https://mcp-reference-client.invalid/client.json"  # (fault oauth-cimd-unchecked)
 MAX_AUTHORIZATIONS = 5  # authorization requests in one run: no endless loop whatever the server does
 MAX_STEP_UPS = 2
 
@@ -179,6 +180,8 @@ class Authorizer:
                 return {}
         if not self.token:
             return {}
+        if self.generation and self.fault("oauth-token-scheme"):
+            return {"Authorization": f"Token {self.token}"}
         if self.token_type == "dpop" and self._dpop_key is not None:
             target = url or self.server_url
             proof = self._dpop_key.proof(method, target, access_token=self.token, nonce=self._nonces.get(_origin(target)))
@@ -289,6 +292,8 @@ class Authorizer:
             return
         challenged = None if self.fault("oauth-scopes-supported-over-challenge") else params.get("scope")
         scopes = oauth.initial_scopes(challenged, prm, meta, offline=self.config.offline)
+        if scopes and not challenged and self.fault("oauth-scope-subset"):
+            scopes = scopes[:1] + [s for s in scopes[1:] if s == oauth.OFFLINE_ACCESS]
         await self._authorize(issuer, meta, resource, scopes)
 
     def _machine_grant(self, meta: dict[str, Any]) -> str | None:
@@ -366,10 +371,16 @@ class Authorizer:
             await self._unauthorized(params)
             return
         scopes = oauth.step_up_scopes(grant.scopes, params.get("scope"))
+        if self.fault("oauth-step-up-same-scopes"):
+            scopes = list(grant.scopes or [])
+        elif self.fault("oauth-step-up-drop-granted") and scopes is not None:
+            scopes = (params.get("scope") or "").split()
+        elif self.fault("oauth-no-retry-limit") and scopes is None:
+            scopes = list(grant.scopes or [])
         if scopes is None:
             raise OAuthRefused(f"403 insufficient_scope asks for {params.get('scope')!r}, which this token was already "
                                "authorized for: another authorization would not help (retry limit)")
-        if grant.step_ups >= MAX_STEP_UPS:
+        if grant.step_ups >= MAX_STEP_UPS and not self.fault("oauth-no-retry-limit"):
             raise OAuthRefused(f"403 insufficient_scope after {grant.step_ups} step-up authorizations: giving up (retry limit)")
         self.log(f"authorization: step-up for scopes {' '.join(scopes)}")
         if grant.kind != "authorization_code":
@@ -476,10 +487,13 @@ class Authorizer:
                                 oauth.prereg_auth_method(meta, secret=bool(cfg.client_secret),
                                                          key_alg=cfg.client_key_alg if cfg.client_key_pem else None))
             self.log(f"authorization: pre-registered client {cfg.client_id!r} ({reg.method})")
+        elif self.fault("oauth-cimd-unchecked"):
+            reg = _Registration(issuer, cfg.client_metadata_url or FAULT_CIMD_URL, None, "none")
+            self.log(f"authorization: (fault) client ID metadata document {reg.client_id}, whatever the server supports")
         elif cfg.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
             reg = _Registration(issuer, cfg.client_metadata_url, None, "none")
             self.log(f"authorization: client ID metadata document {cfg.client_metadata_url}")
-        elif isinstance(meta.get("registration_endpoint"), str):
+        elif isinstance(meta.get("registration_endpoint"), str) and not self.fault("oauth-no-dcr"):
             reg = await self._register(issuer, meta, scopes)
         else:
             raise OAuthRefused(f"{issuer} offers no way to get a client ID here (no pre-registered client, "
@@ -495,6 +509,10 @@ class Authorizer:
             body["grant_types"] = ["authorization_code"]
         if self.fault("oauth-no-application-type"):
             body.pop("application_type", None)
+        if self.fault("oauth-web-application-type"):
+            body["application_type"] = "web"
+        if self.fault("oauth-no-refresh-grant-type"):
+            body["grant_types"] = ["authorization_code"]
         if self.fault("oauth-remote-redirect"):
             body["redirect_uris"] = [*body["redirect_uris"], "http://mcp-client.example/callback"]
         if self.fault("oauth-unregistered-redirect"):

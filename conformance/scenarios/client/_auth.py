@@ -61,6 +61,9 @@ class Protected:
     #: 2025-03-26: no protected resource metadata; the MCP server's origin is its own authorization
     #: server (metadata at its root, or -- with ``auth.metadata_forms=()`` -- the default endpoints)
     legacy: bool = False
+    #: a scope every JSON-RPC request but the first (``initialize``, ``server/discover``) needs: a
+    #: valid token without it is answered 403 ``insufficient_scope`` naming it (the step-up scenario)
+    required_scope: str | None = None
 
 
 @dataclass
@@ -209,12 +212,29 @@ class AuthSite:
         return protected_resource_metadata(self.resource, [self.issuer],
                                            scopes_supported=self.protected.scopes_supported)
 
-    def _challenge(self, error: str | None = None) -> str:
+    def _challenge(self, error: str | None = None, *, scope: str | None = None) -> str:
         p = self.protected
         if p.legacy:
             return bearer_challenge(error=error)
         return bearer_challenge(error=error, resource_metadata=self.prm_urls()["custom"] if p.header else None,
-                                scope=p.challenge_scope)
+                                scope=scope or p.challenge_scope)
+
+    def _lacks_scope(self, rec: HttpRequestRecord, token: str | None) -> bool:
+        """A JSON-RPC request (not the first of a client) whose valid token lacks the scenario's
+        required scope."""
+        needed = self.protected.required_scope
+        if not needed or self.server is None or rec.method != "POST":
+            return False
+        try:
+            message = json.loads(rec.body or b"")
+        except ValueError:
+            return False
+        if not (isinstance(message, dict) and "id" in message and isinstance(message.get("method"), str)) \
+                or message["method"] in ("initialize", "server/discover"):
+            return False
+        claims = self.server.verify(token or "") or {}
+        granted = claims.get("scope") if isinstance(claims.get("scope"), str) else ""
+        return needed not in granted.split()
 
     def valid(self, token: str | None) -> bool:
         """A token of this run's authorization server, unexpired, for this resource."""
@@ -230,8 +250,13 @@ class AuthSite:
     def _guard(self, rec: HttpRequestRecord) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
         token = bearer_token_of(rec.header("authorization"))
         ok = self.valid(token)
+        short = ok and self._lacks_scope(rec, token)
         self._add(side="rs", method=rec.method, path=rec.path, query=rec.query, headers=dict(rec.headers),
-                  body="", rec=rec, kind="mcp", status=None if ok else 401)
+                  body="", rec=rec, kind="mcp", status=403 if short else None if ok else 401)
+        if short:
+            challenge = self._challenge("insufficient_scope", scope=self.protected.required_scope)
+            return 403, [(b"www-authenticate", challenge.encode()), (b"content-type", b"application/json")], \
+                b'{"error": "insufficient_scope"}'
         if ok:
             return None
         challenge = self._challenge("invalid_token" if token else None)
@@ -277,6 +302,12 @@ class AuthSite:
     def authorized(self) -> bool:
         """Has the client used a valid token on the MCP endpoint (the flow is done)?"""
         return any(h.token and h.status is None for h in self.hits("rs", "mcp"))
+
+    def scope_of(self, token: str | None) -> list[str]:
+        """The scopes of a token this run's authorization server issued ([] for any other)."""
+        claims = self.server.verify(token) if token and self.server is not None else None
+        scope = claims.get("scope") if claims else None
+        return scope.split() if isinstance(scope, str) else []
 
     def tokens_sent(self) -> list[Hit]:
         return [h for h in self.hits("rs", "mcp") if h.token]

@@ -37,7 +37,14 @@ NO_FLOW_WAIT = 5.0  # seconds after the first 401 a client may take to start the
 FLOW = ("client.auth.parse-challenge", "client.auth.prm-from-header", "client.auth.pkce", "client.auth.pkce-s256",
         "client.auth.resource-both", "client.auth.resource-canonical", "client.auth.bearer-every-request",
         "client.auth.no-token-in-query", "client.auth.own-as-tokens", "client.auth.redirect-uri-form",
-        "client.auth.redirect-uri-registered", "client.auth.dcr-application-type")
+        "client.auth.redirect-uri-registered", "client.auth.dcr-application-type", "client.auth.bearer-header",
+        "client.auth.scope-selection", "client.auth.dcr-supported", "client.auth.cimd-capability",
+        "client.auth.dcr-native", "client.auth.refresh-grant-type")
+#: auth_flow's authorization server: dynamic registration the only way to a client ID (no client ID
+#: metadata documents, nothing pre-registered), and ``offline_access`` listed (a client that wants
+#: refresh tokens may ask for it)
+FLOW_AS = AuthConfig(cimd=False, scopes_supported=("mcp:read", "mcp:write", "offline_access"))
+OFFLINE = "offline_access"
 
 
 async def _play(ctx: ClientContext, protected: Protected, *,
@@ -147,7 +154,7 @@ async def auth_flow(ctx: ClientContext) -> None:
     answer 404); a correct authorization server with dynamic registration.  The whole flow is
     judged: the metadata URL used, PKCE, ``resource``, redirect URI, registration, and the token on
     every later request, never in a URL."""
-    site, played = await _play(ctx, Protected())
+    site, played = await _play(ctx, Protected(auth=FLOW_AS))
     if not _started(ctx, site, played, FLOW):
         return
     prm = site.hits("rs", "prm")
@@ -171,6 +178,10 @@ async def auth_flow(ctx: ClientContext) -> None:
                   expected=f"GET {CUSTOM_PRM} first", actual=_lines(prm))
     _judge_authorization_requests(ctx, site)
     _judge_token_use(ctx, site)
+    _judge_bearer_header(ctx, site)
+    _judge_registration(ctx, site)
+    _judge_scope_selection(ctx, site, list(site.protected.scopes_supported or ()),
+                           "no scope in the challenge: all of the metadata's scopes_supported")
 
 
 def _judge_authorization_requests(ctx: ClientContext, site: AuthSite) -> None:
@@ -328,15 +339,18 @@ async def auth_well_known(ctx: ClientContext) -> None:
               expected=candidates, actual=meta[:5])
 
 
-@scenario(requirements=["client.auth.as-metadata-order-root"], role="client", transports=HTTP, since="2025-11-25",
-          order=81)
+@scenario(requirements=["client.auth.as-metadata-order-root", "client.auth.scope-selection"], role="client",
+          transports=HTTP, since="2025-11-25", order=81)
 async def auth_oidc_only(ctx: ClientContext) -> None:
     """The authorization server's issuer has no path and serves its metadata only at the OpenID
-    Connect well-known URI: the client must try RFC 8414's URI first, then OpenID Connect's."""
-    site, played = await _play(ctx, Protected(auth=AuthConfig(metadata_forms=("oidc-insert",))))
+    Connect well-known URI: the client must try RFC 8414's URI first, then OpenID Connect's.  The
+    protected resource metadata has no ``scopes_supported`` and the challenge no ``scope``: the
+    authorization request has no ``scope`` parameter (the scope selection's last case)."""
+    site, played = await _play(ctx, Protected(scopes_supported=None, auth=AuthConfig(metadata_forms=("oidc-insert",))))
     rid = "client.auth.as-metadata-order-root"
-    if not _started(ctx, site, played, (rid,)):
+    if not _started(ctx, site, played, (rid, "client.auth.scope-selection")):
         return
+    _judge_scope_selection(ctx, site, None, "neither a challenge scope nor scopes_supported: no scope parameter")
     meta = [h.path for h in _as_metadata_requests(site.hits("as"))]
     if not meta:
         _not_reached(ctx, site, rid, "the client asked for no authorization server metadata")
@@ -350,7 +364,8 @@ async def auth_oidc_only(ctx: ClientContext) -> None:
 
 # -- the challenge's scope ---------------------------------------------------------------------------
 
-@scenario(requirements=["client.auth.challenge-scope"], role="client", transports=HTTP, since="2025-11-25", order=81)
+@scenario(requirements=["client.auth.challenge-scope", "client.auth.scope-selection"], role="client", transports=HTTP,
+          since="2025-11-25", order=81)
 async def auth_challenge_scope(ctx: ClientContext) -> None:
     """The 401 challenge names a scope (``mcp:admin``) the protected resource metadata's
     ``scopes_supported`` does not list: the client must ask for it."""
@@ -368,6 +383,11 @@ async def auth_challenge_scope(ctx: ClientContext) -> None:
               message=f"the authorization request asks for {' '.join(asked)!r}, the challenged scope included" if ok else
               f"the challenge asked for scope 'mcp:admin' and the authorization request asks for {' '.join(asked)!r}",
               expected="mcp:admin among the requested scopes", actual=" ".join(asked) or None)
+    if ok:
+        _judge_scope_selection(ctx, site, ["mcp:admin"], "the challenge's scope")
+    else:  # one defect, one verdict: the challenged scope left out is the MUST's
+        _not_reached(ctx, site, "client.auth.scope-selection", "the challenged scope was not requested at all "
+                     "(client.auth.challenge-scope)")
 
 
 # -- refusals: what the client must not go on with -------------------------------------------------
@@ -506,7 +526,7 @@ async def auth_metadata_issuer_mismatch(ctx: ClientContext) -> None:
 # -- 2025-03-26: the MCP server's origin is its own authorization server --------------------------
 
 LEGACY_FLOW = ("client.auth.base-url-2025-03-26", "client.auth.pkce-2025-03-26", "client.auth.redirect-uri-form-2025-03-26",
-               "client.auth.bearer-every-request", "client.auth.no-token-in-query")
+               "client.auth.bearer-every-request", "client.auth.no-token-in-query", "client.auth.dcr-supported")
 
 
 def _as_metadata_requests(hits: list[Hit]) -> list[Hit]:
@@ -537,9 +557,10 @@ async def auth_flow_2025_03_26(ctx: ClientContext) -> None:
     server (its metadata at the origin's root, dynamic registration, PKCE).  The client must find
     the metadata at the root (the endpoint's path discarded), use PKCE, a loopback or https
     redirect URI, and then the token on every request, never in a URL."""
-    site, played = await _play(ctx, Protected(legacy=True))
+    site, played = await _play(ctx, Protected(legacy=True, auth=AuthConfig(cimd=False)))
     if not _started(ctx, site, played, LEGACY_FLOW):
         return
+    _judge_dcr_supported(ctx, site)
     meta = _as_metadata_requests(site.hits("as"))
     rid = "client.auth.base-url-2025-03-26"
     if not meta:
@@ -596,3 +617,219 @@ async def auth_default_endpoints_2025_03_26(ctx: ClientContext) -> None:
               message="registration, authorization and token requests went to the default paths at the origin's "
                       "root" if not wrong else f"{wrong[0].line()} is not a default endpoint at the origin's root",
               expected=["/register", "/authorize", "/token"], actual=_lines(wrong) or None)
+
+
+# -- the token's header, the registration, the initial scopes (auth_flow) ------------------------------
+
+def _issued_in(site: AuthSite, text: str) -> bool:
+    """Does ``text`` (a header value) hold an access token this run's authorization server issued?"""
+    server = site.server
+    if server is None:
+        return False
+    words = text.replace(",", " ").replace("=", " ").split()
+    return any(w.count(".") == 2 and server.verify(w) is not None for w in words)
+
+
+def _judge_bearer_header(ctx: ClientContext, site: AuthSite) -> None:
+    rid = "client.auth.bearer-header"
+    issued = [h for h in site.as_hits("token") if h.status == 200]
+    mcp = site.hits("rs", "mcp")
+    # an issued token anywhere in a request to the MCP server but as ``Authorization: Bearer <token>``
+    misplaced = [h for h in mcp if any(_issued_in(site, v) for k, v in h.headers.items() if k != "authorization")
+                 or (_issued_in(site, h.headers.get("authorization", "")) and not (h.token and site.valid(h.token)))]
+    as_bearer = [h for h in mcp if h.token and site.server is not None and site.server.verify(h.token)]
+    if not issued and not misplaced:
+        _not_reached(ctx, site, rid, "the client obtained no access token")
+        return
+    after = [h for h in mcp if issued and h.seq > issued[0].seq]
+    if not misplaced and not as_bearer and not after:
+        _not_reached(ctx, site, rid, "the client made no request to the MCP server after it obtained a token")
+        return
+    ok = not misplaced and bool(as_bearer)
+    what = (f"{misplaced[0].line()} carried the access token in "
+            + ", ".join(f"{k}: {v[:40]}..." for k, v in misplaced[0].headers.items() if _issued_in(site, v))
+            if misplaced else f"no request after the token was issued carried it as Authorization: Bearer "
+                              f"({after[0].line() if after else 'none'})")
+    ctx.check(rid, ok, problem="TokenNotInAuthorizationHeader",
+              message=f"the access token went to the MCP server as Authorization: Bearer ({len(as_bearer)} requests)"
+              if ok else what, expected="Authorization: Bearer <access-token>", actual=None if ok else what)
+
+
+def _register_bodies(site: AuthSite) -> list[tuple[Hit, dict[str, Any]]]:
+    out = []
+    for h in site.as_hits("register"):
+        try:
+            doc = json.loads(h.body)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out.append((h, doc))
+    return out
+
+
+def _is_url_client_id(client_id: str | None) -> bool:
+    return bool(client_id) and urlsplit(client_id or "").scheme in ("http", "https")
+
+
+def _judge_registration(ctx: ClientContext, site: AuthSite) -> None:
+    """auth_flow's authorization server offers dynamic registration only: the client registers
+    (DCR SHOULD, 2025-03-26 / 2025-06-18), sends no URL client ID (client ID metadata documents are
+    not advertised), registers as a native application (its redirect URIs are loopback), and has
+    ``refresh_token`` among its grant types when it shows it wants refresh tokens."""
+    authorize = site.as_hits("authorize")
+    register = site.as_hits("register")
+    bodies = _register_bodies(site)
+    _judge_dcr_supported(ctx, site)
+    rid = "client.auth.cimd-capability"
+    if not authorize:
+        _not_reached(ctx, site, rid, "the client made no authorization request")
+    else:
+        # (the suite's registration issues ``client-<hex>`` ids and nothing is pre-registered here)
+        urls = [h for h in authorize if _is_url_client_id(h.params.get("client_id"))]
+        ctx.check(rid, not urls, problem="ClientIdMetadataDocumentNotAdvertised",
+                  message=f"the client's client_id {authorize[0].params.get('client_id')!r} is not a URL of its own "
+                          "(the authorization server does not advertise client ID metadata documents)" if not urls else
+                  f"the authorization server does not advertise client_id_metadata_document_supported, and the client "
+                  f"used the URL client_id {urls[0].params.get('client_id')!r}: {urls[0].line()}",
+                  expected="a client_id the server issued (dynamic registration) or pre-registered",
+                  actual=urls[0].params.get("client_id") if urls else authorize[0].params.get("client_id"))
+    rid = "client.auth.dcr-native"
+    typed = [(h, b) for h, b in bodies if b.get("application_type") in ("native", "web")]
+    local = [(h, b) for h, b in typed if isinstance(b.get("redirect_uris"), list) and b["redirect_uris"]
+             and all(isinstance(u, str) and _loopback(u) for u in b["redirect_uris"])]
+    if not local:
+        _not_reached(ctx, site, rid, "no dynamic registration with application_type and only loopback redirect URIs"
+                     if register else "the client did not register dynamically")
+    else:
+        web = [(h, b) for h, b in local if b["application_type"] != "native"]
+        ctx.check(rid, not web, problem="LoopbackClientNotNative",
+                  message="the registration of loopback redirect URIs names application_type \"native\"" if not web else
+                  f"the registration of the loopback redirect URIs {web[0][1]['redirect_uris']} names application_type "
+                  f"{web[0][1]['application_type']!r}", expected='application_type "native"',
+                  actual=web[0][1]["application_type"] if web else "native")
+    rid = "client.auth.refresh-grant-type"
+    wants = [h for h in authorize if OFFLINE in (h.params.get("scope") or "").split()] + \
+            [h for h in site.as_hits("token") if h.form.get("grant_type") == "refresh_token"]
+    if not wants:
+        _not_reached(ctx, site, rid, "the client showed no wish for refresh tokens (no offline_access asked for, no "
+                                     "refresh_token grant)")
+    elif not bodies:
+        _not_reached(ctx, site, rid, "the client did not register dynamically")
+    else:
+        missing = [b for _, b in bodies if not (isinstance(b.get("grant_types"), list) and "refresh_token" in b["grant_types"])]
+        ctx.check(rid, not missing, problem="RefreshGrantTypeNotRegistered",
+                  message="the client wants refresh tokens and registered grant_types with refresh_token" if not missing else
+                  f"the client wants refresh tokens ({wants[0].line()}) and registered grant_types "
+                  f"{missing[0].get('grant_types')!r}", expected="refresh_token in grant_types",
+                  actual=missing[0].get("grant_types") if missing else None)
+
+
+def _judge_dcr_supported(ctx: ClientContext, site: AuthSite) -> None:
+    """The authorization server offers dynamic registration only: the client registers before it
+    authorizes."""
+    rid = "client.auth.dcr-supported"
+    authorize = site.as_hits("authorize")
+    register = site.as_hits("register")
+    if not _metadata_fetched(site):
+        _not_reached(ctx, site, rid, "the client never fetched the authorization server metadata")
+    else:
+        first = authorize[0].seq if authorize else None
+        before = [h for h in register if first is None or h.seq < first]
+        ok = bool(before)
+        ctx.check(rid, ok, problem="DynamicRegistrationNotUsed",
+                  message=f"the client registered dynamically ({before[0].line()}) before authorizing" if ok else
+                  (f"the authorization server offers only dynamic registration and the client authorized without it: "
+                   f"{authorize[0].line()}" if authorize else
+                   "the authorization server offers only dynamic registration (registration_endpoint), and the client "
+                   "never registered: it stopped after " + "; ".join(_lines(site.hits())[-2:])),
+                  expected="POST registration_endpoint before the authorization request",
+                  actual=None if ok else _lines(site.hits("as"))[-4:])
+
+
+def _loopback(uri: str) -> bool:
+    parts = urlsplit(uri)
+    return (parts.hostname or "").lower() in LOOPBACK
+
+
+def _judge_scope_selection(ctx: ClientContext, site: AuthSite, expected: list[str] | None, case: str) -> None:
+    """The first authorization request's ``scope`` (``offline_access`` left aside) is ``expected``
+    exactly (None: no scope parameter)."""
+    rid = "client.auth.scope-selection"
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        _not_reached(ctx, site, rid, "the client made no authorization request")
+        return
+    first = authorize[0]
+    asked = [s for s in (first.params.get("scope") or "").split() if s != OFFLINE]
+    want = sorted(set(expected or []))
+    ok = sorted(set(asked)) == want
+    shown = " ".join(asked) if asked else "no scope"
+    ctx.check(rid, ok, problem="ScopeSelectionOrder",
+              message=f"{case}: the first authorization request asks for {shown!r}" if ok else
+              f"{case} ({' '.join(want) or 'no scope parameter'}) expected; the first authorization request asks for "
+              f"{shown!r}: {first.line()}", expected=" ".join(want) or None, actual=" ".join(asked) or None)
+
+
+# -- step-up authorization after 403 insufficient_scope ---------------------------------------------------
+
+STEP_UP_SCOPE = "mcp:admin"
+
+
+def _forbidden(site: AuthSite) -> list[Hit]:
+    return [h for h in site.hits("rs", "mcp") if h.status == 403]
+
+
+def _after_403(site: AuthSite) -> list[Hit]:
+    first = next(iter(_forbidden(site)), None)
+    return [h for h in site.as_hits("authorize") if first is not None and h.seq > first.seq]
+
+
+RETRY_LIMIT = 3  # authorization requests after the first 403 (the official runner's bound)
+
+
+@scenario(requirements=["client.auth.step-up", "client.auth.step-up-union", "client.auth.retry-limit"], role="client",
+          transports=HTTP, since="2025-11-25", order=88)
+async def auth_step_up(ctx: ClientContext) -> None:
+    """After the handshake every request needs ``mcp:admin``, which the first token (the metadata's
+    ``scopes_supported``) lacks: 403 ``insufficient_scope`` naming it.  The authorization server
+    never grants it, so a step-up ends in the same 403.  The client should ask for it in a new
+    authorization (with the scopes granted before), and stop after a few tries."""
+    site, played = await _play(ctx, Protected(required_scope=STEP_UP_SCOPE,
+                                              auth=AuthConfig(granted_scope="mcp:read mcp:write")),
+                               provoked=lambda s: len(_after_403(s)) > RETRY_LIMIT)
+    rids = ("client.auth.step-up", "client.auth.step-up-union", "client.auth.retry-limit")
+    if not _started(ctx, site, played, rids):
+        return
+    forbidden = _forbidden(site)
+    if not forbidden:
+        for rid in rids:
+            _not_reached(ctx, site, rid, "no request of the client was answered 403 insufficient_scope (it made none "
+                                         "after the handshake with a valid token)")
+        return
+    after = _after_403(site)
+    granted = site.scope_of(forbidden[0].token)
+    if not after:
+        ctx.check("client.auth.step-up", True, message=f"after {forbidden[0].line()} the client did not authorize "
+                  "again (the error handled another way)")
+        for rid in rids[1:]:
+            _not_reached(ctx, site, rid, "the client did not authorize again after the 403")
+        return
+    asked = (after[0].params.get("scope") or "").split()
+    ok = STEP_UP_SCOPE in asked
+    ctx.check("client.auth.step-up", ok, problem="StepUpWithoutChallengedScope",
+              message=f"after the 403 the client asked for {' '.join(asked)!r}, the challenged scope included" if ok else
+              f"the 403 named scope {STEP_UP_SCOPE!r} and the client's next authorization request asks for "
+              f"{' '.join(asked) or 'no scope'!r}: {after[0].line()}",
+              expected=f"{STEP_UP_SCOPE} among the requested scopes", actual=" ".join(asked) or None)
+    lost = [s for s in granted if s not in asked]
+    ctx.check("client.auth.step-up-union", not lost, problem="StepUpDropsGrantedScopes",
+              message=f"the step-up asks for {' '.join(asked)!r}, the scopes granted before ({' '.join(granted)}) "
+                      "included" if not lost else
+              f"the step-up asks for {' '.join(asked) or 'no scope'!r} and leaves out {' '.join(lost)!r}, granted "
+              f"before: {after[0].line()}", expected=" ".join([*granted, STEP_UP_SCOPE]), actual=" ".join(asked) or None)
+    ok = len(after) <= RETRY_LIMIT
+    ctx.check("client.auth.retry-limit", ok, problem="NoRetryLimit",
+              message=f"{len(after)} authorization request(s) after the first 403 insufficient_scope, then the "
+                      "client stopped asking" if ok else
+              f"{len(after)} authorization requests after the first 403 insufficient_scope for a scope the server "
+              f"never grants (at most {RETRY_LIMIT} expected)", expected=f"<= {RETRY_LIMIT}", actual=_lines(after))

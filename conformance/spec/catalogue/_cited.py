@@ -49,6 +49,9 @@ CITED: dict[str, dict[str, str]] = {
     'client.auth.as-metadata-order-root': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-server-metadata-discovery',
     },
+    'client.auth.cimd-capability': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#discovery',
+    },
     'client.auth.pkce-refuse': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
     },

@@ -274,3 +274,97 @@ _auth(
     "The `redirect_uri` of the authorization request (and every one registered) is https, or http on "
     "a loopback host (`localhost`, `127.0.0.1`, `[::1]`).",
 )
+
+
+# -- registration: which mechanism, and what is registered (issue 25) -------------------------------
+
+_auth(
+    "client.auth.dcr-supported", "SHOULD", (V03, V06),
+    spec_url(V06, PAGE, "overview"),
+    "SHOULD support the OAuth 2.0 Dynamic Client Registration Protocol (RFC7591).",
+    "The authorization server offers dynamic registration only (a `registration_endpoint`; no client ID "
+    "metadata document support, no pre-registered client): the client registers there (an RFC 7591 "
+    "POST) before its authorization request.  (2025-03-26: \"MCP auth implementations\"; 2025-06-18: "
+    "\"Authorization servers and MCP clients\"; the authorization server half is the suite's own.)",
+)
+
+_auth(
+    "client.auth.cimd-capability", "SHOULD", FROM_11,
+    spec_url(V26, REGISTRATION, "advertising-cimd-support"),
+    "MCP clients SHOULD check for this capability and MAY fall back to Dynamic Client Registration or "
+    "pre-registration if unavailable.",
+    "The authorization server's metadata does not advertise `client_id_metadata_document_supported`: the "
+    "`client_id` of the client's authorization request is not a URL of its own (a client ID metadata "
+    "document) but one the server issued or the run pre-registered.",
+)
+
+_auth(
+    "client.auth.dcr-native", "SHOULD", (V26,),
+    spec_url(V26, REGISTRATION, "application-type-and-redirect-uri-constraints"),
+    "Native applications (desktop applications, mobile apps, CLI tools, and locally-hosted web applications "
+    "accessed via `localhost`) SHOULD use `application_type: \"native\"`",
+    "A dynamic registration whose redirect URIs are all loopback (`localhost`, `127.0.0.1`, `[::1]`: a "
+    "locally running client) has `application_type` \"native\".",
+)
+
+_auth(
+    "client.auth.refresh-grant-type", "SHOULD", (V26,),
+    spec_url(V26, PAGE, "refresh-tokens"),
+    "SHOULD include `refresh_token` in their `grant_types` client metadata",
+    "Of clients that desire refresh tokens: a client that shows it does (it asks for `offline_access`, "
+    "which the authorization server lists, or sends a `refresh_token` grant) and registers dynamically "
+    "has `refresh_token` in the registration's `grant_types`.",
+)
+
+# -- the token in the request ----------------------------------------------------------------------
+
+_auth(
+    "client.auth.bearer-header", "MUST", FROM_06,
+    spec_url(V26, PAGE, "token-requirements"),
+    "MCP client MUST use the Authorization request header field defined in OAuth 2.1 Section 5.1.1:",
+    "The access token the suite's authorization server issued reaches the MCP server in an "
+    "`Authorization` header with the `Bearer` scheme (case-insensitive): no request carries it in "
+    "another header, another scheme or the body instead.",
+)
+
+# -- scopes: the initial selection, step-up, retry limits --------------------------------------------
+
+_auth(
+    "client.auth.scope-selection", "SHOULD", FROM_11,
+    spec_url(V26, PAGE, "scope-selection-strategy"),
+    "During the initial authorization handshake, MCP clients SHOULD follow this priority order for scope "
+    "selection:",
+    "Three cases: the 401 challenge has `scope`: the first authorization request asks for those scopes "
+    "(no more; a challenged scope left out is client.auth.challenge-scope's); no challenge `scope` but "
+    "`scopes_supported` in the protected resource metadata: all of them; neither: no `scope` parameter.  "
+    "`offline_access` is not counted (the 2026-07-28 refresh token section lets clients add it).",
+)
+
+_auth(
+    "client.auth.step-up", "SHOULD", FROM_11,
+    spec_url(V26, PAGE, "step-up-authorization-flow"),
+    "Clients SHOULD respond to these errors by requesting a new access token with an increased set of scopes "
+    "via a step-up authorization flow or handle the errors in other, appropriate ways.",
+    "An authorized request is answered 403 `insufficient_scope` with `scope=\"mcp:admin\"`: a new "
+    "authorization request the client makes after it asks for the challenged scope (a client that does "
+    "not authorize again handles the error another way: passes).",
+)
+
+_auth(
+    "client.auth.step-up-union", "SHOULD", (V26,),
+    spec_url(V26, PAGE, "scope-selection-strategy"),
+    "When re-authorizing, clients SHOULD include these scopes alongside any previously granted scopes to avoid "
+    "losing permissions needed for other operations (see Step-Up Authorization Flow).",
+    "After the 403 `insufficient_scope` naming `mcp:admin` only, the step-up authorization request asks "
+    "for the scopes granted before (`mcp:read mcp:write`) as well as `mcp:admin`.",
+)
+
+_auth(
+    "client.auth.retry-limit", "SHOULD", FROM_11,
+    spec_url(V26, PAGE, "step-up-authorization-flow"),
+    "Clients SHOULD implement retry limits and SHOULD track scope upgrade attempts to avoid repeated failures "
+    "for the same resource and operation combination.",
+    "The authorization server never grants `mcp:admin`, so every step-up ends in the same 403 "
+    "`insufficient_scope`: the client makes at most 3 authorization requests after the first 403 (the "
+    "official runner's bound), not one per refusal.",
+)
