@@ -426,6 +426,9 @@ class Authorizer:
     async def _authorization_server(self, servers: list[str]) -> tuple[dict[str, Any], str]:
         why: list[str] = []
         for issuer in servers:
+            if self.fault("oauth-no-as-metadata"):
+                self.log("authorization: (fault) the default endpoints, without the metadata")
+                return oauth.legacy_endpoints(issuer), issuer
             urls = oauth.as_metadata_candidates(issuer)
             if self.fault("oauth-as-metadata-oidc-first") and len(urls) == 3:
                 urls = [urls[1], urls[2], urls[0]]
@@ -445,7 +448,8 @@ class Authorizer:
                     continue
                 # PKCE protects the authorization code: a grant without one does not need it
                 refusal = oauth.pkce_refusal(doc) if self._machine_grant(doc) is None else None
-                if refusal is not None and not self.fault("oauth-ignore-pkce-support"):
+                if refusal is not None and not self.fault("oauth-ignore-pkce-support") and \
+                        not (self.fault("oauth-ignore-pkce-support-oidc") and "openid-configuration" in url):
                     raise OAuthRefused(refusal)
                 return doc, issuer
         raise OAuthRefused("no usable authorization server metadata: " + "; ".join(why))
@@ -474,6 +478,8 @@ class Authorizer:
     async def _registration(self, issuer: str, meta: dict[str, Any], scopes: list[str] | None) -> _Registration:
         """The client ID for ``issuer``, kept per authorization server and never used at another."""
         known = self._registrations.get(issuer)
+        if known is None and self._registrations and self.fault("oauth-reuse-registration"):
+            known = next(iter(self._registrations.values()))
         if known is not None:
             return known
         cfg = self.config
@@ -525,6 +531,8 @@ class Authorizer:
         except (ValueError, RecursionError):
             doc = None
         if response.status_code not in (200, 201) or not isinstance(doc, dict) or not isinstance(doc.get("client_id"), str):
+            if self.fault("oauth-ignore-registration-failure"):
+                return _Registration(issuer, "mcp-reference-client-unregistered", None, "none")
             detail = ""
             if isinstance(doc, dict) and doc.get("error"):
                 detail = f": {doc.get('error')} {doc.get('error_description') or ''}".rstrip()

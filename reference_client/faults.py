@@ -338,6 +338,14 @@ OAUTH_FAULTS: dict[str, Fault] = {
                                "advertise support", FROM_2025_11_ALL, AUTH_HTTP),
     "oauth-web-application-type": _f("registers its loopback redirect URI with application_type \"web\"", MODERN,
                                      AUTH_HTTP),
+    "oauth-reuse-registration": _f("the client ID registered at one authorization server used at another", MODERN,
+                                   AUTH_HTTP),
+    "oauth-ignore-registration-failure": _f("a refused registration is ignored: it authorizes with a client ID of its "
+                                            "own making", MODERN, AUTH_HTTP),
+    "oauth-ignore-pkce-support-oidc": _f("goes on with OpenID Connect provider metadata that lists no "
+                                         "code_challenge_methods_supported", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-no-as-metadata": _f("the authorization server's default endpoints, without asking for its metadata",
+                               (ALL_VERSIONS[2],), AUTH_HTTP),
     "oauth-no-refresh-grant-type": _f("asks for offline_access but registers grant_types without refresh_token",
                                       MODERN, AUTH_HTTP),
 }

@@ -64,6 +64,9 @@ class Protected:
     #: a scope every JSON-RPC request but the first (``initialize``, ``server/discover``) needs: a
     #: valid token without it is answered 403 ``insufficient_scope`` naming it (the step-up scenario)
     required_scope: str | None = None
+    #: a second authorization server: once the client's first token has been served, the metadata
+    #: names it instead of the first, and only its tokens are valid (the first's get 401)
+    migrate: bool = False
 
 
 @dataclass
@@ -71,7 +74,7 @@ class Hit:
     """One HTTP request to either server, in arrival order."""
 
     seq: int
-    side: str  # "rs" (the MCP server's origin) | "as" (the authorization server)
+    side: str  # "rs" (the MCP server's origin) | "as" (the authorization server) | "as2" (the second one)
     method: str
     path: str
     query: str
@@ -124,6 +127,8 @@ class AuthSite:
         self.browser_text = ""  # its contents, kept when the run's files are gone
         #: why the suite ended the client's run before the client did (it stopped on the way), or None
         self.stalled: str | None = None
+        self.host2: AuthServerHost | None = None  # Protected.migrate: the authorization server moved to
+        self.switched: int | None = None  # the log sequence number from which the second one is in force
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -139,6 +144,10 @@ class AuthSite:
             await anyio.to_thread.run_sync(self.host.start)
             self.server = self.host.server
         self.server.listener = self._as_request
+        if self.protected.migrate:
+            self.host2 = AuthServerHost(AuthConfig())
+            await anyio.to_thread.run_sync(self.host2.start)
+            self.host2.server.listener = lambda entry: self._as_request(entry, side="as2")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -148,6 +157,8 @@ class AuthSite:
                 await self.hub.stopped.wait()
         if self.host is not None:
             await anyio.to_thread.run_sync(self.host.stop)
+        if self.host2 is not None:
+            await anyio.to_thread.run_sync(self.host2.stop)
 
     def launch_options(self, tmp: Path) -> dict[str, Any]:
         context = {"name": self.ctx.scenario.id.split(".")[-1], **(self.protected.context or {})}
@@ -183,17 +194,23 @@ class AuthSite:
             self.log.append(hit)
             return hit
 
-    def _as_request(self, entry: LoggedRequest) -> None:  # (the authorization server's thread)
-        self._add(side="as", method=entry.method, path=entry.path, query=entry.query, headers=dict(entry.headers),
+    def _as_request(self, entry: LoggedRequest, side: str = "as") -> None:  # (the authorization server's thread)
+        self._add(side=side, method=entry.method, path=entry.path, query=entry.query, headers=dict(entry.headers),
                   body=entry.body, status=entry.status)
 
     def hits(self, side: str | None = None, kind: str | None = None) -> list[Hit]:
         with self._lock:
             return [h for h in self.log if (side is None or h.side == side) and (kind is None or h.kind == kind)]
 
-    def as_hits(self, endpoint: str) -> list[Hit]:
+    def as_hits(self, endpoint: str, side: str = "as") -> list[Hit]:
         """Requests to one of the authorization server's endpoints (``authorize``, ``token``, ``register``)."""
-        return [h for h in self.hits("as") if h.path.rstrip("/").endswith("/" + endpoint)]
+        return [h for h in self.hits(side) if h.path.rstrip("/").endswith("/" + endpoint)]
+
+    def current_server(self) -> AuthorizationServer | None:
+        """The authorization server the metadata names now (the second one once switched)."""
+        if self.switched is not None and self.host2 is not None:
+            return self.host2.server
+        return self.server
 
     @property
     def issuer(self) -> str:
@@ -209,7 +226,8 @@ class AuthSite:
         return {"custom": origin + CUSTOM_PRM, "path": origin + PRM_WELL_KNOWN + path, "root": origin + PRM_WELL_KNOWN}
 
     def prm_document(self) -> dict[str, Any]:
-        return protected_resource_metadata(self.resource, [self.issuer],
+        current = self.current_server()
+        return protected_resource_metadata(self.resource, [current.issuer if current is not None else self.issuer],
                                            scopes_supported=self.protected.scopes_supported)
 
     def _challenge(self, error: str | None = None, *, scope: str | None = None) -> str:
@@ -238,9 +256,10 @@ class AuthSite:
 
     def valid(self, token: str | None) -> bool:
         """A token of this run's authorization server, unexpired, for this resource."""
-        if not token or self.server is None:
+        server = self.current_server()
+        if not token or server is None:
             return False
-        claims = self.server.verify(token)
+        claims = server.verify(token)
         if claims is None:
             return False
         aud = claims.get("aud")
@@ -251,8 +270,10 @@ class AuthSite:
         token = bearer_token_of(rec.header("authorization"))
         ok = self.valid(token)
         short = ok and self._lacks_scope(rec, token)
-        self._add(side="rs", method=rec.method, path=rec.path, query=rec.query, headers=dict(rec.headers),
-                  body="", rec=rec, kind="mcp", status=403 if short else None if ok else 401)
+        hit = self._add(side="rs", method=rec.method, path=rec.path, query=rec.query, headers=dict(rec.headers),
+                        body="", rec=rec, kind="mcp", status=403 if short else None if ok else 401)
+        if ok and self.protected.migrate and self.switched is None:
+            self.switched = hit.seq + 1  # this request is served; from the next on, the second server
         if short:
             challenge = self._challenge("insufficient_scope", scope=self.protected.required_scope)
             return 403, [(b"www-authenticate", challenge.encode()), (b"content-type", b"application/json")], \

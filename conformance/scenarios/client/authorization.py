@@ -39,7 +39,7 @@ FLOW = ("client.auth.parse-challenge", "client.auth.prm-from-header", "client.au
         "client.auth.no-token-in-query", "client.auth.own-as-tokens", "client.auth.redirect-uri-form",
         "client.auth.redirect-uri-registered", "client.auth.dcr-application-type", "client.auth.bearer-header",
         "client.auth.scope-selection", "client.auth.dcr-supported", "client.auth.cimd-capability",
-        "client.auth.dcr-native", "client.auth.refresh-grant-type")
+        "client.auth.dcr-native", "client.auth.refresh-grant-type", "client.auth.as-metadata-2025-06-18")
 #: auth_flow's authorization server: dynamic registration the only way to a client ID (no client ID
 #: metadata documents, nothing pre-registered), and ``offline_access`` listed (a client that wants
 #: refresh tokens may ask for it)
@@ -180,6 +180,7 @@ async def auth_flow(ctx: ClientContext) -> None:
     _judge_token_use(ctx, site)
     _judge_bearer_header(ctx, site)
     _judge_registration(ctx, site)
+    _judge_metadata_used(ctx, site)
     _judge_scope_selection(ctx, site, list(site.protected.scopes_supported or ()),
                            "no scope in the challenge: all of the metadata's scopes_supported")
 
@@ -406,7 +407,10 @@ async def auth_no_pkce_support(ctx: ClientContext) -> None:
     must refuse to proceed (no authorization request)."""
     site, played = await _play(ctx, Protected(auth=AuthConfig(pkce_methods=None, require_pkce=False)),
                                provoked=_metadata_fetched)
-    rid = "client.auth.pkce-refuse"
+    _judge_refused_without_pkce(ctx, site, played, "client.auth.pkce-refuse", "metadata")
+
+
+def _judge_refused_without_pkce(ctx: ClientContext, site: AuthSite, played: Played, rid: str, what: str) -> None:
     if not _started(ctx, site, played, (rid,)):
         return
     if not _metadata_fetched(site):
@@ -415,7 +419,7 @@ async def auth_no_pkce_support(ctx: ClientContext) -> None:
     authorize = site.as_hits("authorize")
     ctx.check(rid, not authorize, problem="ProceededWithoutPkceSupport",
               message="the client made no authorization request to a server that advertises no PKCE support"
-              if not authorize else f"the metadata has no code_challenge_methods_supported, and the client went on: "
+              if not authorize else f"the {what} has no code_challenge_methods_supported, and the client went on: "
                                     f"{authorize[0].line()}",
               expected="no authorization request", actual=_lines(authorize) or None)
 
@@ -636,7 +640,7 @@ def _judge_bearer_header(ctx: ClientContext, site: AuthSite) -> None:
     mcp = site.hits("rs", "mcp")
     # an issued token anywhere in a request to the MCP server but as ``Authorization: Bearer <token>``
     misplaced = [h for h in mcp if any(_issued_in(site, v) for k, v in h.headers.items() if k != "authorization")
-                 or (_issued_in(site, h.headers.get("authorization", "")) and not (h.token and site.valid(h.token)))]
+                 or (_issued_in(site, h.headers.get("authorization", "")) and not h.token)]
     as_bearer = [h for h in mcp if h.token and site.server is not None and site.server.verify(h.token)]
     if not issued and not misplaced:
         _not_reached(ctx, site, rid, "the client obtained no access token")
@@ -746,6 +750,22 @@ def _judge_dcr_supported(ctx: ClientContext, site: AuthSite) -> None:
                   actual=None if ok else _lines(site.hits("as"))[-4:])
 
 
+def _judge_metadata_used(ctx: ClientContext, site: AuthSite) -> None:
+    """2025-06-18: the authorization server's metadata is asked for (and answered) before any of
+    its endpoints is used."""
+    rid = "client.auth.as-metadata-2025-06-18"
+    hits = site.hits("as")
+    endpoints = [h for h in hits if h.path.rstrip("/").rsplit("/", 1)[-1] in ("register", "authorize", "token")]
+    if not endpoints:
+        _not_reached(ctx, site, rid, "the client used no endpoint of the authorization server")
+        return
+    meta = [h for h in _as_metadata_requests(hits) if h.status == 200 and h.seq < endpoints[0].seq]
+    ctx.check(rid, bool(meta), problem="AuthorizationServerMetadataNotUsed",
+              message=f"the client read the authorization server metadata ({meta[0].line()}) before using its endpoints"
+              if meta else f"{endpoints[0].line()} came before any authorization server metadata was read",
+              expected="GET /.well-known/oauth-authorization-server (200) first", actual=_lines(hits)[:6])
+
+
 def _loopback(uri: str) -> bool:
     parts = urlsplit(uri)
     return (parts.hostname or "").lower() in LOOPBACK
@@ -833,3 +853,92 @@ async def auth_step_up(ctx: ClientContext) -> None:
                       "client stopped asking" if ok else
               f"{len(after)} authorization requests after the first 403 insufficient_scope for a scope the server "
               f"never grants (at most {RETRY_LIMIT} expected)", expected=f"<= {RETRY_LIMIT}", actual=_lines(after))
+
+
+# -- the authorization server moves; registration refused; PKCE with OpenID Connect metadata ------------
+
+@scenario(requirements=["client.auth.per-as-registration"], role="client", transports=HTTP, since="2026-07-28",
+          order=89)
+async def auth_server_migration(ctx: ClientContext) -> None:
+    """Once the client's first token has been served, the protected resource metadata names a second
+    authorization server and the first one's tokens get 401 ``invalid_token``: the client must
+    present there nothing the first one issued (client ID, secret, refresh or access token)."""
+    site, played = await _play(ctx, Protected(migrate=True), provoked=lambda s: bool(s.hits("as2")))
+    rid = "client.auth.per-as-registration"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    if site.switched is None:
+        _not_reached(ctx, site, rid, "the client never had a token served (no authorization completed at the first "
+                                     "authorization server)")
+        return
+    second = site.hits("as2")
+    used = [h for h in second if h.path.rstrip("/").rsplit("/", 1)[-1] in ("register", "authorize", "token")]
+    if not used:
+        _not_reached(ctx, site, rid, "the client used no endpoint of the second authorization server after the "
+                                     "metadata named it (" + "; ".join(_lines(site.hits())[-3:]) + ")")
+        return
+    first = site.server
+    known = first.issued_credentials() if first is not None else set()
+    leaked = []
+    for h in used:
+        values = [*h.params.values(), *h.form.values(), h.headers.get("authorization", "")]
+        basic = _basic_credentials(h.headers.get("authorization"))
+        hits = [v for v in [*values, *basic] if v and (v in known or (first is not None and v.count(".") == 2
+                                                                        and first.verify(v) is not None))]
+        if hits:
+            leaked.append((h, hits[0]))
+    ctx.check(rid, not leaked, problem="CredentialsReusedAcrossAuthorizationServers",
+              message=f"at the second authorization server the client used nothing the first issued ({_lines(used)[0]})"
+              if not leaked else f"{leaked[0][0].line()} (the second authorization server) carries "
+                                 f"{leaked[0][1][:60]!r}, which the first authorization server issued",
+              expected="a registration of its own at the second authorization server",
+              actual=[f"{h.line()}: {v[:40]}" for h, v in leaked][:4] or None)
+
+
+def _basic_credentials(authorization: str | None) -> list[str]:
+    import base64
+    from urllib.parse import unquote
+
+    if not authorization or not authorization.lower().startswith("basic "):
+        return []
+    try:
+        user, _, pw = base64.b64decode(authorization[6:].strip()).decode("utf-8").partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return []
+    return [unquote(user), unquote(pw)]
+
+
+@scenario(requirements=["client.auth.registration-refused"], role="client", transports=HTTP, since="2026-07-28",
+          order=89)
+async def auth_registration_refused(ctx: ClientContext) -> None:
+    """The registration endpoint answers 400 ``invalid_redirect_uri`` and nothing else gives a client
+    ID: the client must not authorize with an ID it was never given, nor retry registration without
+    end."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(registration_error="invalid_redirect_uri", cimd=False)),
+                               provoked=lambda s: bool(s.as_hits("register")))
+    rid = "client.auth.registration-refused"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    register = site.as_hits("register")
+    if not register:
+        _not_reached(ctx, site, rid, "the client never tried to register")
+        return
+    authorize = [h for h in site.as_hits("authorize") if h.seq > register[0].seq]
+    ok = not authorize and len(register) <= RETRY_LIMIT
+    ctx.check(rid, ok, problem="RegistrationFailureIgnored",
+              message=f"registration refused ({len(register)} attempt(s)); the client made no authorization request"
+              if ok else (f"registration was refused and the client went on to authorize with client_id "
+                          f"{authorize[0].params.get('client_id')!r}: {authorize[0].line()}" if authorize else
+                          f"{len(register)} registration attempts after the refusal (at most {RETRY_LIMIT} expected)"),
+              expected="no authorization request; a bounded number of registration attempts",
+              actual=_lines(authorize or register))
+
+
+@scenario(requirements=["client.auth.pkce-refuse-oidc"], role="client", transports=HTTP, since="2025-11-25", order=82)
+async def auth_no_pkce_support_oidc(ctx: ClientContext) -> None:
+    """The authorization server's metadata is only at the OpenID Connect well-known URI and has no
+    ``code_challenge_methods_supported``: the client must refuse to proceed."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(pkce_methods=None, require_pkce=False,
+                                                              metadata_forms=("oidc-insert",))),
+                               provoked=_metadata_fetched)
+    _judge_refused_without_pkce(ctx, site, played, "client.auth.pkce-refuse-oidc", "OpenID Connect provider metadata")

@@ -55,6 +55,9 @@ CITED: dict[str, dict[str, str]] = {
     'client.auth.pkce-refuse': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
     },
+    'client.auth.pkce-refuse-oidc': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
+    },
     'client.auth.pkce-s256': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
     },

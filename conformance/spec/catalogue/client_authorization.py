@@ -368,3 +368,42 @@ _auth(
     "`insufficient_scope`: the client makes at most 3 authorization requests after the first 403 (the "
     "official runner's bound), not one per refusal.",
 )
+
+_auth(
+    "client.auth.per-as-registration", "MUST", (V26,),
+    spec_url(V26, DISCOVERY, "authorization-server-location"),
+    "Clients MUST maintain separate registration state (client credentials, tokens) per authorization server and "
+    "MUST NOT assume that credentials valid for one authorization server will be accepted by another.",
+    "Once the client's first token has been served, the protected resource metadata names a second "
+    "authorization server and the first one's tokens get 401: at the second, the client presents no "
+    "client ID, client secret, refresh token or access token the first one issued (it registers "
+    "anew, or uses a client ID metadata document URL, which is portable).",
+)
+
+_auth(
+    "client.auth.registration-refused", "MUST", (V26,),
+    spec_url(V26, REGISTRATION, "application-type-and-redirect-uri-constraints"),
+    "MCP clients MUST be prepared to handle registration failures due to redirect URI constraints when "
+    "authorization servers implement OIDC.",
+    "The registration endpoint answers 400 `invalid_redirect_uri` (no other way to a client ID is "
+    "offered): the client makes no authorization request with a client ID it was never given, and "
+    "retries registration at most 3 times.",
+)
+
+_auth(
+    "client.auth.pkce-refuse-oidc", "MUST", FROM_11,
+    spec_url(V26, SECURITY, "authorization-code-protection"),
+    "MCP clients MUST verify the presence of `code_challenge_methods_supported` in the provider metadata "
+    "response. If the field is absent, MCP clients MUST refuse to proceed.",
+    "The authorization server's metadata is served only at the OpenID Connect well-known URI (the "
+    "RFC 8414 one answers 404) and has no `code_challenge_methods_supported`: the client makes no "
+    "authorization request there.",
+)
+
+_auth(
+    "client.auth.as-metadata-2025-06-18", "MUST", (V06,),
+    spec_url(V06, PAGE, "server-metadata-discovery"),
+    "MCP clients MUST use the OAuth 2.0 Authorization Server Metadata.",
+    "The client asks for the authorization server's RFC 8414 metadata (answered 200) before it uses "
+    "any of its endpoints (registration, authorization, token).",
+)
