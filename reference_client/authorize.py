@@ -282,7 +282,8 @@ class Authorizer:
             else:
                 meta, issuer = await self._authorization_server(prm["authorization_servers"])
         grant = self._grant
-        if grant is not None and grant.refresh_token and grant.issuer == issuer and grant.resource == resource:
+        if grant is not None and (grant.refresh_token or self.fault("oauth-assume-refresh")) and grant.issuer == issuer \
+                and grant.resource == resource:
             if await self._refresh(grant):
                 return
         kind = self._machine_grant(meta)
@@ -483,7 +484,10 @@ class Authorizer:
         if known is not None:
             return known
         cfg = self.config
-        if cfg.client_id:
+        if self.fault("oauth-unregistered-client-id"):
+            reg = _Registration(issuer, "mcp-reference-client", None, "none")
+            self.log("authorization: (fault) the client ID 'mcp-reference-client', never registered")
+        elif cfg.client_id:
             if self._prereg_issuer is None:
                 self._prereg_issuer = issuer
             if self._prereg_issuer != issuer:
@@ -496,8 +500,12 @@ class Authorizer:
         elif self.fault("oauth-cimd-unchecked"):
             reg = _Registration(issuer, cfg.client_metadata_url or FAULT_CIMD_URL, None, "none")
             self.log(f"authorization: (fault) client ID metadata document {reg.client_id}, whatever the server supports")
-        elif cfg.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
-            reg = _Registration(issuer, cfg.client_metadata_url, None, "none")
+        elif cfg.client_metadata_url and meta.get("client_id_metadata_document_supported") is True \
+                and not self.fault("oauth-no-cimd"):
+            url = cfg.client_metadata_url
+            if self.fault("oauth-cimd-http-url"):
+                url = "http://" + url.split("://", 1)[-1]
+            reg = _Registration(issuer, url, None, "none")
             self.log(f"authorization: client ID metadata document {cfg.client_metadata_url}")
         elif isinstance(meta.get("registration_endpoint"), str) and not self.fault("oauth-no-dcr"):
             reg = await self._register(issuer, meta, scopes)
@@ -727,10 +735,10 @@ class Authorizer:
     async def _refresh(self, grant: _Grant) -> bool:
         """Use the refresh token (RFC 6749 section 6, with ``resource``); False when refused."""
         reg = self._registrations.get(grant.issuer)
-        if reg is None or grant.refresh_token is None:
+        if reg is None or (grant.refresh_token is None and not self.fault("oauth-assume-refresh")):
             return False
         try:
-            doc = await self._token(grant.meta, reg, {"grant_type": "refresh_token", "refresh_token": grant.refresh_token,
+            doc = await self._token(grant.meta, reg, {"grant_type": "refresh_token", "refresh_token": grant.refresh_token or "",
                                                       "resource": grant.resource})
         except OAuthRefused as exc:
             self.log(f"authorization: refresh refused ({exc}); authorizing again")

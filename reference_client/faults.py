@@ -346,6 +346,12 @@ OAUTH_FAULTS: dict[str, Fault] = {
                                          "code_challenge_methods_supported", FROM_2025_11_ALL, AUTH_HTTP),
     "oauth-no-as-metadata": _f("the authorization server's default endpoints, without asking for its metadata",
                                (ALL_VERSIONS[2],), AUTH_HTTP),
+    "oauth-unregistered-client-id": _f("authorizes with a client ID of its own making (no registration, no "
+                                       "metadata document)", MODERN, AUTH_HTTP),
+    "oauth-cimd-http-url": _f("its client ID metadata document URL with the http scheme", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-no-cimd": _f("never uses its client ID metadata document URL", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-assume-refresh": _f("sends a refresh_token grant (an empty refresh token) when none was issued", MODERN,
+                               AUTH_HTTP),
     "oauth-no-refresh-grant-type": _f("asks for offline_access but registers grant_types without refresh_token",
                                       MODERN, AUTH_HTTP),
 }

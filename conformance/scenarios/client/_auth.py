@@ -67,6 +67,8 @@ class Protected:
     #: a second authorization server: once the client's first token has been served, the metadata
     #: names it instead of the first, and only its tokens are valid (the first's get 401)
     migrate: bool = False
+    #: the first token is taken for expired once it has been served one request (401 invalid_token after)
+    expire_first: bool = False
 
 
 @dataclass
@@ -129,6 +131,7 @@ class AuthSite:
         self.stalled: str | None = None
         self.host2: AuthServerHost | None = None  # Protected.migrate: the authorization server moved to
         self.switched: int | None = None  # the log sequence number from which the second one is in force
+        self.expired: set[str] = set()  # Protected.expire_first: tokens taken for expired
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -257,7 +260,7 @@ class AuthSite:
     def valid(self, token: str | None) -> bool:
         """A token of this run's authorization server, unexpired, for this resource."""
         server = self.current_server()
-        if not token or server is None:
+        if not token or server is None or token in self.expired:
             return False
         claims = server.verify(token)
         if claims is None:
@@ -272,6 +275,8 @@ class AuthSite:
         short = ok and self._lacks_scope(rec, token)
         hit = self._add(side="rs", method=rec.method, path=rec.path, query=rec.query, headers=dict(rec.headers),
                         body="", rec=rec, kind="mcp", status=403 if short else None if ok else 401)
+        if ok and self.protected.expire_first and not self.expired and token:
+            self.expired.add(token)  # served this once; from the next request on, expired
         if ok and self.protected.migrate and self.switched is None:
             self.switched = hit.seq + 1  # this request is served; from the next on, the second server
         if short:

@@ -39,7 +39,8 @@ FLOW = ("client.auth.parse-challenge", "client.auth.prm-from-header", "client.au
         "client.auth.no-token-in-query", "client.auth.own-as-tokens", "client.auth.redirect-uri-form",
         "client.auth.redirect-uri-registered", "client.auth.dcr-application-type", "client.auth.bearer-header",
         "client.auth.scope-selection", "client.auth.dcr-supported", "client.auth.cimd-capability",
-        "client.auth.dcr-native", "client.auth.refresh-grant-type", "client.auth.as-metadata-2025-06-18")
+        "client.auth.dcr-native", "client.auth.refresh-grant-type", "client.auth.as-metadata-2025-06-18",
+        "client.auth.client-id-obtained")
 #: auth_flow's authorization server: dynamic registration the only way to a client ID (no client ID
 #: metadata documents, nothing pre-registered), and ``offline_access`` listed (a client that wants
 #: refresh tokens may ask for it)
@@ -684,6 +685,7 @@ def _judge_registration(ctx: ClientContext, site: AuthSite) -> None:
     register = site.as_hits("register")
     bodies = _register_bodies(site)
     _judge_dcr_supported(ctx, site)
+    _judge_client_id_obtained(ctx, site)
     rid = "client.auth.cimd-capability"
     if not authorize:
         _not_reached(ctx, site, rid, "the client made no authorization request")
@@ -726,6 +728,32 @@ def _judge_registration(ctx: ClientContext, site: AuthSite) -> None:
                   f"the client wants refresh tokens ({wants[0].line()}) and registered grant_types "
                   f"{missing[0].get('grant_types')!r}", expected="refresh_token in grant_types",
                   actual=missing[0].get("grant_types") if missing else None)
+
+
+def _judge_client_id_obtained(ctx: ClientContext, site: AuthSite) -> None:
+    rid = "client.auth.client-id-obtained"
+    authorize = site.as_hits("authorize")
+    if not authorize or site.server is None:
+        _not_reached(ctx, site, rid, "the client made no authorization request")
+        return
+    known = site.server.issued_credentials()
+    made_up = [h for h in authorize if h.params.get("client_id") not in known
+               and not _cimd_url_ok(h.params.get("client_id"))]
+    ctx.check(rid, not made_up, problem="ClientIdNotObtained",
+              message=f"the authorization request's client_id {authorize[0].params.get('client_id')!r} was obtained "
+                      "(registered here)" if not made_up else
+              f"the client_id {made_up[0].params.get('client_id')!r} of {made_up[0].line()} was never issued by the "
+              "authorization server nor pre-registered, and is no https client ID metadata document URL",
+              expected="a client ID from registration, pre-registration or a client ID metadata document",
+              actual=made_up[0].params.get("client_id") if made_up else None)
+
+
+def _cimd_url_ok(client_id: str | None) -> bool:
+    """An https URL with a path other than ``/`` (a client ID metadata document URL)."""
+    if not client_id:
+        return False
+    parts = urlsplit(client_id)
+    return parts.scheme == "https" and bool(parts.netloc) and parts.path not in ("", "/")
 
 
 def _judge_dcr_supported(ctx: ClientContext, site: AuthSite) -> None:
@@ -863,7 +891,9 @@ async def auth_server_migration(ctx: ClientContext) -> None:
     """Once the client's first token has been served, the protected resource metadata names a second
     authorization server and the first one's tokens get 401 ``invalid_token``: the client must
     present there nothing the first one issued (client ID, secret, refresh or access token)."""
-    site, played = await _play(ctx, Protected(migrate=True), provoked=lambda s: bool(s.hits("as2")))
+    # (dynamic registration at both: a client ID metadata document URL is portable, nothing to see)
+    site, played = await _play(ctx, Protected(migrate=True, auth=AuthConfig(cimd=False)),
+                               provoked=lambda s: bool(s.hits("as2")))
     rid = "client.auth.per-as-registration"
     if not _started(ctx, site, played, (rid,)):
         return
@@ -942,3 +972,65 @@ async def auth_no_pkce_support_oidc(ctx: ClientContext) -> None:
                                                               metadata_forms=("oidc-insert",))),
                                provoked=_metadata_fetched)
     _judge_refused_without_pkce(ctx, site, played, "client.auth.pkce-refuse-oidc", "OpenID Connect provider metadata")
+
+
+# -- client ID metadata documents; no refresh token ------------------------------------------------------
+
+@scenario(requirements=["client.auth.cimd-supported", "client.auth.cimd-url"], role="client", transports=HTTP,
+          since="2025-11-25", order=89)
+async def auth_cimd(ctx: ClientContext) -> None:
+    """The authorization server advertises client ID metadata documents and offers no other way to a
+    client ID (no registration endpoint, nothing pre-registered): the client should use its
+    document's URL as ``client_id``, an https URL with a path."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(cimd=True, registration=False)),
+                               provoked=lambda s: bool(s.as_hits("authorize")))
+    rids = ("client.auth.cimd-supported", "client.auth.cimd-url")
+    if not _started(ctx, site, played, rids):
+        return
+    if not _metadata_fetched(site):
+        for rid in rids:
+            _not_reached(ctx, site, rid, "the client never fetched the authorization server metadata")
+        return
+    authorize = site.as_hits("authorize")
+    urls = [h for h in authorize if _is_url_client_id(h.params.get("client_id"))]
+    ctx.check("client.auth.cimd-supported", bool(urls), problem="ClientIdMetadataDocumentNotUsed",
+              message=f"the client used the client ID metadata document URL {urls[0].params.get('client_id')!r}" if urls
+              else ("the authorization server offers only client ID metadata documents and the client used the "
+                    f"client_id {authorize[0].params.get('client_id')!r}" if authorize else
+                    "the authorization server offers only client ID metadata documents, and the client made no "
+                    "authorization request (it stopped after " + "; ".join(_lines(site.hits())[-2:]) + ")"),
+              expected="client_id = the URL of the client's metadata document",
+              actual=urls[0].params.get("client_id") if urls else _lines(site.hits("as"))[-3:])
+    if not urls:
+        _not_reached(ctx, site, "client.auth.cimd-url", "the client used no client ID metadata document URL")
+        return
+    bad = [h for h in urls if not _cimd_url_ok(h.params.get("client_id"))]
+    ctx.check("client.auth.cimd-url", not bad, problem="ClientIdUrlForm",
+              message=f"client_id {urls[0].params.get('client_id')!r} is an https URL with a path" if not bad else
+              f"client_id {bad[0].params.get('client_id')!r} is not an https URL with a path component",
+              expected="https://<host>/<path>", actual=bad[0].params.get("client_id") if bad else None)
+
+
+@scenario(requirements=["client.auth.no-refresh-assumed"], role="client", transports=HTTP, since="2026-07-28", order=89)
+async def auth_no_refresh_token(ctx: ClientContext) -> None:
+    """The authorization server issues no refresh token; the MCP server answers the first token
+    401 ``invalid_token`` once it has served one request with it: the client must not send a
+    ``refresh_token`` grant (it was given none)."""
+    site, played = await _play(ctx, Protected(expire_first=True, auth=AuthConfig(refresh_tokens=False)),
+                               provoked=lambda s: bool(s.expired) and len(s.as_hits("token")) >= 2)
+    rid = "client.auth.no-refresh-assumed"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    if not site.expired:
+        _not_reached(ctx, site, rid, "no token of the client was ever served")
+        return
+    refreshed = [h for h in site.as_hits("token") if h.form.get("grant_type") == "refresh_token"]
+    again = [h for h in site.as_hits("authorize")][1:]
+    if not refreshed and not again:
+        _not_reached(ctx, site, rid, "after its token was refused the client neither authorized again nor tried a "
+                                     "refresh (" + "; ".join(_lines(site.hits())[-3:]) + ")")
+        return
+    ctx.check(rid, not refreshed, problem="RefreshTokenAssumed",
+              message=f"no refresh token was issued, and the client authorized again ({again[0].line()})" if not refreshed
+              else f"no refresh token was ever issued, and the client sent a refresh_token grant: {refreshed[0].line()}",
+              expected="no refresh_token grant", actual=_lines(refreshed) or None)

@@ -52,6 +52,9 @@ CITED: dict[str, dict[str, str]] = {
     'client.auth.cimd-capability': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#discovery',
     },
+    'client.auth.cimd-url': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
+    },
     'client.auth.pkce-refuse': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
     },

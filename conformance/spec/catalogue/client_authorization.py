@@ -407,3 +407,42 @@ _auth(
     "The client asks for the authorization server's RFC 8414 metadata (answered 200) before it uses "
     "any of its endpoints (registration, authorization, token).",
 )
+
+_auth(
+    "client.auth.client-id-obtained", "MUST", (V26,),
+    spec_url(V26, PAGE, "client-registration"),
+    "Before initiating the authorization flow, MCP clients MUST obtain a client ID through one of three "
+    "registration mechanisms: Client ID Metadata Documents, pre-registration, or Dynamic Client Registration, "
+    "following the requirements and selection priority defined in Client Registration.",
+    "The `client_id` of the authorization request is one the authorization server issued (its dynamic "
+    "registration), one the run pre-registered, or an https client ID metadata document URL: never an "
+    "id the client made up.  (The selection priority is not judged here.)",
+)
+
+_auth(
+    "client.auth.cimd-supported", "SHOULD", FROM_11,
+    spec_url(V26, PAGE, "overview"),
+    "Authorization servers and MCP clients SHOULD support OAuth Client ID Metadata Documents "
+    "(draft-ietf-oauth-client-id-metadata-document-00).",
+    "The authorization server advertises `client_id_metadata_document_supported` and offers no other "
+    "way to a client ID (no registration endpoint, nothing pre-registered): the client's authorization "
+    "request has a URL as its `client_id` (the authorization server half is the suite's own).",
+)
+
+_auth(
+    "client.auth.cimd-url", "MUST", FROM_11,
+    spec_url(V26, REGISTRATION, "implementation-requirements"),
+    "The `client_id` URL MUST use the \"https\" scheme and contain a path component, e.g. "
+    "`https://example.com/client.json`",
+    "Where the client uses a client ID metadata document (a URL `client_id` at an authorization "
+    "server that advertises them), the URL is https with a path other than `/`.",
+)
+
+_auth(
+    "client.auth.no-refresh-assumed", "MUST", (V26,),
+    spec_url(V26, PAGE, "refresh-tokens"),
+    "MUST NOT assume refresh tokens will be issued; the AS retains discretion",
+    "The authorization server issues no refresh token, and the MCP server answers the first token 401 "
+    "`invalid_token` once it has served one request with it: the client sends no `refresh_token` grant "
+    "(it has none); it authorizes again, or stops.",
+)
