@@ -91,6 +91,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
         fault, version, transport, select, where = plans[key]
         return _suite(fault, version, transport, select, tmp_path_factory.mktemp(where))
 
+    tmp_path_factory.getbasetemp()  # made once here: mktemp from several threads at once raced on it
     prefetch = Prefetch(list(plans), start, JOBS, name="oauth-client")
     try:
         yield prefetch
