@@ -501,7 +501,8 @@ class Authorizer:
             reg = _Registration(issuer, cfg.client_metadata_url or FAULT_CIMD_URL, None, "none")
             self.log(f"authorization: (fault) client ID metadata document {reg.client_id}, whatever the server supports")
         elif cfg.client_metadata_url and meta.get("client_id_metadata_document_supported") is True \
-                and not self.fault("oauth-no-cimd"):
+                and not self.fault("oauth-no-cimd") and not (self.fault("oauth-dcr-before-cimd")
+                                                            and isinstance(meta.get("registration_endpoint"), str)):
             url = cfg.client_metadata_url
             if self.fault("oauth-cimd-http-url"):
                 url = "http://" + url.split("://", 1)[-1]

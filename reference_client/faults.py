@@ -352,6 +352,8 @@ OAUTH_FAULTS: dict[str, Fault] = {
     "oauth-no-cimd": _f("never uses its client ID metadata document URL", FROM_2025_11_ALL, AUTH_HTTP),
     "oauth-assume-refresh": _f("sends a refresh_token grant (an empty refresh token) when none was issued", MODERN,
                                AUTH_HTTP),
+    "oauth-dcr-before-cimd": _f("registers dynamically where the authorization server also supports client ID "
+                                "metadata documents", FROM_2025_11_ALL, AUTH_HTTP),
     "oauth-no-refresh-grant-type": _f("asks for offline_access but registers grant_types without refresh_token",
                                       MODERN, AUTH_HTTP),
 }

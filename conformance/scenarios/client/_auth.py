@@ -64,9 +64,9 @@ class Protected:
     #: a scope every JSON-RPC request but the first (``initialize``, ``server/discover``) needs: a
     #: valid token without it is answered 403 ``insufficient_scope`` naming it (the step-up scenario)
     required_scope: str | None = None
-    #: a second authorization server: once the client's first token has been served, the metadata
-    #: names it instead of the first, and only its tokens are valid (the first's get 401)
-    migrate: bool = False
+    #: a second authorization server (its configuration): once the client's first token has been
+    #: served, the metadata names it instead of the first, and only its tokens are valid (the first's get 401)
+    migrate: AuthConfig | None = None
     #: the first token is taken for expired once it has been served one request (401 invalid_token after)
     expire_first: bool = False
 
@@ -147,8 +147,8 @@ class AuthSite:
             await anyio.to_thread.run_sync(self.host.start)
             self.server = self.host.server
         self.server.listener = self._as_request
-        if self.protected.migrate:
-            self.host2 = AuthServerHost(AuthConfig())
+        if self.protected.migrate is not None:
+            self.host2 = AuthServerHost(self.protected.migrate)
             await anyio.to_thread.run_sync(self.host2.start)
             self.host2.server.listener = lambda entry: self._as_request(entry, side="as2")
         return self
@@ -277,7 +277,7 @@ class AuthSite:
                         body="", rec=rec, kind="mcp", status=403 if short else None if ok else 401)
         if ok and self.protected.expire_first and not self.expired and token:
             self.expired.add(token)  # served this once; from the next request on, expired
-        if ok and self.protected.migrate and self.switched is None:
+        if ok and self.protected.migrate is not None and self.switched is None:
             self.switched = hit.seq + 1  # this request is served; from the next on, the second server
         if short:
             challenge = self._challenge("insufficient_scope", scope=self.protected.required_scope)

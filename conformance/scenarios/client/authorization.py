@@ -892,7 +892,7 @@ async def auth_server_migration(ctx: ClientContext) -> None:
     authorization server and the first one's tokens get 401 ``invalid_token``: the client must
     present there nothing the first one issued (client ID, secret, refresh or access token)."""
     # (dynamic registration at both: a client ID metadata document URL is portable, nothing to see)
-    site, played = await _play(ctx, Protected(migrate=True, auth=AuthConfig(cimd=False)),
+    site, played = await _play(ctx, Protected(migrate=AuthConfig(), auth=AuthConfig(cimd=False)),
                                provoked=lambda s: bool(s.hits("as2")))
     rid = "client.auth.per-as-registration"
     if not _started(ctx, site, played, (rid,)):
@@ -1034,3 +1034,41 @@ async def auth_no_refresh_token(ctx: ClientContext) -> None:
               message=f"no refresh token was issued, and the client authorized again ({again[0].line()})" if not refreshed
               else f"no refresh token was ever issued, and the client sent a refresh_token grant: {refreshed[0].line()}",
               expected="no refresh_token grant", actual=_lines(refreshed) or None)
+
+
+@scenario(requirements=["client.auth.registration-priority"], role="client", transports=HTTP, since="2025-11-25",
+          order=89)
+async def auth_registration_priority(ctx: ClientContext) -> None:
+    """The authorization server offers client ID metadata documents and dynamic registration.  A
+    client that registers dynamically there is then sent (its first token served, the metadata
+    changed) to a second authorization server that offers client ID metadata documents only: if it
+    uses one there, it supports them, and should have used one at the first.  (Pre-registration,
+    the first of the order, is not offered: whether a client has it cannot be seen.)"""
+    protected = Protected(auth=AuthConfig(cimd=True, registration=True), migrate=AuthConfig(cimd=True, registration=False))
+    site, played = await _play(ctx, protected, provoked=lambda s: bool(s.as_hits("authorize", "as2")))
+    rid = "client.auth.registration-priority"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        _not_reached(ctx, site, rid, "the client made no authorization request")
+        return
+    first_id = authorize[0].params.get("client_id")
+    if _is_url_client_id(first_id):
+        ctx.check(rid, True, message=f"offered both, the client used its client ID metadata document ({first_id!r}), "
+                                     "not dynamic registration")
+        return
+    later = [h.params.get("client_id") for h in site.as_hits("authorize", "as2")]
+    if not any(_is_url_client_id(c) for c in later):
+        _not_reached(ctx, site, rid, f"the client used the client ID {first_id!r} where metadata documents and "
+                     "dynamic registration were offered, and showed no support for metadata documents (at the second "
+                     "authorization server, which offers nothing else: " + (", ".join(map(repr, later)) or
+                                                                             "no authorization request") + ")")
+        return
+    url = next(c for c in later if _is_url_client_id(c))
+    ctx.check(rid, False, problem="RegistrationPriority",
+              message=f"offered client ID metadata documents and dynamic registration, the client registered "
+                      f"dynamically ({first_id!r}); it supports metadata documents (it used {url!r} where nothing else "
+                      "was offered), which come first",
+              expected="the client ID metadata document URL where the server supports them",
+              actual=_lines(site.as_hits("register") + authorize[:1]))

@@ -78,6 +78,9 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#open-redirection',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#open-redirection',
     },
+    'client.auth.registration-priority': {
+        '2026-07-28': 'https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration',
+    },
     'client.auth.state': {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#open-redirection',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#open-redirection',

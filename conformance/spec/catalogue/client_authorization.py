@@ -446,3 +446,14 @@ _auth(
     "`invalid_token` once it has served one request with it: the client sends no `refresh_token` grant "
     "(it has none); it authorizes again, or stops.",
 )
+
+_auth(
+    "client.auth.registration-priority", "SHOULD", FROM_11,
+    spec_url(V11, PAGE, "client-registration-approaches"),
+    "Clients supporting all options SHOULD",
+    "(2025-11-25: \"... SHOULD follow the following priority order:\"; 2026-07-28: \"... SHOULD use the "
+    "following priority order:\")  The authorization server offers client ID metadata documents and "
+    "dynamic registration: a client that registers dynamically there and then, sent to a second "
+    "authorization server that offers metadata documents only, uses one, supports them and did not "
+    "put them first.  The pre-registration step is not judged (whether a client has it is not seen).",
+)
