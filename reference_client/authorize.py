@@ -65,6 +65,7 @@ class AuthConfig:
     client_secret: str | None = None
     client_issuer: str | None = None  # the authorization server the pre-registered client belongs to
     client_metadata_url: str | None = None  # a client ID metadata document this client is known by
+    serve_client_metadata: bool = False  # host that document itself (reference_client/cimd.py; tests)
     browser: str | None = None  # a $BROWSER command: open the URL there; None: fetch it (headless)
     timeout: float = 10.0  # each HTTP request
     flow_timeout: float = 60.0  # one whole authorization (a person at a browser may be slow)
@@ -135,6 +136,21 @@ class Authorizer:
     token_type: str = "bearer"  # of ``token``: bearer, or dpop (sent with a DPoP proof per request)
     _dpop_key: Any = None  # grants.DPoPKey, made on first use, one per run
     _nonces: dict[str, str] = field(default_factory=dict)  # DPoP-Nonce per server origin (RFC 9449 8, 9)
+    _documents: Any = None  # the client ID metadata document host (config.serve_client_metadata)
+
+    def _metadata_document(self, url: str) -> dict[str, Any] | None:
+        """This client's client ID metadata document, served at ``url`` (None: not served)."""
+        if self.fault("oauth-cimd-not-hosted"):
+            return None
+        doc: dict[str, Any] = {"client_id": url, "client_name": self.config.client_name,
+                               "redirect_uris": [self.redirect_uri] if self.redirect_uri else [],
+                               "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                               "token_endpoint_auth_method": "none", "application_type": "native"}
+        if self.fault("oauth-cimd-no-client-name"):
+            del doc["client_name"]
+        if self.fault("oauth-cimd-id-mismatch"):
+            doc["client_id"] = url.rsplit("/", 1)[0] + "/client.json"
+        return doc
 
     def spent(self) -> float:
         """Seconds spent authorizing so far (a flow under way counts): the session does not count
@@ -150,6 +166,12 @@ class Authorizer:
         await self._tg.__aenter__()
         if self.fault("oauth-foreign-token"):
             self.token = "stale-token-of-another-authorization-server"
+        if self.config.serve_client_metadata and not self.config.client_metadata_url:
+            from reference_client.cimd import DocumentHost
+
+            self._documents = DocumentHost(self._metadata_document, timeout=self.config.timeout)
+            self.config.client_metadata_url = await self._documents.start(self._tg)
+            await self._redirect_uri()  # the document names it
         return self
 
     async def aclose(self) -> None:
@@ -158,6 +180,9 @@ class Authorizer:
             tg.cancel_scope.cancel()
             await tg.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
+            if self._documents is not None:
+                await self._documents.aclose()
+                self._documents = None
             if self._listener is not None:
                 await self._listener.aclose()
                 self._listener = None

@@ -354,6 +354,12 @@ OAUTH_FAULTS: dict[str, Fault] = {
                                AUTH_HTTP),
     "oauth-dcr-before-cimd": _f("registers dynamically where the authorization server also supports client ID "
                                 "metadata documents", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-cimd-not-hosted": _f("its client ID metadata document URL answers 404 (--serve-client-metadata)",
+                                FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-cimd-no-client-name": _f("its client ID metadata document has no client_name (--serve-client-metadata)",
+                                    FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-cimd-id-mismatch": _f("its client ID metadata document names another URL as client_id "
+                                 "(--serve-client-metadata)", FROM_2025_11_ALL, AUTH_HTTP),
     "oauth-no-refresh-grant-type": _f("asks for offline_access but registers grant_types without refresh_token",
                                       MODERN, AUTH_HTTP),
 }

@@ -33,9 +33,6 @@ ROOT = Path(__file__).resolve().parents[2]
 JOBS = max(1, int(os.environ.get("MCP_CONFORMANCE_DEFECT_JOBS", "4")))  # the runs mostly wait (25 % of a core each)
 FLAG = {"streamable-http": "--url {url}", "sse": "--sse-url {url}"}
 FLAGGED = {"fail", "warning", "error", "stale"}
-#: the reference client's client ID metadata document URL (the suite's authorization server takes
-#: such URLs as client IDs without fetching them, as the official runner's does)
-CIMD_URL = "https://mcp-reference-client.invalid/client-metadata.json"
 
 
 def _table() -> dict:
@@ -56,7 +53,7 @@ STRICT = (("2026-07-28", "streamable-http"), ("2025-06-18", "sse"), ("2025-03-26
 def _suite(fault: str, version: str, transport: str, select: list[str], report_dir: Path) -> dict:
     fault_arg = f" --fault {fault}" if fault else ""
     command = (f"{shlex.quote(sys.executable)} -m reference_client {FLAG[transport]} --version {version} --timeout 3 "
-               f"--client-metadata-url {CIMD_URL}{fault_arg}")
+               f"--serve-client-metadata{fault_arg}")
     argv = [sys.executable, "-m", "conformance.cli", "client", "--command", command, "--transport", transport,
             "--version", version, "--auth", "--timeout", "2", "--jobs", "6", "--report-dir", str(report_dir),
             "--report-format", "none", "-q"]

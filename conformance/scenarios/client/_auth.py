@@ -34,7 +34,7 @@ from conformance.transports.http_server import HttpHub, HttpRequestRecord, read_
 from conformance.wire.oauth import PRM_WELL_KNOWN, bearer_challenge, bearer_token_of, canonical_resource, \
     protected_resource_metadata
 
-__all__ = ["AuthSite", "Hit", "Protected", "SKIP_REASON", "browser_command"]
+__all__ = ["AuthSite", "Fetched", "Hit", "Protected", "SKIP_REASON", "browser_command", "fetch_document"]
 
 SKIP_REASON = ("authorization scenarios run only when asked for (mcp-conformance client --auth): the suite's "
                "server then requires OAuth of the client")
@@ -69,6 +69,44 @@ class Protected:
     migrate: AuthConfig | None = None
     #: the first token is taken for expired once it has been served one request (401 invalid_token after)
     expire_first: bool = False
+    #: the authorization server fetches a client ID metadata document URL given as ``client_id``
+    #: before it answers the authorization request (as such a server does), into ``AuthSite.documents``
+    fetch_documents: bool = False
+
+
+@dataclass
+class Fetched:
+    """What fetching a client ID metadata document got."""
+
+    url: str
+    status: int | None = None
+    content_type: str = ""
+    document: Any = None  # the JSON body (None: not JSON)
+    error: str | None = None  # the request failed (no answer)
+    verified: bool = True  # TLS verified (a loopback host's certificate is not)
+
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+async def fetch_document(url: str, *, timeout: float) -> Fetched:
+    """GET a client ID metadata document, no redirects followed, within ``timeout``; TLS is verified
+    except on a loopback host (a test document on the client's own machine, self-signed)."""
+    import httpx
+
+    host = (urlsplit(url).hostname or "").lower()
+    verify = host not in LOOPBACK_HOSTS
+    try:
+        async with httpx.AsyncClient(timeout=timeout, verify=verify, follow_redirects=False) as client:
+            with anyio.fail_after(timeout + 1):
+                response = await client.get(url, headers={"Accept": "application/json"})
+    except (httpx.HTTPError, TimeoutError, OSError, ValueError) as exc:
+        return Fetched(url, error=f"{type(exc).__name__}: {exc}"[:300], verified=verify)
+    try:
+        doc = response.json()
+    except (ValueError, RecursionError):
+        doc = None
+    return Fetched(url, response.status_code, response.headers.get("content-type", ""), doc, verified=verify)
 
 
 @dataclass
@@ -132,6 +170,7 @@ class AuthSite:
         self.host2: AuthServerHost | None = None  # Protected.migrate: the authorization server moved to
         self.switched: int | None = None  # the log sequence number from which the second one is in force
         self.expired: set[str] = set()  # Protected.expire_first: tokens taken for expired
+        self.documents: list[Fetched] = []  # Protected.fetch_documents: what each fetch got
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -146,6 +185,8 @@ class AuthSite:
             self.host = AuthServerHost(self.protected.auth, path=self.protected.as_path)
             await anyio.to_thread.run_sync(self.host.start)
             self.server = self.host.server
+            if self.protected.fetch_documents:
+                self.host.before = self._fetch_document
         self.server.listener = self._as_request
         if self.protected.migrate is not None:
             self.host2 = AuthServerHost(self.protected.migrate)
@@ -182,6 +223,16 @@ class AuthSite:
         lines = text.splitlines()
         return any(" GET " in line and "/authorize" not in line.split(" -> ")[0] and " -> " in line
                    and not line.split(" -> ")[1].startswith(("4", "5")) for line in lines)
+
+    async def _fetch_document(self, request: Request) -> None:
+        """(In the authorization server's thread, before it answers.)  The client ID metadata document
+        of an authorization request whose ``client_id`` is an http(s) URL, fetched once."""
+        if request.method != "GET" or not request.path.rstrip("/").endswith("/authorize"):
+            return
+        url = (parse_qs(request.query).get("client_id") or [""])[0]
+        if urlsplit(url).scheme not in ("http", "https") or any(d.url == url for d in self.documents):
+            return
+        self.documents.append(await fetch_document(url, timeout=max(1.0, self.ctx.timeout)))
 
     def _attach(self, endpoint: Any) -> None:
         """Guard the run's endpoint (before the client is started)."""

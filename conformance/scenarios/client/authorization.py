@@ -976,15 +976,18 @@ async def auth_no_pkce_support_oidc(ctx: ClientContext) -> None:
 
 # -- client ID metadata documents; no refresh token ------------------------------------------------------
 
-@scenario(requirements=["client.auth.cimd-supported", "client.auth.cimd-url"], role="client", transports=HTTP,
-          since="2025-11-25", order=89)
+CIMD_DOC = ("client.auth.cimd-hosted", "client.auth.cimd-document-fields", "client.auth.cimd-document-client-id")
+
+
+@scenario(requirements=["client.auth.cimd-supported", "client.auth.cimd-url", *CIMD_DOC], role="client",
+          transports=HTTP, since="2025-11-25", order=89)
 async def auth_cimd(ctx: ClientContext) -> None:
     """The authorization server advertises client ID metadata documents and offers no other way to a
     client ID (no registration endpoint, nothing pre-registered): the client should use its
     document's URL as ``client_id``, an https URL with a path."""
-    site, played = await _play(ctx, Protected(auth=AuthConfig(cimd=True, registration=False)),
+    site, played = await _play(ctx, Protected(fetch_documents=True, auth=AuthConfig(cimd=True, registration=False)),
                                provoked=lambda s: bool(s.as_hits("authorize")))
-    rids = ("client.auth.cimd-supported", "client.auth.cimd-url")
+    rids = ("client.auth.cimd-supported", "client.auth.cimd-url", *CIMD_DOC)
     if not _started(ctx, site, played, rids):
         return
     if not _metadata_fetched(site):
@@ -1002,13 +1005,52 @@ async def auth_cimd(ctx: ClientContext) -> None:
               expected="client_id = the URL of the client's metadata document",
               actual=urls[0].params.get("client_id") if urls else _lines(site.hits("as"))[-3:])
     if not urls:
-        _not_reached(ctx, site, "client.auth.cimd-url", "the client used no client ID metadata document URL")
+        for rid in rids[1:]:
+            _not_reached(ctx, site, rid, "the client used no client ID metadata document URL")
         return
     bad = [h for h in urls if not _cimd_url_ok(h.params.get("client_id"))]
     ctx.check("client.auth.cimd-url", not bad, problem="ClientIdUrlForm",
               message=f"client_id {urls[0].params.get('client_id')!r} is an https URL with a path" if not bad else
               f"client_id {bad[0].params.get('client_id')!r} is not an https URL with a path component",
               expected="https://<host>/<path>", actual=bad[0].params.get("client_id") if bad else None)
+    _judge_document(ctx, site, urls[0].params.get("client_id") or "")
+
+
+def _judge_document(ctx: ClientContext, site: AuthSite, url: str) -> None:
+    """The client ID metadata document the suite's authorization server fetched from ``url``."""
+    got = next((d for d in site.documents if d.url == url), None)
+    if got is None or got.error is not None:
+        why = (f"the document at {url} could not be fetched from here ({got.error})" if got is not None else
+               f"the document at {url} was not fetched")
+        for rid in CIMD_DOC:
+            _not_reached(ctx, site, rid, why)
+        return
+    tls = "" if got.verified else " (a loopback host: TLS not verified)"
+    served = urlsplit(url).scheme == "https" and got.status == 200 and isinstance(got.document, dict)
+    ctx.check("client.auth.cimd-hosted", served, problem="ClientMetadataDocumentNotHosted",
+              message=f"{url} serves the client's metadata document{tls}" if served else
+              f"GET {url} answered {got.status} {got.content_type or ''}".rstrip()
+              + ("" if isinstance(got.document, dict) else " (no JSON object)")
+              + ("" if urlsplit(url).scheme == "https" else "; and the URL is not https"),
+              expected="200, a JSON object, over https", actual={"status": got.status, "content-type": got.content_type})
+    if not (got.status == 200 and isinstance(got.document, dict)):
+        for rid in CIMD_DOC[1:]:
+            _not_reached(ctx, site, rid, f"no metadata document was served at {url} (HTTP {got.status})")
+        return
+    doc = got.document
+    missing = [k for k in ("client_id", "client_name") if not isinstance(doc.get(k), str) or not doc.get(k)]
+    uris = doc.get("redirect_uris")
+    if not (isinstance(uris, list) and uris and all(isinstance(u, str) for u in uris)):
+        missing.append("redirect_uris")
+    ctx.check("client.auth.cimd-document-fields", not missing, problem="ClientMetadataDocumentIncomplete",
+              message="the document has client_id, client_name and redirect_uris" if not missing else
+              f"the document at {url} lacks (or has no valid) {', '.join(missing)}",
+              expected=["client_id", "client_name", "redirect_uris"], actual=sorted(doc)[:12])
+    same = doc.get("client_id") == url
+    ctx.check("client.auth.cimd-document-client-id", same, problem="ClientMetadataDocumentIdMismatch",
+              message="the document's client_id is its URL exactly" if same else
+              f"the document's client_id {doc.get('client_id')!r} is not its URL {url!r}",
+              expected=url, actual=doc.get("client_id"))
 
 
 @scenario(requirements=["client.auth.no-refresh-assumed"], role="client", transports=HTTP, since="2026-07-28", order=89)

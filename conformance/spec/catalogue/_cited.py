@@ -52,6 +52,15 @@ CITED: dict[str, dict[str, str]] = {
     'client.auth.cimd-capability': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#discovery',
     },
+    'client.auth.cimd-document-client-id': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
+    },
+    'client.auth.cimd-document-fields': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
+    },
+    'client.auth.cimd-hosted': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
+    },
     'client.auth.cimd-url': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
     },

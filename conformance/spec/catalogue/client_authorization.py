@@ -457,3 +457,29 @@ _auth(
     "authorization server that offers metadata documents only, uses one, supports them and did not "
     "put them first.  The pre-registration step is not judged (whether a client has it is not seen).",
 )
+
+_auth(
+    "client.auth.cimd-hosted", "MUST", FROM_11,
+    spec_url(V26, REGISTRATION, "implementation-requirements"),
+    "Clients MUST host their metadata document at an HTTPS URL following RFC requirements",
+    "The suite's authorization server fetches the client's `client_id` URL before it answers the "
+    "authorization request (as a server supporting client ID metadata documents does): answered 200 "
+    "with a JSON object, over https (TLS verified, except on a loopback host).  A URL that cannot be "
+    "reached from where the suite runs (no answer at all) is not judged.",
+)
+
+_auth(
+    "client.auth.cimd-document-fields", "MUST", FROM_11,
+    spec_url(V26, REGISTRATION, "implementation-requirements"),
+    "The metadata document MUST include at least the following properties: `client_id`, `client_name`, "
+    "`redirect_uris`",
+    "The document fetched from the client's `client_id` URL has `client_id` and `client_name` "
+    "(strings) and `redirect_uris` (a non-empty array of strings).",
+)
+
+_auth(
+    "client.auth.cimd-document-client-id", "MUST", FROM_11,
+    spec_url(V26, REGISTRATION, "implementation-requirements"),
+    "Clients MUST ensure the `client_id` value in the metadata matches the document URL exactly",
+    "The `client_id` of the document fetched is the URL it was fetched from, character for character.",
+)
