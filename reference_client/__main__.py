@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     auth.add_argument("--client-metadata-url", help="an https URL of a client ID metadata document this client is known by, "
                                                     "used where the authorization server supports them (under the official "
                                                     "runner: its fixed test URL)")
+    auth.add_argument("--serve-client-metadata", action="store_true",
+                      help="serve this client's own client ID metadata document on 127.0.0.1 over TLS (a self-signed "
+                           "certificate) and be known by its URL where the authorization server supports them (tests)")
     auth.add_argument("--authorize", choices=["auto", "fetch", "browser"], default="auto",
                       help="how the authorization URL is visited: browser = run $BROWSER with it and take the answer on a "
                            "loopback listener (127.0.0.1); fetch = headless, GET it without following the redirect and "
@@ -182,6 +185,7 @@ def _authorizer(ns: argparse.Namespace, core: Any, log: Any) -> Any:
         client_issuer=ns.client_issuer,
         # the official runner's auth/* scenarios know this client by their fixed test URL
         client_metadata_url=ns.client_metadata_url or (RUNNER_CIMD_URL if scenario.startswith("auth/") else None),
+        serve_client_metadata=ns.serve_client_metadata and not ns.client_metadata_url,
         browser=browser, timeout=ns.timeout, flow_timeout=ns.auth_timeout,
         client_key_pem=given(ns.client_key, "private_key_pem", file=True),
         client_key_alg=given(ns.client_key_alg, "signing_algorithm") or "ES256",

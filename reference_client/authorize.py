@@ -53,6 +53,7 @@ __all__ = ["AuthConfig", "Authorizer", "RUNNER_CIMD_URL", "OAuthRefused"]
 
 #: the client ID metadata document URL the official runner's client scenarios expect
 RUNNER_CIMD_URL = "https://conformance-test.local/client-metadata.json"
+FAULT_CIMD_URL = "https://mcp-reference-client.invalid/client.json"  # (fault oauth-cimd-unchecked)
 MAX_AUTHORIZATIONS = 5  # authorization requests in one run: no endless loop whatever the server does
 MAX_STEP_UPS = 2
 
@@ -64,6 +65,7 @@ class AuthConfig:
     client_secret: str | None = None
     client_issuer: str | None = None  # the authorization server the pre-registered client belongs to
     client_metadata_url: str | None = None  # a client ID metadata document this client is known by
+    serve_client_metadata: bool = False  # host that document itself (reference_client/cimd.py; tests)
     browser: str | None = None  # a $BROWSER command: open the URL there; None: fetch it (headless)
     timeout: float = 10.0  # each HTTP request
     flow_timeout: float = 60.0  # one whole authorization (a person at a browser may be slow)
@@ -134,6 +136,21 @@ class Authorizer:
     token_type: str = "bearer"  # of ``token``: bearer, or dpop (sent with a DPoP proof per request)
     _dpop_key: Any = None  # grants.DPoPKey, made on first use, one per run
     _nonces: dict[str, str] = field(default_factory=dict)  # DPoP-Nonce per server origin (RFC 9449 8, 9)
+    _documents: Any = None  # the client ID metadata document host (config.serve_client_metadata)
+
+    def _metadata_document(self, url: str) -> dict[str, Any] | None:
+        """This client's client ID metadata document, served at ``url`` (None: not served)."""
+        if self.fault("oauth-cimd-not-hosted"):
+            return None
+        doc: dict[str, Any] = {"client_id": url, "client_name": self.config.client_name,
+                               "redirect_uris": [self.redirect_uri] if self.redirect_uri else [],
+                               "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                               "token_endpoint_auth_method": "none", "application_type": "native"}
+        if self.fault("oauth-cimd-no-client-name"):
+            del doc["client_name"]
+        if self.fault("oauth-cimd-id-mismatch"):
+            doc["client_id"] = url.rsplit("/", 1)[0] + "/client.json"
+        return doc
 
     def spent(self) -> float:
         """Seconds spent authorizing so far (a flow under way counts): the session does not count
@@ -149,6 +166,12 @@ class Authorizer:
         await self._tg.__aenter__()
         if self.fault("oauth-foreign-token"):
             self.token = "stale-token-of-another-authorization-server"
+        if self.config.serve_client_metadata and not self.config.client_metadata_url:
+            from reference_client.cimd import DocumentHost
+
+            self._documents = DocumentHost(self._metadata_document, timeout=self.config.timeout)
+            self.config.client_metadata_url = await self._documents.start(self._tg)
+            await self._redirect_uri()  # the document names it
         return self
 
     async def aclose(self) -> None:
@@ -157,6 +180,9 @@ class Authorizer:
             tg.cancel_scope.cancel()
             await tg.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
+            if self._documents is not None:
+                await self._documents.aclose()
+                self._documents = None
             if self._listener is not None:
                 await self._listener.aclose()
                 self._listener = None
@@ -179,6 +205,8 @@ class Authorizer:
                 return {}
         if not self.token:
             return {}
+        if self.generation and self.fault("oauth-token-scheme"):
+            return {"Authorization": f"Token {self.token}"}
         if self.token_type == "dpop" and self._dpop_key is not None:
             target = url or self.server_url
             proof = self._dpop_key.proof(method, target, access_token=self.token, nonce=self._nonces.get(_origin(target)))
@@ -279,7 +307,8 @@ class Authorizer:
             else:
                 meta, issuer = await self._authorization_server(prm["authorization_servers"])
         grant = self._grant
-        if grant is not None and grant.refresh_token and grant.issuer == issuer and grant.resource == resource:
+        if grant is not None and (grant.refresh_token or self.fault("oauth-assume-refresh")) and grant.issuer == issuer \
+                and grant.resource == resource:
             if await self._refresh(grant):
                 return
         kind = self._machine_grant(meta)
@@ -289,6 +318,8 @@ class Authorizer:
             return
         challenged = None if self.fault("oauth-scopes-supported-over-challenge") else params.get("scope")
         scopes = oauth.initial_scopes(challenged, prm, meta, offline=self.config.offline)
+        if scopes and not challenged and self.fault("oauth-scope-subset"):
+            scopes = scopes[:1] + [s for s in scopes[1:] if s == oauth.OFFLINE_ACCESS]
         await self._authorize(issuer, meta, resource, scopes)
 
     def _machine_grant(self, meta: dict[str, Any]) -> str | None:
@@ -366,10 +397,16 @@ class Authorizer:
             await self._unauthorized(params)
             return
         scopes = oauth.step_up_scopes(grant.scopes, params.get("scope"))
+        if self.fault("oauth-step-up-same-scopes"):
+            scopes = list(grant.scopes or [])
+        elif self.fault("oauth-step-up-drop-granted") and scopes is not None:
+            scopes = (params.get("scope") or "").split()
+        elif self.fault("oauth-no-retry-limit") and scopes is None:
+            scopes = list(grant.scopes or [])
         if scopes is None:
             raise OAuthRefused(f"403 insufficient_scope asks for {params.get('scope')!r}, which this token was already "
                                "authorized for: another authorization would not help (retry limit)")
-        if grant.step_ups >= MAX_STEP_UPS:
+        if grant.step_ups >= MAX_STEP_UPS and not self.fault("oauth-no-retry-limit"):
             raise OAuthRefused(f"403 insufficient_scope after {grant.step_ups} step-up authorizations: giving up (retry limit)")
         self.log(f"authorization: step-up for scopes {' '.join(scopes)}")
         if grant.kind != "authorization_code":
@@ -415,6 +452,9 @@ class Authorizer:
     async def _authorization_server(self, servers: list[str]) -> tuple[dict[str, Any], str]:
         why: list[str] = []
         for issuer in servers:
+            if self.fault("oauth-no-as-metadata"):
+                self.log("authorization: (fault) the default endpoints, without the metadata")
+                return oauth.legacy_endpoints(issuer), issuer
             urls = oauth.as_metadata_candidates(issuer)
             if self.fault("oauth-as-metadata-oidc-first") and len(urls) == 3:
                 urls = [urls[1], urls[2], urls[0]]
@@ -434,7 +474,8 @@ class Authorizer:
                     continue
                 # PKCE protects the authorization code: a grant without one does not need it
                 refusal = oauth.pkce_refusal(doc) if self._machine_grant(doc) is None else None
-                if refusal is not None and not self.fault("oauth-ignore-pkce-support"):
+                if refusal is not None and not self.fault("oauth-ignore-pkce-support") and \
+                        not (self.fault("oauth-ignore-pkce-support-oidc") and "openid-configuration" in url):
                     raise OAuthRefused(refusal)
                 return doc, issuer
         raise OAuthRefused("no usable authorization server metadata: " + "; ".join(why))
@@ -463,10 +504,15 @@ class Authorizer:
     async def _registration(self, issuer: str, meta: dict[str, Any], scopes: list[str] | None) -> _Registration:
         """The client ID for ``issuer``, kept per authorization server and never used at another."""
         known = self._registrations.get(issuer)
+        if known is None and self._registrations and self.fault("oauth-reuse-registration"):
+            known = next(iter(self._registrations.values()))
         if known is not None:
             return known
         cfg = self.config
-        if cfg.client_id:
+        if self.fault("oauth-unregistered-client-id"):
+            reg = _Registration(issuer, "mcp-reference-client", None, "none")
+            self.log("authorization: (fault) the client ID 'mcp-reference-client', never registered")
+        elif cfg.client_id:
             if self._prereg_issuer is None:
                 self._prereg_issuer = issuer
             if self._prereg_issuer != issuer:
@@ -476,10 +522,18 @@ class Authorizer:
                                 oauth.prereg_auth_method(meta, secret=bool(cfg.client_secret),
                                                          key_alg=cfg.client_key_alg if cfg.client_key_pem else None))
             self.log(f"authorization: pre-registered client {cfg.client_id!r} ({reg.method})")
-        elif cfg.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
-            reg = _Registration(issuer, cfg.client_metadata_url, None, "none")
+        elif self.fault("oauth-cimd-unchecked"):
+            reg = _Registration(issuer, cfg.client_metadata_url or FAULT_CIMD_URL, None, "none")
+            self.log(f"authorization: (fault) client ID metadata document {reg.client_id}, whatever the server supports")
+        elif cfg.client_metadata_url and meta.get("client_id_metadata_document_supported") is True \
+                and not self.fault("oauth-no-cimd") and not (self.fault("oauth-dcr-before-cimd")
+                                                            and isinstance(meta.get("registration_endpoint"), str)):
+            url = cfg.client_metadata_url
+            if self.fault("oauth-cimd-http-url"):
+                url = "http://" + url.split("://", 1)[-1]
+            reg = _Registration(issuer, url, None, "none")
             self.log(f"authorization: client ID metadata document {cfg.client_metadata_url}")
-        elif isinstance(meta.get("registration_endpoint"), str):
+        elif isinstance(meta.get("registration_endpoint"), str) and not self.fault("oauth-no-dcr"):
             reg = await self._register(issuer, meta, scopes)
         else:
             raise OAuthRefused(f"{issuer} offers no way to get a client ID here (no pre-registered client, "
@@ -495,6 +549,10 @@ class Authorizer:
             body["grant_types"] = ["authorization_code"]
         if self.fault("oauth-no-application-type"):
             body.pop("application_type", None)
+        if self.fault("oauth-web-application-type"):
+            body["application_type"] = "web"
+        if self.fault("oauth-no-refresh-grant-type"):
+            body["grant_types"] = ["authorization_code"]
         if self.fault("oauth-remote-redirect"):
             body["redirect_uris"] = [*body["redirect_uris"], "http://mcp-client.example/callback"]
         if self.fault("oauth-unregistered-redirect"):
@@ -507,6 +565,8 @@ class Authorizer:
         except (ValueError, RecursionError):
             doc = None
         if response.status_code not in (200, 201) or not isinstance(doc, dict) or not isinstance(doc.get("client_id"), str):
+            if self.fault("oauth-ignore-registration-failure"):
+                return _Registration(issuer, "mcp-reference-client-unregistered", None, "none")
             detail = ""
             if isinstance(doc, dict) and doc.get("error"):
                 detail = f": {doc.get('error')} {doc.get('error_description') or ''}".rstrip()
@@ -701,10 +761,10 @@ class Authorizer:
     async def _refresh(self, grant: _Grant) -> bool:
         """Use the refresh token (RFC 6749 section 6, with ``resource``); False when refused."""
         reg = self._registrations.get(grant.issuer)
-        if reg is None or grant.refresh_token is None:
+        if reg is None or (grant.refresh_token is None and not self.fault("oauth-assume-refresh")):
             return False
         try:
-            doc = await self._token(grant.meta, reg, {"grant_type": "refresh_token", "refresh_token": grant.refresh_token,
+            doc = await self._token(grant.meta, reg, {"grant_type": "refresh_token", "refresh_token": grant.refresh_token or "",
                                                       "resource": grant.resource})
         except OAuthRefused as exc:
             self.log(f"authorization: refresh refused ({exc}); authorizing again")

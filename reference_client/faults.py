@@ -324,6 +324,46 @@ OAUTH_FAULTS: dict[str, Fault] = {
     "oauth-iss-normalized": _f("the RFC 9207 iss compared after dropping a trailing slash", MODERN, AUTH_HTTP),
     "oauth-as-metadata-oidc-first-root": _f("OpenID Connect discovery before RFC 8414 for an issuer without a path",
                                             FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-token-scheme": _f("the access token sent as Authorization: Token <token> (not the Bearer scheme)",
+                             FROM_2025_06_ALL, AUTH_HTTP),
+    "oauth-scope-subset": _f("with no scope in the challenge, asks for the first of scopes_supported only",
+                             FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-step-up-same-scopes": _f("after 403 insufficient_scope, authorizes again with the same scopes (not the "
+                                    "challenged one)", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-step-up-drop-granted": _f("the step-up asks for the challenged scopes only (not those granted before)",
+                                     MODERN, AUTH_HTTP),
+    "oauth-no-retry-limit": _f("authorizes again on every 403 insufficient_scope, however often it came before",
+                               FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-no-dcr": _f("no dynamic client registration (only a pre-registered client or a metadata document URL)",
+                       ALL_VERSIONS[1:3], AUTH_HTTP),
+    "oauth-cimd-unchecked": _f("uses a client ID metadata document URL where the authorization server does not "
+                               "advertise support", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-web-application-type": _f("registers its loopback redirect URI with application_type \"web\"", MODERN,
+                                     AUTH_HTTP),
+    "oauth-reuse-registration": _f("the client ID registered at one authorization server used at another", MODERN,
+                                   AUTH_HTTP),
+    "oauth-ignore-registration-failure": _f("a refused registration is ignored: it authorizes with a client ID of its "
+                                            "own making", MODERN, AUTH_HTTP),
+    "oauth-ignore-pkce-support-oidc": _f("goes on with OpenID Connect provider metadata that lists no "
+                                         "code_challenge_methods_supported", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-no-as-metadata": _f("the authorization server's default endpoints, without asking for its metadata",
+                               (ALL_VERSIONS[2],), AUTH_HTTP),
+    "oauth-unregistered-client-id": _f("authorizes with a client ID of its own making (no registration, no "
+                                       "metadata document)", MODERN, AUTH_HTTP),
+    "oauth-cimd-http-url": _f("its client ID metadata document URL with the http scheme", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-no-cimd": _f("never uses its client ID metadata document URL", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-assume-refresh": _f("sends a refresh_token grant (an empty refresh token) when none was issued", MODERN,
+                               AUTH_HTTP),
+    "oauth-dcr-before-cimd": _f("registers dynamically where the authorization server also supports client ID "
+                                "metadata documents", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-cimd-not-hosted": _f("its client ID metadata document URL answers 404 (--serve-client-metadata)",
+                                FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-cimd-no-client-name": _f("its client ID metadata document has no client_name (--serve-client-metadata)",
+                                    FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-cimd-id-mismatch": _f("its client ID metadata document names another URL as client_id "
+                                 "(--serve-client-metadata)", FROM_2025_11_ALL, AUTH_HTTP),
+    "oauth-no-refresh-grant-type": _f("asks for offline_access but registers grant_types without refresh_token",
+                                      MODERN, AUTH_HTTP),
 }
 KNOWN: dict[str, Fault] = {**FAULTS, **OAUTH_FAULTS}
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from conformance.wire.oauth import (
     PRM_WELL_KNOWN,
@@ -45,6 +45,9 @@ class AuthSettings:
     extra_metadata: dict[str, Any] = field(default_factory=dict)
 
 
+ORIGIN_AS = ("/.well-known/oauth-authorization-server", "/authorize", "/token", "/register")
+
+
 class TokenRejected(Exception):
     def __init__(self, status: int, error: str, description: str) -> None:
         super().__init__(description)
@@ -57,6 +60,8 @@ class AuthGuard:
     def __init__(self, settings: AuthSettings) -> None:
         self.settings = settings
         self._jwks: Any = None
+        self._upstream: dict[str, Any] | None = None  # the issuer's metadata (2025-03-26 origin front)
+        self._clients: dict[str, tuple[str, ...]] = {}  # registered through the origin: client_id -> redirect URIs
 
     # -- metadata ---------------------------------------------------------------------------------
 
@@ -76,6 +81,87 @@ class AuthGuard:
         return protected_resource_metadata(self.resource, [self.settings.issuer],
                                            scopes_supported=list(self.settings.scopes),
                                            extra=self.settings.extra_metadata)
+
+    # -- 2025-03-26: the server's origin is its authorization server ---------------------------------
+    # ("MCP servers SHOULD ... implement OAuth 2.0 Authorization Server Metadata"; the base URL is the
+    # origin.)  A front of the issuer: RFC 8414 metadata at the origin naming the origin's default
+    # endpoints; /register and /token relayed to the issuer; /authorize validated here -- a client
+    # registered through /register, one of its redirect URIs ("Servers MUST validate redirect URIs
+    # to prevent open redirect vulnerabilities") -- then sent on to the issuer's.
+
+    async def origin_as(self, scope: dict[str, Any], receive: Any, send: Send, headers: dict[str, str]) -> bool:
+        """Answer a request to the origin's authorization server endpoints, True; else False."""
+        path, method = scope["path"], scope["method"]
+        if path not in ORIGIN_AS:
+            return False
+        base = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+        body = await _read_body(receive) if method == "POST" else b""
+        try:
+            upstream = await self._upstream_metadata()
+            if path == ORIGIN_AS[0] and method == "GET":
+                doc = self.as_metadata(base, upstream)
+                await _send_json(send, 200 if doc is not None else 404, doc if doc is not None else {"error": "not_found"})
+            elif path == "/register" and method == "POST":
+                status, answer = await _relay(upstream.get("registration_endpoint"), body,
+                                              {"content-type": "application/json"})
+                if status in (200, 201) and isinstance(answer, dict) and isinstance(answer.get("client_id"), str):
+                    uris = answer.get("redirect_uris")
+                    self._clients[answer["client_id"]] = tuple(u for u in uris if isinstance(u, str)) \
+                        if isinstance(uris, list) else ()
+                await _send_json(send, status, answer)
+            elif path == "/authorize" and method == "GET":
+                status, location, doc = self.authorize_answer(scope.get("query_string", b"").decode("latin-1"), upstream)
+                if location is not None:
+                    await _send(send, status, b"", [("location", location)])
+                else:
+                    await _send_json(send, status, doc)
+            elif path == "/token" and method == "POST":
+                relayed = {k: v for k, v in headers.items() if k in ("content-type", "authorization", "dpop")}
+                status, answer = await _relay(upstream.get("token_endpoint"), body, relayed)
+                await _send_json(send, status, answer)
+            else:
+                await _send(send, 405, b"", [("allow", "GET" if path in (ORIGIN_AS[0], "/authorize") else "POST")])
+        except (OSError, ValueError, RuntimeError) as exc:
+            await _send_json(send, 502, {"error": "temporarily_unavailable", "error_description": str(exc)[:200]})
+        return True
+
+    def authorize_answer(self, query: str, upstream: dict[str, Any]) -> tuple[int, str | None, Any]:
+        """(status, Location or None, JSON body) of an authorization request: refused here (400,
+        never a redirect to a URI the client did not register), else sent on to the issuer's."""
+        refusal = self.authorize_refusal({k: v[0] for k, v in parse_qs(query, keep_blank_values=True).items()})
+        if refusal is not None:
+            return 400, None, {"error": "invalid_request", "error_description": refusal}
+        target = str(upstream.get("authorization_endpoint"))
+        return 302, target + ("&" if "?" in target else "?") + query, None
+
+    def as_metadata(self, base: str, upstream: dict[str, Any]) -> dict[str, Any] | None:
+        """RFC 8414 metadata of the origin as authorization server (its endpoints the default paths)."""
+        doc = {"issuer": base, "authorization_endpoint": f"{base}/authorize", "token_endpoint": f"{base}/token",
+               "registration_endpoint": f"{base}/register", "response_types_supported": ["code"],
+               "code_challenge_methods_supported": ["S256"]}
+        for key in ("grant_types_supported", "token_endpoint_auth_methods_supported", "scopes_supported"):
+            if key in upstream:
+                doc[key] = upstream[key]
+        return doc
+
+    def authorize_refusal(self, query: dict[str, str]) -> str | None:
+        """Why an authorization request is refused here (None: it goes on): an unknown client, a
+        redirect URI it did not register, no PKCE S256."""
+        uris = self._clients.get(query.get("client_id", ""))
+        if uris is None:
+            return "unknown client_id (register at /register)"
+        if query.get("redirect_uri") not in uris:
+            return "redirect_uri is not one the client registered"
+        if not query.get("code_challenge") or query.get("code_challenge_method") != "S256":
+            return "PKCE with S256 is required"
+        return None
+
+    async def _upstream_metadata(self) -> dict[str, Any]:
+        if self._upstream is None:
+            import anyio
+
+            self._upstream = await anyio.to_thread.run_sync(_discover_metadata, self.settings.issuer)
+        return self._upstream
 
     # -- the check ---------------------------------------------------------------------------------
 
@@ -188,8 +274,8 @@ class AuthGuard:
         await _send(send, status, body, headers)
 
 
-def _discover_jwks(issuer: str) -> str:
-    """The ``jwks_uri`` of the issuer's RFC 8414 metadata (or its OpenID Connect discovery)."""
+def _discover_metadata(issuer: str) -> dict[str, Any]:
+    """The issuer's RFC 8414 metadata (or its OpenID Connect discovery)."""
     import urllib.request
 
     from conformance.wire.oauth import as_metadata_urls
@@ -200,9 +286,56 @@ def _discover_jwks(issuer: str) -> str:
                 doc = json.loads(r.read())
         except (OSError, ValueError):
             continue
-        if isinstance(doc, dict) and isinstance(doc.get("jwks_uri"), str):
-            return doc["jwks_uri"]
+        if isinstance(doc, dict):
+            return doc
+    raise RuntimeError(f"no metadata for the issuer {issuer}")
+
+
+def _discover_jwks(issuer: str) -> str:
+    """The ``jwks_uri`` of the issuer's RFC 8414 metadata (or its OpenID Connect discovery)."""
+    doc = _discover_metadata(issuer)
+    if isinstance(doc.get("jwks_uri"), str):
+        return doc["jwks_uri"]
     raise RuntimeError(f"no jwks_uri in the metadata of {issuer}")
+
+
+async def _relay(url: Any, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    """POST ``body`` to the issuer's endpoint ``url``: its status and JSON answer."""
+    import anyio
+
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise RuntimeError("the issuer has no such endpoint")
+
+    def post() -> tuple[int, Any]:
+        import urllib.error
+        import urllib.request
+
+        request = urllib.request.Request(url, data=body, headers={**headers, "accept": "application/json"},
+                                         method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as r:  # noqa: S310 (the issuer's endpoint)
+                status, raw = r.status, r.read()
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+        try:
+            return status, json.loads(raw or b"null")
+        except ValueError:
+            return status, {"error": "server_error", "error_description": "the issuer's answer is not JSON"}
+
+    return await anyio.to_thread.run_sync(post)
+
+
+async def _read_body(receive: Any, limit: int = 1 << 20) -> bytes:
+    body = b""
+    while True:
+        msg = await receive()
+        body += msg.get("body", b"")
+        if not msg.get("more_body") or len(body) > limit:
+            return body
+
+
+async def _send_json(send: Send, status: int, doc: Any) -> None:
+    await _send(send, status, json.dumps(doc).encode(), [("content-type", "application/json"), ("cache-control", "no-store")])
 
 
 async def _send(send: Send, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:

@@ -426,7 +426,8 @@ class HttpFront:
         if problem is not None:
             await _respond(send, 403, _json_error(codes.INVALID_REQUEST, f"Forbidden: {problem}"))
             return
-        if self.auth is not None and await self.auth.guard(scope, send, headers, (self.path, self.sse_path, self.messages_path)):
+        if self.auth is not None and (await self.auth.origin_as(scope, receive, send, headers) or
+                                      await self.auth.guard(scope, send, headers, (self.path, self.sse_path, self.messages_path))):
             return
         path = scope["path"]
         method = scope["method"]

@@ -142,6 +142,7 @@ class AuthorizationServer:
         self._clients: dict[str, Client] = {cid: Client(cid, sec) for cid, sec in self.config.clients.items()}
         self._codes: dict[str, dict[str, Any]] = {}
         self._refresh: dict[str, dict[str, Any]] = {}
+        self._refresh_issued: set[str] = set()  # every refresh token handed out (used ones too)
         #: called with every logged request, in order, as it is logged (a harness that merges this
         #: log with another server's)
         self.listener: Any = None
@@ -227,6 +228,16 @@ class AuthorizationServer:
             if self.listener is not None:
                 self.listener(entry)
         return response
+
+    def issued_credentials(self) -> set[str]:
+        """The client IDs and secrets this server knows (registered or pre-registered; not client ID
+        metadata document URLs, which are portable) and every refresh token it issued: what
+        another authorization server must never be shown."""
+        with self._lock:
+            out = {cid for cid in self._clients if not cid.startswith(("https://", "http://"))}
+            out.update(c.secret for c in self._clients.values() if c.secret)
+            out.update(self._refresh_issued)
+        return out
 
     def requests(self, since: int = 0) -> list[LoggedRequest]:
         """The logged requests after sequence number ``since``."""
@@ -365,6 +376,7 @@ class AuthorizationServer:
             rt = secrets.token_urlsafe(24)
             with self._lock:
                 self._refresh[rt] = {"client_id": client_id, "scope": granted, "resource": resource}
+                self._refresh_issued.add(rt)
             out["refresh_token"] = rt
         return out
 

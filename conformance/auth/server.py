@@ -37,6 +37,9 @@ class AuthServerHost:
         self._thread: threading.Thread | None = None
         self._sock: socket.socket | None = None
         self.port: int | None = None
+        #: awaited with each request before the server answers it (in the server's thread): what a
+        #: real authorization server does first, such as fetching a client ID metadata document
+        self.before: Any = None
 
     @property
     def issuer(self) -> str:
@@ -53,7 +56,10 @@ class AuthServerHost:
         async def endpoint(request: StarletteRequest) -> StarletteResponse:
             body = await request.body()
             headers = {k.lower(): v for k, v in request.headers.items()}
-            answer: Response = core.handle(Request(request.method, request.url.path, request.url.query, headers, body))
+            req = Request(request.method, request.url.path, request.url.query, headers, body)
+            if self.before is not None:
+                await self.before(req)
+            answer: Response = core.handle(req)
             return StarletteResponse(answer.body, status_code=answer.status, headers=answer.headers)
 
         methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"]

@@ -52,7 +52,8 @@ STRICT = (("2026-07-28", "streamable-http"), ("2025-06-18", "sse"), ("2025-03-26
 
 def _suite(fault: str, version: str, transport: str, select: list[str], report_dir: Path) -> dict:
     fault_arg = f" --fault {fault}" if fault else ""
-    command = f"{shlex.quote(sys.executable)} -m reference_client {FLAG[transport]} --version {version} --timeout 3{fault_arg}"
+    command = (f"{shlex.quote(sys.executable)} -m reference_client {FLAG[transport]} --version {version} --timeout 3 "
+               f"--serve-client-metadata{fault_arg}")
     argv = [sys.executable, "-m", "conformance.cli", "client", "--command", command, "--transport", transport,
             "--version", version, "--auth", "--timeout", "2", "--jobs", "6", "--report-dir", str(report_dir),
             "--report-format", "none", "-q"]
@@ -87,6 +88,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
         fault, version, transport, select, where = plans[key]
         return _suite(fault, version, transport, select, tmp_path_factory.mktemp(where))
 
+    tmp_path_factory.getbasetemp()  # made once here: mktemp from several threads at once raced on it
     prefetch = Prefetch(list(plans), start, JOBS, name="oauth-client")
     try:
         yield prefetch

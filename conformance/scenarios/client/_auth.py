@@ -34,7 +34,7 @@ from conformance.transports.http_server import HttpHub, HttpRequestRecord, read_
 from conformance.wire.oauth import PRM_WELL_KNOWN, bearer_challenge, bearer_token_of, canonical_resource, \
     protected_resource_metadata
 
-__all__ = ["AuthSite", "Hit", "Protected", "SKIP_REASON", "browser_command"]
+__all__ = ["AuthSite", "Fetched", "Hit", "Protected", "SKIP_REASON", "browser_command", "fetch_document"]
 
 SKIP_REASON = ("authorization scenarios run only when asked for (mcp-conformance client --auth): the suite's "
                "server then requires OAuth of the client")
@@ -61,6 +61,52 @@ class Protected:
     #: 2025-03-26: no protected resource metadata; the MCP server's origin is its own authorization
     #: server (metadata at its root, or -- with ``auth.metadata_forms=()`` -- the default endpoints)
     legacy: bool = False
+    #: a scope every JSON-RPC request but the first (``initialize``, ``server/discover``) needs: a
+    #: valid token without it is answered 403 ``insufficient_scope`` naming it (the step-up scenario)
+    required_scope: str | None = None
+    #: a second authorization server (its configuration): once the client's first token has been
+    #: served, the metadata names it instead of the first, and only its tokens are valid (the first's get 401)
+    migrate: AuthConfig | None = None
+    #: the first token is taken for expired once it has been served one request (401 invalid_token after)
+    expire_first: bool = False
+    #: the authorization server fetches a client ID metadata document URL given as ``client_id``
+    #: before it answers the authorization request (as such a server does), into ``AuthSite.documents``
+    fetch_documents: bool = False
+
+
+@dataclass
+class Fetched:
+    """What fetching a client ID metadata document got."""
+
+    url: str
+    status: int | None = None
+    content_type: str = ""
+    document: Any = None  # the JSON body (None: not JSON)
+    error: str | None = None  # the request failed (no answer)
+    verified: bool = True  # TLS verified (a loopback host's certificate is not)
+
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+async def fetch_document(url: str, *, timeout: float) -> Fetched:
+    """GET a client ID metadata document, no redirects followed, within ``timeout``; TLS is verified
+    except on a loopback host (a test document on the client's own machine, self-signed)."""
+    import httpx
+
+    host = (urlsplit(url).hostname or "").lower()
+    verify = host not in LOOPBACK_HOSTS
+    try:
+        async with httpx.AsyncClient(timeout=timeout, verify=verify, follow_redirects=False) as client:
+            with anyio.fail_after(timeout + 1):
+                response = await client.get(url, headers={"Accept": "application/json"})
+    except (httpx.HTTPError, TimeoutError, OSError, ValueError) as exc:
+        return Fetched(url, error=f"{type(exc).__name__}: {exc}"[:300], verified=verify)
+    try:
+        doc = response.json()
+    except (ValueError, RecursionError):
+        doc = None
+    return Fetched(url, response.status_code, response.headers.get("content-type", ""), doc, verified=verify)
 
 
 @dataclass
@@ -68,7 +114,7 @@ class Hit:
     """One HTTP request to either server, in arrival order."""
 
     seq: int
-    side: str  # "rs" (the MCP server's origin) | "as" (the authorization server)
+    side: str  # "rs" (the MCP server's origin) | "as" (the authorization server) | "as2" (the second one)
     method: str
     path: str
     query: str
@@ -121,6 +167,10 @@ class AuthSite:
         self.browser_text = ""  # its contents, kept when the run's files are gone
         #: why the suite ended the client's run before the client did (it stopped on the way), or None
         self.stalled: str | None = None
+        self.host2: AuthServerHost | None = None  # Protected.migrate: the authorization server moved to
+        self.switched: int | None = None  # the log sequence number from which the second one is in force
+        self.expired: set[str] = set()  # Protected.expire_first: tokens taken for expired
+        self.documents: list[Fetched] = []  # Protected.fetch_documents: what each fetch got
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -135,7 +185,13 @@ class AuthSite:
             self.host = AuthServerHost(self.protected.auth, path=self.protected.as_path)
             await anyio.to_thread.run_sync(self.host.start)
             self.server = self.host.server
+            if self.protected.fetch_documents:
+                self.host.before = self._fetch_document
         self.server.listener = self._as_request
+        if self.protected.migrate is not None:
+            self.host2 = AuthServerHost(self.protected.migrate)
+            await anyio.to_thread.run_sync(self.host2.start)
+            self.host2.server.listener = lambda entry: self._as_request(entry, side="as2")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -145,6 +201,8 @@ class AuthSite:
                 await self.hub.stopped.wait()
         if self.host is not None:
             await anyio.to_thread.run_sync(self.host.stop)
+        if self.host2 is not None:
+            await anyio.to_thread.run_sync(self.host2.stop)
 
     def launch_options(self, tmp: Path) -> dict[str, Any]:
         context = {"name": self.ctx.scenario.id.split(".")[-1], **(self.protected.context or {})}
@@ -166,6 +224,16 @@ class AuthSite:
         return any(" GET " in line and "/authorize" not in line.split(" -> ")[0] and " -> " in line
                    and not line.split(" -> ")[1].startswith(("4", "5")) for line in lines)
 
+    async def _fetch_document(self, request: Request) -> None:
+        """(In the authorization server's thread, before it answers.)  The client ID metadata document
+        of an authorization request whose ``client_id`` is an http(s) URL, fetched once."""
+        if request.method != "GET" or not request.path.rstrip("/").endswith("/authorize"):
+            return
+        url = (parse_qs(request.query).get("client_id") or [""])[0]
+        if urlsplit(url).scheme not in ("http", "https") or any(d.url == url for d in self.documents):
+            return
+        self.documents.append(await fetch_document(url, timeout=max(1.0, self.ctx.timeout)))
+
     def _attach(self, endpoint: Any) -> None:
         """Guard the run's endpoint (before the client is started)."""
         self.endpoint = endpoint
@@ -180,17 +248,23 @@ class AuthSite:
             self.log.append(hit)
             return hit
 
-    def _as_request(self, entry: LoggedRequest) -> None:  # (the authorization server's thread)
-        self._add(side="as", method=entry.method, path=entry.path, query=entry.query, headers=dict(entry.headers),
+    def _as_request(self, entry: LoggedRequest, side: str = "as") -> None:  # (the authorization server's thread)
+        self._add(side=side, method=entry.method, path=entry.path, query=entry.query, headers=dict(entry.headers),
                   body=entry.body, status=entry.status)
 
     def hits(self, side: str | None = None, kind: str | None = None) -> list[Hit]:
         with self._lock:
             return [h for h in self.log if (side is None or h.side == side) and (kind is None or h.kind == kind)]
 
-    def as_hits(self, endpoint: str) -> list[Hit]:
+    def as_hits(self, endpoint: str, side: str = "as") -> list[Hit]:
         """Requests to one of the authorization server's endpoints (``authorize``, ``token``, ``register``)."""
-        return [h for h in self.hits("as") if h.path.rstrip("/").endswith("/" + endpoint)]
+        return [h for h in self.hits(side) if h.path.rstrip("/").endswith("/" + endpoint)]
+
+    def current_server(self) -> AuthorizationServer | None:
+        """The authorization server the metadata names now (the second one once switched)."""
+        if self.switched is not None and self.host2 is not None:
+            return self.host2.server
+        return self.server
 
     @property
     def issuer(self) -> str:
@@ -206,21 +280,40 @@ class AuthSite:
         return {"custom": origin + CUSTOM_PRM, "path": origin + PRM_WELL_KNOWN + path, "root": origin + PRM_WELL_KNOWN}
 
     def prm_document(self) -> dict[str, Any]:
-        return protected_resource_metadata(self.resource, [self.issuer],
+        current = self.current_server()
+        return protected_resource_metadata(self.resource, [current.issuer if current is not None else self.issuer],
                                            scopes_supported=self.protected.scopes_supported)
 
-    def _challenge(self, error: str | None = None) -> str:
+    def _challenge(self, error: str | None = None, *, scope: str | None = None) -> str:
         p = self.protected
         if p.legacy:
             return bearer_challenge(error=error)
         return bearer_challenge(error=error, resource_metadata=self.prm_urls()["custom"] if p.header else None,
-                                scope=p.challenge_scope)
+                                scope=scope or p.challenge_scope)
+
+    def _lacks_scope(self, rec: HttpRequestRecord, token: str | None) -> bool:
+        """A JSON-RPC request (not the first of a client) whose valid token lacks the scenario's
+        required scope."""
+        needed = self.protected.required_scope
+        if not needed or self.server is None or rec.method != "POST":
+            return False
+        try:
+            message = json.loads(rec.body or b"")
+        except ValueError:
+            return False
+        if not (isinstance(message, dict) and "id" in message and isinstance(message.get("method"), str)) \
+                or message["method"] in ("initialize", "server/discover"):
+            return False
+        claims = self.server.verify(token or "") or {}
+        granted = claims.get("scope") if isinstance(claims.get("scope"), str) else ""
+        return needed not in granted.split()
 
     def valid(self, token: str | None) -> bool:
         """A token of this run's authorization server, unexpired, for this resource."""
-        if not token or self.server is None:
+        server = self.current_server()
+        if not token or server is None or token in self.expired:
             return False
-        claims = self.server.verify(token)
+        claims = server.verify(token)
         if claims is None:
             return False
         aud = claims.get("aud")
@@ -230,8 +323,17 @@ class AuthSite:
     def _guard(self, rec: HttpRequestRecord) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
         token = bearer_token_of(rec.header("authorization"))
         ok = self.valid(token)
-        self._add(side="rs", method=rec.method, path=rec.path, query=rec.query, headers=dict(rec.headers),
-                  body="", rec=rec, kind="mcp", status=None if ok else 401)
+        short = ok and self._lacks_scope(rec, token)
+        hit = self._add(side="rs", method=rec.method, path=rec.path, query=rec.query, headers=dict(rec.headers),
+                        body="", rec=rec, kind="mcp", status=403 if short else None if ok else 401)
+        if ok and self.protected.expire_first and not self.expired and token:
+            self.expired.add(token)  # served this once; from the next request on, expired
+        if ok and self.protected.migrate is not None and self.switched is None:
+            self.switched = hit.seq + 1  # this request is served; from the next on, the second server
+        if short:
+            challenge = self._challenge("insufficient_scope", scope=self.protected.required_scope)
+            return 403, [(b"www-authenticate", challenge.encode()), (b"content-type", b"application/json")], \
+                b'{"error": "insufficient_scope"}'
         if ok:
             return None
         challenge = self._challenge("invalid_token" if token else None)
@@ -277,6 +379,12 @@ class AuthSite:
     def authorized(self) -> bool:
         """Has the client used a valid token on the MCP endpoint (the flow is done)?"""
         return any(h.token and h.status is None for h in self.hits("rs", "mcp"))
+
+    def scope_of(self, token: str | None) -> list[str]:
+        """The scopes of a token this run's authorization server issued ([] for any other)."""
+        claims = self.server.verify(token) if token and self.server is not None else None
+        scope = claims.get("scope") if claims else None
+        return scope.split() if isinstance(scope, str) else []
 
     def tokens_sent(self) -> list[Hit]:
         return [h for h in self.hits("rs", "mcp") if h.token]

@@ -37,7 +37,15 @@ NO_FLOW_WAIT = 5.0  # seconds after the first 401 a client may take to start the
 FLOW = ("client.auth.parse-challenge", "client.auth.prm-from-header", "client.auth.pkce", "client.auth.pkce-s256",
         "client.auth.resource-both", "client.auth.resource-canonical", "client.auth.bearer-every-request",
         "client.auth.no-token-in-query", "client.auth.own-as-tokens", "client.auth.redirect-uri-form",
-        "client.auth.redirect-uri-registered", "client.auth.dcr-application-type")
+        "client.auth.redirect-uri-registered", "client.auth.dcr-application-type", "client.auth.bearer-header",
+        "client.auth.scope-selection", "client.auth.dcr-supported", "client.auth.cimd-capability",
+        "client.auth.dcr-native", "client.auth.refresh-grant-type", "client.auth.as-metadata-2025-06-18",
+        "client.auth.client-id-obtained")
+#: auth_flow's authorization server: dynamic registration the only way to a client ID (no client ID
+#: metadata documents, nothing pre-registered), and ``offline_access`` listed (a client that wants
+#: refresh tokens may ask for it)
+FLOW_AS = AuthConfig(cimd=False, scopes_supported=("mcp:read", "mcp:write", "offline_access"))
+OFFLINE = "offline_access"
 
 
 async def _play(ctx: ClientContext, protected: Protected, *,
@@ -147,7 +155,7 @@ async def auth_flow(ctx: ClientContext) -> None:
     answer 404); a correct authorization server with dynamic registration.  The whole flow is
     judged: the metadata URL used, PKCE, ``resource``, redirect URI, registration, and the token on
     every later request, never in a URL."""
-    site, played = await _play(ctx, Protected())
+    site, played = await _play(ctx, Protected(auth=FLOW_AS))
     if not _started(ctx, site, played, FLOW):
         return
     prm = site.hits("rs", "prm")
@@ -171,6 +179,11 @@ async def auth_flow(ctx: ClientContext) -> None:
                   expected=f"GET {CUSTOM_PRM} first", actual=_lines(prm))
     _judge_authorization_requests(ctx, site)
     _judge_token_use(ctx, site)
+    _judge_bearer_header(ctx, site)
+    _judge_registration(ctx, site)
+    _judge_metadata_used(ctx, site)
+    _judge_scope_selection(ctx, site, list(site.protected.scopes_supported or ()),
+                           "no scope in the challenge: all of the metadata's scopes_supported")
 
 
 def _judge_authorization_requests(ctx: ClientContext, site: AuthSite) -> None:
@@ -328,15 +341,18 @@ async def auth_well_known(ctx: ClientContext) -> None:
               expected=candidates, actual=meta[:5])
 
 
-@scenario(requirements=["client.auth.as-metadata-order-root"], role="client", transports=HTTP, since="2025-11-25",
-          order=81)
+@scenario(requirements=["client.auth.as-metadata-order-root", "client.auth.scope-selection"], role="client",
+          transports=HTTP, since="2025-11-25", order=81)
 async def auth_oidc_only(ctx: ClientContext) -> None:
     """The authorization server's issuer has no path and serves its metadata only at the OpenID
-    Connect well-known URI: the client must try RFC 8414's URI first, then OpenID Connect's."""
-    site, played = await _play(ctx, Protected(auth=AuthConfig(metadata_forms=("oidc-insert",))))
+    Connect well-known URI: the client must try RFC 8414's URI first, then OpenID Connect's.  The
+    protected resource metadata has no ``scopes_supported`` and the challenge no ``scope``: the
+    authorization request has no ``scope`` parameter (the scope selection's last case)."""
+    site, played = await _play(ctx, Protected(scopes_supported=None, auth=AuthConfig(metadata_forms=("oidc-insert",))))
     rid = "client.auth.as-metadata-order-root"
-    if not _started(ctx, site, played, (rid,)):
+    if not _started(ctx, site, played, (rid, "client.auth.scope-selection")):
         return
+    _judge_scope_selection(ctx, site, None, "neither a challenge scope nor scopes_supported: no scope parameter")
     meta = [h.path for h in _as_metadata_requests(site.hits("as"))]
     if not meta:
         _not_reached(ctx, site, rid, "the client asked for no authorization server metadata")
@@ -350,7 +366,8 @@ async def auth_oidc_only(ctx: ClientContext) -> None:
 
 # -- the challenge's scope ---------------------------------------------------------------------------
 
-@scenario(requirements=["client.auth.challenge-scope"], role="client", transports=HTTP, since="2025-11-25", order=81)
+@scenario(requirements=["client.auth.challenge-scope", "client.auth.scope-selection"], role="client", transports=HTTP,
+          since="2025-11-25", order=81)
 async def auth_challenge_scope(ctx: ClientContext) -> None:
     """The 401 challenge names a scope (``mcp:admin``) the protected resource metadata's
     ``scopes_supported`` does not list: the client must ask for it."""
@@ -368,6 +385,11 @@ async def auth_challenge_scope(ctx: ClientContext) -> None:
               message=f"the authorization request asks for {' '.join(asked)!r}, the challenged scope included" if ok else
               f"the challenge asked for scope 'mcp:admin' and the authorization request asks for {' '.join(asked)!r}",
               expected="mcp:admin among the requested scopes", actual=" ".join(asked) or None)
+    if ok:
+        _judge_scope_selection(ctx, site, ["mcp:admin"], "the challenge's scope")
+    else:  # one defect, one verdict: the challenged scope left out is the MUST's
+        _not_reached(ctx, site, "client.auth.scope-selection", "the challenged scope was not requested at all "
+                     "(client.auth.challenge-scope)")
 
 
 # -- refusals: what the client must not go on with -------------------------------------------------
@@ -386,7 +408,10 @@ async def auth_no_pkce_support(ctx: ClientContext) -> None:
     must refuse to proceed (no authorization request)."""
     site, played = await _play(ctx, Protected(auth=AuthConfig(pkce_methods=None, require_pkce=False)),
                                provoked=_metadata_fetched)
-    rid = "client.auth.pkce-refuse"
+    _judge_refused_without_pkce(ctx, site, played, "client.auth.pkce-refuse", "metadata")
+
+
+def _judge_refused_without_pkce(ctx: ClientContext, site: AuthSite, played: Played, rid: str, what: str) -> None:
     if not _started(ctx, site, played, (rid,)):
         return
     if not _metadata_fetched(site):
@@ -395,7 +420,7 @@ async def auth_no_pkce_support(ctx: ClientContext) -> None:
     authorize = site.as_hits("authorize")
     ctx.check(rid, not authorize, problem="ProceededWithoutPkceSupport",
               message="the client made no authorization request to a server that advertises no PKCE support"
-              if not authorize else f"the metadata has no code_challenge_methods_supported, and the client went on: "
+              if not authorize else f"the {what} has no code_challenge_methods_supported, and the client went on: "
                                     f"{authorize[0].line()}",
               expected="no authorization request", actual=_lines(authorize) or None)
 
@@ -506,7 +531,7 @@ async def auth_metadata_issuer_mismatch(ctx: ClientContext) -> None:
 # -- 2025-03-26: the MCP server's origin is its own authorization server --------------------------
 
 LEGACY_FLOW = ("client.auth.base-url-2025-03-26", "client.auth.pkce-2025-03-26", "client.auth.redirect-uri-form-2025-03-26",
-               "client.auth.bearer-every-request", "client.auth.no-token-in-query")
+               "client.auth.bearer-every-request", "client.auth.no-token-in-query", "client.auth.dcr-supported")
 
 
 def _as_metadata_requests(hits: list[Hit]) -> list[Hit]:
@@ -537,9 +562,10 @@ async def auth_flow_2025_03_26(ctx: ClientContext) -> None:
     server (its metadata at the origin's root, dynamic registration, PKCE).  The client must find
     the metadata at the root (the endpoint's path discarded), use PKCE, a loopback or https
     redirect URI, and then the token on every request, never in a URL."""
-    site, played = await _play(ctx, Protected(legacy=True))
+    site, played = await _play(ctx, Protected(legacy=True, auth=AuthConfig(cimd=False)))
     if not _started(ctx, site, played, LEGACY_FLOW):
         return
+    _judge_dcr_supported(ctx, site)
     meta = _as_metadata_requests(site.hits("as"))
     rid = "client.auth.base-url-2025-03-26"
     if not meta:
@@ -596,3 +622,495 @@ async def auth_default_endpoints_2025_03_26(ctx: ClientContext) -> None:
               message="registration, authorization and token requests went to the default paths at the origin's "
                       "root" if not wrong else f"{wrong[0].line()} is not a default endpoint at the origin's root",
               expected=["/register", "/authorize", "/token"], actual=_lines(wrong) or None)
+
+
+# -- the token's header, the registration, the initial scopes (auth_flow) ------------------------------
+
+def _issued_in(site: AuthSite, text: str) -> bool:
+    """Does ``text`` (a header value) hold an access token this run's authorization server issued?"""
+    server = site.server
+    if server is None:
+        return False
+    words = text.replace(",", " ").replace("=", " ").split()
+    return any(w.count(".") == 2 and server.verify(w) is not None for w in words)
+
+
+def _judge_bearer_header(ctx: ClientContext, site: AuthSite) -> None:
+    rid = "client.auth.bearer-header"
+    issued = [h for h in site.as_hits("token") if h.status == 200]
+    mcp = site.hits("rs", "mcp")
+    # an issued token anywhere in a request to the MCP server but as ``Authorization: Bearer <token>``
+    misplaced = [h for h in mcp if any(_issued_in(site, v) for k, v in h.headers.items() if k != "authorization")
+                 or (_issued_in(site, h.headers.get("authorization", "")) and not h.token)]
+    as_bearer = [h for h in mcp if h.token and site.server is not None and site.server.verify(h.token)]
+    if not issued and not misplaced:
+        _not_reached(ctx, site, rid, "the client obtained no access token")
+        return
+    after = [h for h in mcp if issued and h.seq > issued[0].seq]
+    if not misplaced and not as_bearer and not after:
+        _not_reached(ctx, site, rid, "the client made no request to the MCP server after it obtained a token")
+        return
+    ok = not misplaced and bool(as_bearer)
+    what = (f"{misplaced[0].line()} carried the access token in "
+            + ", ".join(f"{k}: {v[:40]}..." for k, v in misplaced[0].headers.items() if _issued_in(site, v))
+            if misplaced else f"no request after the token was issued carried it as Authorization: Bearer "
+                              f"({after[0].line() if after else 'none'})")
+    ctx.check(rid, ok, problem="TokenNotInAuthorizationHeader",
+              message=f"the access token went to the MCP server as Authorization: Bearer ({len(as_bearer)} requests)"
+              if ok else what, expected="Authorization: Bearer <access-token>", actual=None if ok else what)
+
+
+def _register_bodies(site: AuthSite) -> list[tuple[Hit, dict[str, Any]]]:
+    out = []
+    for h in site.as_hits("register"):
+        try:
+            doc = json.loads(h.body)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out.append((h, doc))
+    return out
+
+
+def _is_url_client_id(client_id: str | None) -> bool:
+    return bool(client_id) and urlsplit(client_id or "").scheme in ("http", "https")
+
+
+def _judge_registration(ctx: ClientContext, site: AuthSite) -> None:
+    """auth_flow's authorization server offers dynamic registration only: the client registers
+    (DCR SHOULD, 2025-03-26 / 2025-06-18), sends no URL client ID (client ID metadata documents are
+    not advertised), registers as a native application (its redirect URIs are loopback), and has
+    ``refresh_token`` among its grant types when it shows it wants refresh tokens."""
+    authorize = site.as_hits("authorize")
+    register = site.as_hits("register")
+    bodies = _register_bodies(site)
+    _judge_dcr_supported(ctx, site)
+    _judge_client_id_obtained(ctx, site)
+    rid = "client.auth.cimd-capability"
+    if not authorize:
+        _not_reached(ctx, site, rid, "the client made no authorization request")
+    else:
+        # (the suite's registration issues ``client-<hex>`` ids and nothing is pre-registered here)
+        urls = [h for h in authorize if _is_url_client_id(h.params.get("client_id"))]
+        ctx.check(rid, not urls, problem="ClientIdMetadataDocumentNotAdvertised",
+                  message=f"the client's client_id {authorize[0].params.get('client_id')!r} is not a URL of its own "
+                          "(the authorization server does not advertise client ID metadata documents)" if not urls else
+                  f"the authorization server does not advertise client_id_metadata_document_supported, and the client "
+                  f"used the URL client_id {urls[0].params.get('client_id')!r}: {urls[0].line()}",
+                  expected="a client_id the server issued (dynamic registration) or pre-registered",
+                  actual=urls[0].params.get("client_id") if urls else authorize[0].params.get("client_id"))
+    rid = "client.auth.dcr-native"
+    typed = [(h, b) for h, b in bodies if b.get("application_type") in ("native", "web")]
+    local = [(h, b) for h, b in typed if isinstance(b.get("redirect_uris"), list) and b["redirect_uris"]
+             and all(isinstance(u, str) and _loopback(u) for u in b["redirect_uris"])]
+    if not local:
+        _not_reached(ctx, site, rid, "no dynamic registration with application_type and only loopback redirect URIs"
+                     if register else "the client did not register dynamically")
+    else:
+        web = [(h, b) for h, b in local if b["application_type"] != "native"]
+        ctx.check(rid, not web, problem="LoopbackClientNotNative",
+                  message="the registration of loopback redirect URIs names application_type \"native\"" if not web else
+                  f"the registration of the loopback redirect URIs {web[0][1]['redirect_uris']} names application_type "
+                  f"{web[0][1]['application_type']!r}", expected='application_type "native"',
+                  actual=web[0][1]["application_type"] if web else "native")
+    rid = "client.auth.refresh-grant-type"
+    wants = [h for h in authorize if OFFLINE in (h.params.get("scope") or "").split()] + \
+            [h for h in site.as_hits("token") if h.form.get("grant_type") == "refresh_token"]
+    if not wants:
+        _not_reached(ctx, site, rid, "the client showed no wish for refresh tokens (no offline_access asked for, no "
+                                     "refresh_token grant)")
+    elif not bodies:
+        _not_reached(ctx, site, rid, "the client did not register dynamically")
+    else:
+        missing = [b for _, b in bodies if not (isinstance(b.get("grant_types"), list) and "refresh_token" in b["grant_types"])]
+        ctx.check(rid, not missing, problem="RefreshGrantTypeNotRegistered",
+                  message="the client wants refresh tokens and registered grant_types with refresh_token" if not missing else
+                  f"the client wants refresh tokens ({wants[0].line()}) and registered grant_types "
+                  f"{missing[0].get('grant_types')!r}", expected="refresh_token in grant_types",
+                  actual=missing[0].get("grant_types") if missing else None)
+
+
+def _judge_client_id_obtained(ctx: ClientContext, site: AuthSite) -> None:
+    rid = "client.auth.client-id-obtained"
+    authorize = site.as_hits("authorize")
+    if not authorize or site.server is None:
+        _not_reached(ctx, site, rid, "the client made no authorization request")
+        return
+    known = site.server.issued_credentials()
+    made_up = [h for h in authorize if h.params.get("client_id") not in known
+               and not _cimd_url_ok(h.params.get("client_id"))]
+    ctx.check(rid, not made_up, problem="ClientIdNotObtained",
+              message=f"the authorization request's client_id {authorize[0].params.get('client_id')!r} was obtained "
+                      "(registered here)" if not made_up else
+              f"the client_id {made_up[0].params.get('client_id')!r} of {made_up[0].line()} was never issued by the "
+              "authorization server nor pre-registered, and is no https client ID metadata document URL",
+              expected="a client ID from registration, pre-registration or a client ID metadata document",
+              actual=made_up[0].params.get("client_id") if made_up else None)
+
+
+def _cimd_url_ok(client_id: str | None) -> bool:
+    """An https URL with a path other than ``/`` (a client ID metadata document URL)."""
+    if not client_id:
+        return False
+    parts = urlsplit(client_id)
+    return parts.scheme == "https" and bool(parts.netloc) and parts.path not in ("", "/")
+
+
+def _judge_dcr_supported(ctx: ClientContext, site: AuthSite) -> None:
+    """The authorization server offers dynamic registration only: the client registers before it
+    authorizes."""
+    rid = "client.auth.dcr-supported"
+    authorize = site.as_hits("authorize")
+    register = site.as_hits("register")
+    if not _metadata_fetched(site):
+        _not_reached(ctx, site, rid, "the client never fetched the authorization server metadata")
+    else:
+        first = authorize[0].seq if authorize else None
+        before = [h for h in register if first is None or h.seq < first]
+        ok = bool(before)
+        ctx.check(rid, ok, problem="DynamicRegistrationNotUsed",
+                  message=f"the client registered dynamically ({before[0].line()}) before authorizing" if ok else
+                  (f"the authorization server offers only dynamic registration and the client authorized without it: "
+                   f"{authorize[0].line()}" if authorize else
+                   "the authorization server offers only dynamic registration (registration_endpoint), and the client "
+                   "never registered: it stopped after " + "; ".join(_lines(site.hits())[-2:])),
+                  expected="POST registration_endpoint before the authorization request",
+                  actual=None if ok else _lines(site.hits("as"))[-4:])
+
+
+def _judge_metadata_used(ctx: ClientContext, site: AuthSite) -> None:
+    """2025-06-18: the authorization server's metadata is asked for (and answered) before any of
+    its endpoints is used."""
+    rid = "client.auth.as-metadata-2025-06-18"
+    hits = site.hits("as")
+    endpoints = [h for h in hits if h.path.rstrip("/").rsplit("/", 1)[-1] in ("register", "authorize", "token")]
+    if not endpoints:
+        _not_reached(ctx, site, rid, "the client used no endpoint of the authorization server")
+        return
+    meta = [h for h in _as_metadata_requests(hits) if h.status == 200 and h.seq < endpoints[0].seq]
+    ctx.check(rid, bool(meta), problem="AuthorizationServerMetadataNotUsed",
+              message=f"the client read the authorization server metadata ({meta[0].line()}) before using its endpoints"
+              if meta else f"{endpoints[0].line()} came before any authorization server metadata was read",
+              expected="GET /.well-known/oauth-authorization-server (200) first", actual=_lines(hits)[:6])
+
+
+def _loopback(uri: str) -> bool:
+    parts = urlsplit(uri)
+    return (parts.hostname or "").lower() in LOOPBACK
+
+
+def _judge_scope_selection(ctx: ClientContext, site: AuthSite, expected: list[str] | None, case: str) -> None:
+    """The first authorization request's ``scope`` (``offline_access`` left aside) is ``expected``
+    exactly (None: no scope parameter)."""
+    rid = "client.auth.scope-selection"
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        _not_reached(ctx, site, rid, "the client made no authorization request")
+        return
+    first = authorize[0]
+    asked = [s for s in (first.params.get("scope") or "").split() if s != OFFLINE]
+    want = sorted(set(expected or []))
+    ok = sorted(set(asked)) == want
+    shown = " ".join(asked) if asked else "no scope"
+    ctx.check(rid, ok, problem="ScopeSelectionOrder",
+              message=f"{case}: the first authorization request asks for {shown!r}" if ok else
+              f"{case} ({' '.join(want) or 'no scope parameter'}) expected; the first authorization request asks for "
+              f"{shown!r}: {first.line()}", expected=" ".join(want) or None, actual=" ".join(asked) or None)
+
+
+# -- step-up authorization after 403 insufficient_scope ---------------------------------------------------
+
+STEP_UP_SCOPE = "mcp:admin"
+
+
+def _forbidden(site: AuthSite) -> list[Hit]:
+    return [h for h in site.hits("rs", "mcp") if h.status == 403]
+
+
+def _after_403(site: AuthSite) -> list[Hit]:
+    first = next(iter(_forbidden(site)), None)
+    return [h for h in site.as_hits("authorize") if first is not None and h.seq > first.seq]
+
+
+RETRY_LIMIT = 3  # authorization requests after the first 403 (the official runner's bound)
+
+
+@scenario(requirements=["client.auth.step-up", "client.auth.step-up-union", "client.auth.retry-limit"], role="client",
+          transports=HTTP, since="2025-11-25", order=88)
+async def auth_step_up(ctx: ClientContext) -> None:
+    """After the handshake every request needs ``mcp:admin``, which the first token (the metadata's
+    ``scopes_supported``) lacks: 403 ``insufficient_scope`` naming it.  The authorization server
+    never grants it, so a step-up ends in the same 403.  The client should ask for it in a new
+    authorization (with the scopes granted before), and stop after a few tries."""
+    site, played = await _play(ctx, Protected(required_scope=STEP_UP_SCOPE,
+                                              auth=AuthConfig(granted_scope="mcp:read mcp:write")),
+                               provoked=lambda s: len(_after_403(s)) > RETRY_LIMIT)
+    rids = ("client.auth.step-up", "client.auth.step-up-union", "client.auth.retry-limit")
+    if not _started(ctx, site, played, rids):
+        return
+    forbidden = _forbidden(site)
+    if not forbidden:
+        for rid in rids:
+            _not_reached(ctx, site, rid, "no request of the client was answered 403 insufficient_scope (it made none "
+                                         "after the handshake with a valid token)")
+        return
+    after = _after_403(site)
+    granted = site.scope_of(forbidden[0].token)
+    if not after:
+        ctx.check("client.auth.step-up", True, message=f"after {forbidden[0].line()} the client did not authorize "
+                  "again (the error handled another way)")
+        for rid in rids[1:]:
+            _not_reached(ctx, site, rid, "the client did not authorize again after the 403")
+        return
+    asked = (after[0].params.get("scope") or "").split()
+    ok = STEP_UP_SCOPE in asked
+    ctx.check("client.auth.step-up", ok, problem="StepUpWithoutChallengedScope",
+              message=f"after the 403 the client asked for {' '.join(asked)!r}, the challenged scope included" if ok else
+              f"the 403 named scope {STEP_UP_SCOPE!r} and the client's next authorization request asks for "
+              f"{' '.join(asked) or 'no scope'!r}: {after[0].line()}",
+              expected=f"{STEP_UP_SCOPE} among the requested scopes", actual=" ".join(asked) or None)
+    lost = [s for s in granted if s not in asked]
+    ctx.check("client.auth.step-up-union", not lost, problem="StepUpDropsGrantedScopes",
+              message=f"the step-up asks for {' '.join(asked)!r}, the scopes granted before ({' '.join(granted)}) "
+                      "included" if not lost else
+              f"the step-up asks for {' '.join(asked) or 'no scope'!r} and leaves out {' '.join(lost)!r}, granted "
+              f"before: {after[0].line()}", expected=" ".join([*granted, STEP_UP_SCOPE]), actual=" ".join(asked) or None)
+    ok = len(after) <= RETRY_LIMIT
+    ctx.check("client.auth.retry-limit", ok, problem="NoRetryLimit",
+              message=f"{len(after)} authorization request(s) after the first 403 insufficient_scope, then the "
+                      "client stopped asking" if ok else
+              f"{len(after)} authorization requests after the first 403 insufficient_scope for a scope the server "
+              f"never grants (at most {RETRY_LIMIT} expected)", expected=f"<= {RETRY_LIMIT}", actual=_lines(after))
+
+
+# -- the authorization server moves; registration refused; PKCE with OpenID Connect metadata ------------
+
+@scenario(requirements=["client.auth.per-as-registration"], role="client", transports=HTTP, since="2026-07-28",
+          order=89)
+async def auth_server_migration(ctx: ClientContext) -> None:
+    """Once the client's first token has been served, the protected resource metadata names a second
+    authorization server and the first one's tokens get 401 ``invalid_token``: the client must
+    present there nothing the first one issued (client ID, secret, refresh or access token)."""
+    # (dynamic registration at both: a client ID metadata document URL is portable, nothing to see)
+    site, played = await _play(ctx, Protected(migrate=AuthConfig(), auth=AuthConfig(cimd=False)),
+                               provoked=lambda s: bool(s.hits("as2")))
+    rid = "client.auth.per-as-registration"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    if site.switched is None:
+        _not_reached(ctx, site, rid, "the client never had a token served (no authorization completed at the first "
+                                     "authorization server)")
+        return
+    second = site.hits("as2")
+    used = [h for h in second if h.path.rstrip("/").rsplit("/", 1)[-1] in ("register", "authorize", "token")]
+    if not used:
+        _not_reached(ctx, site, rid, "the client used no endpoint of the second authorization server after the "
+                                     "metadata named it (" + "; ".join(_lines(site.hits())[-3:]) + ")")
+        return
+    first = site.server
+    known = first.issued_credentials() if first is not None else set()
+    leaked = []
+    for h in used:
+        values = [*h.params.values(), *h.form.values(), h.headers.get("authorization", "")]
+        basic = _basic_credentials(h.headers.get("authorization"))
+        hits = [v for v in [*values, *basic] if v and (v in known or (first is not None and v.count(".") == 2
+                                                                        and first.verify(v) is not None))]
+        if hits:
+            leaked.append((h, hits[0]))
+    ctx.check(rid, not leaked, problem="CredentialsReusedAcrossAuthorizationServers",
+              message=f"at the second authorization server the client used nothing the first issued ({_lines(used)[0]})"
+              if not leaked else f"{leaked[0][0].line()} (the second authorization server) carries "
+                                 f"{leaked[0][1][:60]!r}, which the first authorization server issued",
+              expected="a registration of its own at the second authorization server",
+              actual=[f"{h.line()}: {v[:40]}" for h, v in leaked][:4] or None)
+
+
+def _basic_credentials(authorization: str | None) -> list[str]:
+    import base64
+    from urllib.parse import unquote
+
+    if not authorization or not authorization.lower().startswith("basic "):
+        return []
+    try:
+        user, _, pw = base64.b64decode(authorization[6:].strip()).decode("utf-8").partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return []
+    return [unquote(user), unquote(pw)]
+
+
+@scenario(requirements=["client.auth.registration-refused"], role="client", transports=HTTP, since="2026-07-28",
+          order=89)
+async def auth_registration_refused(ctx: ClientContext) -> None:
+    """The registration endpoint answers 400 ``invalid_redirect_uri`` and nothing else gives a client
+    ID: the client must not authorize with an ID it was never given, nor retry registration without
+    end."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(registration_error="invalid_redirect_uri", cimd=False)),
+                               provoked=lambda s: bool(s.as_hits("register")))
+    rid = "client.auth.registration-refused"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    register = site.as_hits("register")
+    if not register:
+        _not_reached(ctx, site, rid, "the client never tried to register")
+        return
+    authorize = [h for h in site.as_hits("authorize") if h.seq > register[0].seq]
+    ok = not authorize and len(register) <= RETRY_LIMIT
+    ctx.check(rid, ok, problem="RegistrationFailureIgnored",
+              message=f"registration refused ({len(register)} attempt(s)); the client made no authorization request"
+              if ok else (f"registration was refused and the client went on to authorize with client_id "
+                          f"{authorize[0].params.get('client_id')!r}: {authorize[0].line()}" if authorize else
+                          f"{len(register)} registration attempts after the refusal (at most {RETRY_LIMIT} expected)"),
+              expected="no authorization request; a bounded number of registration attempts",
+              actual=_lines(authorize or register))
+
+
+@scenario(requirements=["client.auth.pkce-refuse-oidc"], role="client", transports=HTTP, since="2025-11-25", order=82)
+async def auth_no_pkce_support_oidc(ctx: ClientContext) -> None:
+    """The authorization server's metadata is only at the OpenID Connect well-known URI and has no
+    ``code_challenge_methods_supported``: the client must refuse to proceed."""
+    site, played = await _play(ctx, Protected(auth=AuthConfig(pkce_methods=None, require_pkce=False,
+                                                              metadata_forms=("oidc-insert",))),
+                               provoked=_metadata_fetched)
+    _judge_refused_without_pkce(ctx, site, played, "client.auth.pkce-refuse-oidc", "OpenID Connect provider metadata")
+
+
+# -- client ID metadata documents; no refresh token ------------------------------------------------------
+
+CIMD_DOC = ("client.auth.cimd-hosted", "client.auth.cimd-document-fields", "client.auth.cimd-document-client-id")
+
+
+@scenario(requirements=["client.auth.cimd-supported", "client.auth.cimd-url", *CIMD_DOC], role="client",
+          transports=HTTP, since="2025-11-25", order=89)
+async def auth_cimd(ctx: ClientContext) -> None:
+    """The authorization server advertises client ID metadata documents and offers no other way to a
+    client ID (no registration endpoint, nothing pre-registered): the client should use its
+    document's URL as ``client_id``, an https URL with a path."""
+    site, played = await _play(ctx, Protected(fetch_documents=True, auth=AuthConfig(cimd=True, registration=False)),
+                               provoked=lambda s: bool(s.as_hits("authorize")))
+    rids = ("client.auth.cimd-supported", "client.auth.cimd-url", *CIMD_DOC)
+    if not _started(ctx, site, played, rids):
+        return
+    if not _metadata_fetched(site):
+        for rid in rids:
+            _not_reached(ctx, site, rid, "the client never fetched the authorization server metadata")
+        return
+    authorize = site.as_hits("authorize")
+    urls = [h for h in authorize if _is_url_client_id(h.params.get("client_id"))]
+    ctx.check("client.auth.cimd-supported", bool(urls), problem="ClientIdMetadataDocumentNotUsed",
+              message=f"the client used the client ID metadata document URL {urls[0].params.get('client_id')!r}" if urls
+              else ("the authorization server offers only client ID metadata documents and the client used the "
+                    f"client_id {authorize[0].params.get('client_id')!r}" if authorize else
+                    "the authorization server offers only client ID metadata documents, and the client made no "
+                    "authorization request (it stopped after " + "; ".join(_lines(site.hits())[-2:]) + ")"),
+              expected="client_id = the URL of the client's metadata document",
+              actual=urls[0].params.get("client_id") if urls else _lines(site.hits("as"))[-3:])
+    if not urls:
+        for rid in rids[1:]:
+            _not_reached(ctx, site, rid, "the client used no client ID metadata document URL")
+        return
+    bad = [h for h in urls if not _cimd_url_ok(h.params.get("client_id"))]
+    ctx.check("client.auth.cimd-url", not bad, problem="ClientIdUrlForm",
+              message=f"client_id {urls[0].params.get('client_id')!r} is an https URL with a path" if not bad else
+              f"client_id {bad[0].params.get('client_id')!r} is not an https URL with a path component",
+              expected="https://<host>/<path>", actual=bad[0].params.get("client_id") if bad else None)
+    _judge_document(ctx, site, urls[0].params.get("client_id") or "")
+
+
+def _judge_document(ctx: ClientContext, site: AuthSite, url: str) -> None:
+    """The client ID metadata document the suite's authorization server fetched from ``url``."""
+    got = next((d for d in site.documents if d.url == url), None)
+    if got is None or got.error is not None:
+        why = (f"the document at {url} could not be fetched from here ({got.error})" if got is not None else
+               f"the document at {url} was not fetched")
+        for rid in CIMD_DOC:
+            _not_reached(ctx, site, rid, why)
+        return
+    tls = "" if got.verified else " (a loopback host: TLS not verified)"
+    served = urlsplit(url).scheme == "https" and got.status == 200 and isinstance(got.document, dict)
+    ctx.check("client.auth.cimd-hosted", served, problem="ClientMetadataDocumentNotHosted",
+              message=f"{url} serves the client's metadata document{tls}" if served else
+              f"GET {url} answered {got.status} {got.content_type or ''}".rstrip()
+              + ("" if isinstance(got.document, dict) else " (no JSON object)")
+              + ("" if urlsplit(url).scheme == "https" else "; and the URL is not https"),
+              expected="200, a JSON object, over https", actual={"status": got.status, "content-type": got.content_type})
+    if not (got.status == 200 and isinstance(got.document, dict)):
+        for rid in CIMD_DOC[1:]:
+            _not_reached(ctx, site, rid, f"no metadata document was served at {url} (HTTP {got.status})")
+        return
+    doc = got.document
+    missing = [k for k in ("client_id", "client_name") if not isinstance(doc.get(k), str) or not doc.get(k)]
+    uris = doc.get("redirect_uris")
+    if not (isinstance(uris, list) and uris and all(isinstance(u, str) for u in uris)):
+        missing.append("redirect_uris")
+    ctx.check("client.auth.cimd-document-fields", not missing, problem="ClientMetadataDocumentIncomplete",
+              message="the document has client_id, client_name and redirect_uris" if not missing else
+              f"the document at {url} lacks (or has no valid) {', '.join(missing)}",
+              expected=["client_id", "client_name", "redirect_uris"], actual=sorted(doc)[:12])
+    same = doc.get("client_id") == url
+    ctx.check("client.auth.cimd-document-client-id", same, problem="ClientMetadataDocumentIdMismatch",
+              message="the document's client_id is its URL exactly" if same else
+              f"the document's client_id {doc.get('client_id')!r} is not its URL {url!r}",
+              expected=url, actual=doc.get("client_id"))
+
+
+@scenario(requirements=["client.auth.no-refresh-assumed"], role="client", transports=HTTP, since="2026-07-28", order=89)
+async def auth_no_refresh_token(ctx: ClientContext) -> None:
+    """The authorization server issues no refresh token; the MCP server answers the first token
+    401 ``invalid_token`` once it has served one request with it: the client must not send a
+    ``refresh_token`` grant (it was given none)."""
+    site, played = await _play(ctx, Protected(expire_first=True, auth=AuthConfig(refresh_tokens=False)),
+                               provoked=lambda s: bool(s.expired) and len(s.as_hits("token")) >= 2)
+    rid = "client.auth.no-refresh-assumed"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    if not site.expired:
+        _not_reached(ctx, site, rid, "no token of the client was ever served")
+        return
+    refreshed = [h for h in site.as_hits("token") if h.form.get("grant_type") == "refresh_token"]
+    again = [h for h in site.as_hits("authorize")][1:]
+    if not refreshed and not again:
+        _not_reached(ctx, site, rid, "after its token was refused the client neither authorized again nor tried a "
+                                     "refresh (" + "; ".join(_lines(site.hits())[-3:]) + ")")
+        return
+    ctx.check(rid, not refreshed, problem="RefreshTokenAssumed",
+              message=f"no refresh token was issued, and the client authorized again ({again[0].line()})" if not refreshed
+              else f"no refresh token was ever issued, and the client sent a refresh_token grant: {refreshed[0].line()}",
+              expected="no refresh_token grant", actual=_lines(refreshed) or None)
+
+
+@scenario(requirements=["client.auth.registration-priority"], role="client", transports=HTTP, since="2025-11-25",
+          order=89)
+async def auth_registration_priority(ctx: ClientContext) -> None:
+    """The authorization server offers client ID metadata documents and dynamic registration.  A
+    client that registers dynamically there is then sent (its first token served, the metadata
+    changed) to a second authorization server that offers client ID metadata documents only: if it
+    uses one there, it supports them, and should have used one at the first.  (Pre-registration,
+    the first of the order, is not offered: whether a client has it cannot be seen.)"""
+    protected = Protected(auth=AuthConfig(cimd=True, registration=True), migrate=AuthConfig(cimd=True, registration=False))
+    site, played = await _play(ctx, protected, provoked=lambda s: bool(s.as_hits("authorize", "as2")))
+    rid = "client.auth.registration-priority"
+    if not _started(ctx, site, played, (rid,)):
+        return
+    authorize = site.as_hits("authorize")
+    if not authorize:
+        _not_reached(ctx, site, rid, "the client made no authorization request")
+        return
+    first_id = authorize[0].params.get("client_id")
+    if _is_url_client_id(first_id):
+        ctx.check(rid, True, message=f"offered both, the client used its client ID metadata document ({first_id!r}), "
+                                     "not dynamic registration")
+        return
+    later = [h.params.get("client_id") for h in site.as_hits("authorize", "as2")]
+    if not any(_is_url_client_id(c) for c in later):
+        _not_reached(ctx, site, rid, f"the client used the client ID {first_id!r} where metadata documents and "
+                     "dynamic registration were offered, and showed no support for metadata documents (at the second "
+                     "authorization server, which offers nothing else: " + (", ".join(map(repr, later)) or
+                                                                             "no authorization request") + ")")
+        return
+    url = next(c for c in later if _is_url_client_id(c))
+    ctx.check(rid, False, problem="RegistrationPriority",
+              message=f"offered client ID metadata documents and dynamic registration, the client registered "
+                      f"dynamically ({first_id!r}); it supports metadata documents (it used {url!r} where nothing else "
+                      "was offered), which come first",
+              expected="the client ID metadata document URL where the server supports them",
+              actual=_lines(site.as_hits("register") + authorize[:1]))

@@ -433,3 +433,108 @@ async def insufficient_scope(ctx: ScenarioContext) -> None:
                   entries=probe.entries(retry))
 
 
+
+
+# -- 2025-03-26: the server's origin is its authorization server ----------------------------------------------
+
+AS_METADATA_03 = "auth.server.as-metadata-2025-03-26"
+DEFAULT_ENDPOINTS_03 = "auth.server.default-endpoints-2025-03-26"
+DCR_03 = "auth.server.dcr-2025-03-26"
+REDIRECT_03 = "auth.server.redirect-validation-2025-03-26"
+ELSEWHERE = "https://mcp-conformance.invalid/elsewhere"
+_CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  # (RFC 7636 appendix B's, with any verifier: never redeemed)
+
+
+@scenario(requirements=[AS_METADATA_03, DEFAULT_ENDPOINTS_03, DCR_03, REDIRECT_03], transports=HTTP,
+          versions=[V03], connection=ConnectionKind.FRESH)
+async def origin_authorization_server(ctx: ScenarioContext) -> None:
+    """2025-03-26: the authorization base URL is the origin of the MCP endpoint.  Its RFC 8414
+    metadata (else the default endpoints), dynamic registration, and the authorization endpoint's
+    refusal to send an answer to a redirect URI the client did not register."""
+    auth, _ = await _gate(ctx)
+    peer = await ctx.connect(fresh=True)
+    from urllib.parse import urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(ctx.target.url or "")
+    base = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+    json_headers = {"Accept": "application/json", "Authorization": None}
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        meta_ex = await _request(probe, "GET", url=base + "/.well-known/oauth-authorization-server", headers=json_headers)
+        doc = _json_object(meta_ex) if meta_ex.status == 200 else None
+        has_meta = isinstance(doc, dict) and all(isinstance(doc.get(k), str) for k in ("authorization_endpoint",
+                                                                                         "token_endpoint"))
+        ctx.check(AS_METADATA_03, has_meta, problem="AuthorizationServerMetadataMissing",
+                  message=(f"{base}/.well-known/oauth-authorization-server serves RFC 8414 metadata" if has_meta else
+                           f"{base}/.well-known/oauth-authorization-server answered {_describe(meta_ex)}"),
+                  expected="200 application/json {authorization_endpoint, token_endpoint, ...}",
+                  actual=_describe(meta_ex), entries=probe.entries(meta_ex))
+        endpoints = {"authorize": f"{base}/authorize", "token": f"{base}/token", "register": f"{base}/register"}
+        if has_meta:
+            assert isinstance(doc, dict)
+            endpoints["authorize"], endpoints["token"] = doc["authorization_endpoint"], doc["token_endpoint"]
+            reg = doc.get("registration_endpoint")
+            endpoints["register"] = reg if isinstance(reg, str) else ""
+            ctx.not_reached(DEFAULT_ENDPOINTS_03, "the server serves authorization server metadata (the default "
+                                                  "endpoints are for servers that do not)")
+        else:
+            answers = []
+            for name, method in (("authorize", "GET"), ("token", "POST"), ("register", "POST")):
+                ex = await _request(probe, method, url=endpoints[name], headers={**json_headers,
+                                    "Content-Type": "application/x-www-form-urlencoded" if method == "POST" else None},
+                                    body=b"" if method == "POST" else None)
+                answers.append((name, ex))
+            missing = [f"{_method_of(n)} /{n}: {_describe(ex, 80)}" for n, ex in answers
+                       if isinstance(ex, NoAnswer) or ex.status in (404, 405)]
+            ctx.check(DEFAULT_ENDPOINTS_03, not missing, problem="DefaultEndpointsMissing",
+                      message=("without metadata, /authorize, /token and /register answer at the origin" if not missing
+                               else "without authorization server metadata, the default endpoints are not there: "
+                               + "; ".join(missing)),
+                      expected="/authorize, /token, /register at the origin", actual=missing or None,
+                      entries=[e for _, ex in answers for e in probe.entries(ex)])
+        # dynamic registration
+        redirect = "http://127.0.0.1:9/mcp-conformance-callback"
+        client_id: str | None = None
+        if not endpoints["register"]:
+            ctx.check(DCR_03, False, problem="DynamicRegistrationMissing",
+                      message="the authorization server metadata names no registration_endpoint",
+                      expected="registration_endpoint", actual=sorted(doc)[:20] if isinstance(doc, dict) else None,
+                      entries=probe.entries(meta_ex))
+        else:
+            body = json.dumps({"client_name": "mcp-conformance", "redirect_uris": [redirect],
+                               "grant_types": ["authorization_code"], "response_types": ["code"],
+                               "token_endpoint_auth_method": "none"}).encode()
+            reg_ex = await _request(probe, "POST", url=endpoints["register"], body=body,
+                                    headers={**json_headers, "Content-Type": "application/json"})
+            answer = _json_object(reg_ex)
+            if reg_ex.status in (200, 201) and isinstance(answer, dict) and isinstance(answer.get("client_id"), str):
+                client_id = answer["client_id"]
+            ctx.check(DCR_03, client_id is not None, problem="DynamicRegistrationRefused",
+                      message=(f"the registration endpoint registered the client ({reg_ex.status}, client_id "
+                               f"{client_id!r})" if client_id else
+                               f"an RFC 7591 registration at {endpoints['register']} was answered {_describe(reg_ex)}"),
+                      expected="201 {client_id, ...}", actual=_describe(reg_ex), entries=probe.entries(reg_ex))
+        if client_id is None:
+            ctx.not_reached(REDIRECT_03, "no client could be registered to ask the authorization endpoint with")
+            return
+        query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": ELSEWHERE,
+                           "code_challenge": _CHALLENGE, "code_challenge_method": "S256",
+                           "state": "mcp-conformance-state"})
+        target = endpoints["authorize"] + ("&" if "?" in endpoints["authorize"] else "?") + query
+        ex = await _request(probe, "GET", url=target, headers={"Authorization": None})
+        location = ex.headers.get("location", "") if 300 <= ex.status < 400 else ""
+        to = urlsplit(location)
+        elsewhere = urlsplit(ELSEWHERE)
+        open_redirect = bool(location) and (to.scheme, to.netloc, to.path) == (elsewhere.scheme, elsewhere.netloc,
+                                                                               elsewhere.path)
+        ctx.check(REDIRECT_03, not open_redirect, problem="OpenRedirect",
+                  message=(f"an authorization request for the unregistered redirect URI {ELSEWHERE} was answered "
+                           f"{ex.status}{' (to ' + location[:100] + ')' if location else ''}, not sent there"
+                           if not open_redirect else
+                           f"the authorization endpoint sent the answer to {location[:160]}, a redirect URI the client "
+                           f"never registered (it registered {redirect})"),
+                  expected=f"no redirect to {ELSEWHERE}", actual=f"{ex.status} {location[:160]}".strip(),
+                  entries=probe.entries(ex))
+
+
+def _method_of(endpoint: str) -> str:
+    return "GET" if endpoint == "authorize" else "POST"

@@ -43,7 +43,25 @@ CITED: dict[str, dict[str, str]] = {
     'client.auth.as-metadata-order-root': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-server-metadata-discovery',
     },
+    'client.auth.cimd-capability': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#discovery',
+    },
+    'client.auth.cimd-document-client-id': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
+    },
+    'client.auth.cimd-document-fields': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
+    },
+    'client.auth.cimd-hosted': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
+    },
+    'client.auth.cimd-url': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#implementation-requirements',
+    },
     'client.auth.pkce-refuse': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
+    },
+    'client.auth.pkce-refuse-oidc': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-code-protection',
     },
     'client.auth.pkce-s256': {
@@ -62,6 +80,9 @@ CITED: dict[str, dict[str, str]] = {
     'client.auth.redirect-uri-registered': {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#open-redirection',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#open-redirection',
+    },
+    'client.auth.registration-priority': {
+        '2026-07-28': 'https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration',
     },
     'client.auth.state': {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#open-redirection',

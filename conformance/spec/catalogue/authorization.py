@@ -231,3 +231,41 @@ _auth(
     "`aud` is this server's resource with its scheme and host in upper case (HTTP://127.0.0.1:.../mcp) is "
     "served like one in canonical form.",
 )
+
+# -- 2025-03-26: the server's origin is its authorization server (issue 25) ----------------------------
+
+_auth(
+    "auth.server.as-metadata-2025-03-26", "SHOULD", (V03,),
+    spec_url(V03, INDEX, "overview"),
+    "MCP servers SHOULD and MCP clients MUST implement OAuth 2.0 Authorization Server Metadata (RFC8414).",
+    "The server's part: `/.well-known/oauth-authorization-server` at the origin of the MCP endpoint (the "
+    "authorization base URL) answers 200 with an RFC 8414 JSON object naming `authorization_endpoint` and "
+    "`token_endpoint`.",
+)
+
+_auth(
+    "auth.server.default-endpoints-2025-03-26", "MUST", (V03,),
+    spec_url(V03, INDEX, "overview"),
+    "Servers that do not support Authorization Server Metadata MUST follow the default URI schema.",
+    "Only for a server without that metadata: `/authorize` (GET) and `/token`, `/register` (POST) at the "
+    "origin answer (anything but 404 / 405: a refusal of the suite's incomplete request is an answer).",
+)
+
+_auth(
+    "auth.server.dcr-2025-03-26", "SHOULD", (V03,),
+    spec_url(V03, INDEX, "overview"),
+    "SHOULD support the OAuth 2.0 Dynamic Client Registration Protocol (RFC7591).",
+    "The server's part (\"MCP auth implementations\"): an RFC 7591 registration request (a loopback "
+    "redirect URI, a public client) to the metadata's `registration_endpoint` (else `/register` at the "
+    "origin) is answered 201 with a `client_id`.",
+)
+
+_auth(
+    "auth.server.redirect-validation-2025-03-26", "MUST", (V03,),
+    spec_url(V03, INDEX, "security-considerations"),
+    "Servers MUST validate redirect URIs to prevent open redirect vulnerabilities",
+    "A client registered with one loopback redirect URI asks the authorization endpoint (PKCE S256, "
+    "`state`) to send the answer to https://mcp-conformance.invalid/elsewhere: the server must not "
+    "redirect there (a 4xx or its own page passes; a redirect onwards to its upstream authorization "
+    "server does too).",
+)

@@ -274,3 +274,212 @@ _auth(
     "The `redirect_uri` of the authorization request (and every one registered) is https, or http on "
     "a loopback host (`localhost`, `127.0.0.1`, `[::1]`).",
 )
+
+
+# -- registration: which mechanism, and what is registered (issue 25) -------------------------------
+
+_auth(
+    "client.auth.dcr-supported", "SHOULD", (V03, V06),
+    spec_url(V06, PAGE, "overview"),
+    "SHOULD support the OAuth 2.0 Dynamic Client Registration Protocol (RFC7591).",
+    "The authorization server offers dynamic registration only (a `registration_endpoint`; no client ID "
+    "metadata document support, no pre-registered client): the client registers there (an RFC 7591 "
+    "POST) before its authorization request.  (2025-03-26: \"MCP auth implementations\"; 2025-06-18: "
+    "\"Authorization servers and MCP clients\"; the authorization server half is the suite's own.)",
+)
+
+_auth(
+    "client.auth.cimd-capability", "SHOULD", FROM_11,
+    spec_url(V26, REGISTRATION, "advertising-cimd-support"),
+    "MCP clients SHOULD check for this capability and MAY fall back to Dynamic Client Registration or "
+    "pre-registration if unavailable.",
+    "The authorization server's metadata does not advertise `client_id_metadata_document_supported`: the "
+    "`client_id` of the client's authorization request is not a URL of its own (a client ID metadata "
+    "document) but one the server issued or the run pre-registered.",
+)
+
+_auth(
+    "client.auth.dcr-native", "SHOULD", (V26,),
+    spec_url(V26, REGISTRATION, "application-type-and-redirect-uri-constraints"),
+    "Native applications (desktop applications, mobile apps, CLI tools, and locally-hosted web applications "
+    "accessed via `localhost`) SHOULD use `application_type: \"native\"`",
+    "A dynamic registration whose redirect URIs are all loopback (`localhost`, `127.0.0.1`, `[::1]`: a "
+    "locally running client) has `application_type` \"native\".",
+)
+
+_auth(
+    "client.auth.refresh-grant-type", "SHOULD", (V26,),
+    spec_url(V26, PAGE, "refresh-tokens"),
+    "SHOULD include `refresh_token` in their `grant_types` client metadata",
+    "Of clients that desire refresh tokens: a client that shows it does (it asks for `offline_access`, "
+    "which the authorization server lists, or sends a `refresh_token` grant) and registers dynamically "
+    "has `refresh_token` in the registration's `grant_types`.",
+)
+
+# -- the token in the request ----------------------------------------------------------------------
+
+_auth(
+    "client.auth.bearer-header", "MUST", FROM_06,
+    spec_url(V26, PAGE, "token-requirements"),
+    "MCP client MUST use the Authorization request header field defined in OAuth 2.1 Section 5.1.1:",
+    "The access token the suite's authorization server issued reaches the MCP server in an "
+    "`Authorization` header with the `Bearer` scheme (case-insensitive): no request carries it in "
+    "another header, another scheme or the body instead.",
+)
+
+# -- scopes: the initial selection, step-up, retry limits --------------------------------------------
+
+_auth(
+    "client.auth.scope-selection", "SHOULD", FROM_11,
+    spec_url(V26, PAGE, "scope-selection-strategy"),
+    "During the initial authorization handshake, MCP clients SHOULD follow this priority order for scope "
+    "selection:",
+    "Three cases: the 401 challenge has `scope`: the first authorization request asks for those scopes "
+    "(no more; a challenged scope left out is client.auth.challenge-scope's); no challenge `scope` but "
+    "`scopes_supported` in the protected resource metadata: all of them; neither: no `scope` parameter.  "
+    "`offline_access` is not counted (the 2026-07-28 refresh token section lets clients add it).",
+)
+
+_auth(
+    "client.auth.step-up", "SHOULD", FROM_11,
+    spec_url(V26, PAGE, "step-up-authorization-flow"),
+    "Clients SHOULD respond to these errors by requesting a new access token with an increased set of scopes "
+    "via a step-up authorization flow or handle the errors in other, appropriate ways.",
+    "An authorized request is answered 403 `insufficient_scope` with `scope=\"mcp:admin\"`: a new "
+    "authorization request the client makes after it asks for the challenged scope (a client that does "
+    "not authorize again handles the error another way: passes).",
+)
+
+_auth(
+    "client.auth.step-up-union", "SHOULD", (V26,),
+    spec_url(V26, PAGE, "scope-selection-strategy"),
+    "When re-authorizing, clients SHOULD include these scopes alongside any previously granted scopes to avoid "
+    "losing permissions needed for other operations (see Step-Up Authorization Flow).",
+    "After the 403 `insufficient_scope` naming `mcp:admin` only, the step-up authorization request asks "
+    "for the scopes granted before (`mcp:read mcp:write`) as well as `mcp:admin`.",
+)
+
+_auth(
+    "client.auth.retry-limit", "SHOULD", FROM_11,
+    spec_url(V26, PAGE, "step-up-authorization-flow"),
+    "Clients SHOULD implement retry limits and SHOULD track scope upgrade attempts to avoid repeated failures "
+    "for the same resource and operation combination.",
+    "The authorization server never grants `mcp:admin`, so every step-up ends in the same 403 "
+    "`insufficient_scope`: the client makes at most 3 authorization requests after the first 403 (the "
+    "official runner's bound), not one per refusal.",
+)
+
+_auth(
+    "client.auth.per-as-registration", "MUST", (V26,),
+    spec_url(V26, DISCOVERY, "authorization-server-location"),
+    "Clients MUST maintain separate registration state (client credentials, tokens) per authorization server and "
+    "MUST NOT assume that credentials valid for one authorization server will be accepted by another.",
+    "Once the client's first token has been served, the protected resource metadata names a second "
+    "authorization server and the first one's tokens get 401: at the second, the client presents no "
+    "client ID, client secret, refresh token or access token the first one issued (it registers "
+    "anew, or uses a client ID metadata document URL, which is portable).",
+)
+
+_auth(
+    "client.auth.registration-refused", "MUST", (V26,),
+    spec_url(V26, REGISTRATION, "application-type-and-redirect-uri-constraints"),
+    "MCP clients MUST be prepared to handle registration failures due to redirect URI constraints when "
+    "authorization servers implement OIDC.",
+    "The registration endpoint answers 400 `invalid_redirect_uri` (no other way to a client ID is "
+    "offered): the client makes no authorization request with a client ID it was never given, and "
+    "retries registration at most 3 times.",
+)
+
+_auth(
+    "client.auth.pkce-refuse-oidc", "MUST", FROM_11,
+    spec_url(V26, SECURITY, "authorization-code-protection"),
+    "MCP clients MUST verify the presence of `code_challenge_methods_supported` in the provider metadata "
+    "response. If the field is absent, MCP clients MUST refuse to proceed.",
+    "The authorization server's metadata is served only at the OpenID Connect well-known URI (the "
+    "RFC 8414 one answers 404) and has no `code_challenge_methods_supported`: the client makes no "
+    "authorization request there.",
+)
+
+_auth(
+    "client.auth.as-metadata-2025-06-18", "MUST", (V06,),
+    spec_url(V06, PAGE, "server-metadata-discovery"),
+    "MCP clients MUST use the OAuth 2.0 Authorization Server Metadata.",
+    "The client asks for the authorization server's RFC 8414 metadata (answered 200) before it uses "
+    "any of its endpoints (registration, authorization, token).",
+)
+
+_auth(
+    "client.auth.client-id-obtained", "MUST", (V26,),
+    spec_url(V26, PAGE, "client-registration"),
+    "Before initiating the authorization flow, MCP clients MUST obtain a client ID through one of three "
+    "registration mechanisms: Client ID Metadata Documents, pre-registration, or Dynamic Client Registration, "
+    "following the requirements and selection priority defined in Client Registration.",
+    "The `client_id` of the authorization request is one the authorization server issued (its dynamic "
+    "registration), one the run pre-registered, or an https client ID metadata document URL: never an "
+    "id the client made up.  (The selection priority is not judged here.)",
+)
+
+_auth(
+    "client.auth.cimd-supported", "SHOULD", FROM_11,
+    spec_url(V26, PAGE, "overview"),
+    "Authorization servers and MCP clients SHOULD support OAuth Client ID Metadata Documents "
+    "(draft-ietf-oauth-client-id-metadata-document-00).",
+    "The authorization server advertises `client_id_metadata_document_supported` and offers no other "
+    "way to a client ID (no registration endpoint, nothing pre-registered): the client's authorization "
+    "request has a URL as its `client_id` (the authorization server half is the suite's own).",
+)
+
+_auth(
+    "client.auth.cimd-url", "MUST", FROM_11,
+    spec_url(V26, REGISTRATION, "implementation-requirements"),
+    "The `client_id` URL MUST use the \"https\" scheme and contain a path component, e.g. "
+    "`https://example.com/client.json`",
+    "Where the client uses a client ID metadata document (a URL `client_id` at an authorization "
+    "server that advertises them), the URL is https with a path other than `/`.",
+)
+
+_auth(
+    "client.auth.no-refresh-assumed", "MUST", (V26,),
+    spec_url(V26, PAGE, "refresh-tokens"),
+    "MUST NOT assume refresh tokens will be issued; the AS retains discretion",
+    "The authorization server issues no refresh token, and the MCP server answers the first token 401 "
+    "`invalid_token` once it has served one request with it: the client sends no `refresh_token` grant "
+    "(it has none); it authorizes again, or stops.",
+)
+
+_auth(
+    "client.auth.registration-priority", "SHOULD", FROM_11,
+    spec_url(V11, PAGE, "client-registration-approaches"),
+    "Clients supporting all options SHOULD",
+    "(2025-11-25: \"... SHOULD follow the following priority order:\"; 2026-07-28: \"... SHOULD use the "
+    "following priority order:\")  The authorization server offers client ID metadata documents and "
+    "dynamic registration: a client that registers dynamically there and then, sent to a second "
+    "authorization server that offers metadata documents only, uses one, supports them and did not "
+    "put them first.  The pre-registration step is not judged (whether a client has it is not seen).",
+)
+
+_auth(
+    "client.auth.cimd-hosted", "MUST", FROM_11,
+    spec_url(V26, REGISTRATION, "implementation-requirements"),
+    "Clients MUST host their metadata document at an HTTPS URL following RFC requirements",
+    "The suite's authorization server fetches the client's `client_id` URL before it answers the "
+    "authorization request (as a server supporting client ID metadata documents does): answered 200 "
+    "with a JSON object, over https (TLS verified, except on a loopback host).  A URL that cannot be "
+    "reached from where the suite runs (no answer at all) is not judged.",
+)
+
+_auth(
+    "client.auth.cimd-document-fields", "MUST", FROM_11,
+    spec_url(V26, REGISTRATION, "implementation-requirements"),
+    "The metadata document MUST include at least the following properties: `client_id`, `client_name`, "
+    "`redirect_uris`",
+    "The document fetched from the client's `client_id` URL has `client_id` and `client_name` "
+    "(strings) and `redirect_uris` (a non-empty array of strings).",
+)
+
+_auth(
+    "client.auth.cimd-document-client-id", "MUST", FROM_11,
+    spec_url(V26, REGISTRATION, "implementation-requirements"),
+    "Clients MUST ensure the `client_id` value in the metadata matches the document URL exactly",
+    "The `client_id` of the document fetched is the URL it was fetched from, character for character.",
+)

@@ -90,11 +90,19 @@ def test_the_reference_server_is_a_clean_resource_server(runs: Prefetch[str], na
     code, report, log = runs[name].result()
     outcomes = _by_outcome(report)
     assert code == 0, log
+    # the default endpoints are the rule of a server without authorization server metadata, and this
+    # one serves it (2025-03-26): that one requirement is skipped, with the reason
+    conditional = {(r["requirement"], r["version"]) for r in report["results"] if r["outcome"] == "skip"
+                   and r["requirement"] == "auth.server.default-endpoints-2025-03-26"
+                   and "serves authorization server metadata" in (r.get("reason") or "")}
+    outcomes["skip"] = outcomes.get("skip", set()) - conditional
+    if not outcomes["skip"]:
+        del outcomes["skip"]
     assert set(outcomes) == {"pass"}, {k: sorted(v)[:5] for k, v in outcomes.items() if k != "pass"}
     reqs = catalogue()
     transport = "sse" if name == "sse" else "streamable-http"
     applicable = {(rid, v) for rid in AUTH_REQS for v in versions if reqs[rid].applies_to(v, transport)}
-    assert outcomes["pass"] == applicable  # every requirement of every version checked, none left over
+    assert outcomes["pass"] | conditional == applicable  # every requirement of every version judged, none left over
 
 
 def test_without_authorization_options_every_scenario_skips_with_the_reason(runs: Prefetch[str]) -> None:
