@@ -42,6 +42,10 @@ RCT = "transport.http.post.request-content-type"
 RCT26 = "transport.http.post.request-content-type-2026"
 A202 = "transport.http.post.accepted-202"
 A202_26 = "transport.http.post.accepted-202-2026"
+NREF26 = "transport.http.post.notification-refused-2026"
+XACCEL = "transport.http.sse.x-accel-buffering"
+RELATED26 = "transport.http.sse.notifications-related-2026"
+ENDS26 = "transport.http.sse.response-ends-stream-2026"
 ACCEPT = "transport.http.post.accept-406"
 CTYPE = "transport.http.post.content-type-415"
 SID_ASCII = "transport.http.session.id-visible-ascii"
@@ -117,11 +121,21 @@ def _note_seq(peer: RawPeer, text: str) -> list[int]:
 # -- POST answers --------------------------------------------------------------------------------------
 
 
-@scenario(requirements=[RCT, RCT26, A202, A202_26], transports=HTTP, order=900)
+def _error_body(body: bytes) -> bool:
+    """The body is a JSON-RPC error response (a refusal told in JSON-RPC)."""
+    env = parse_envelope(body) if body else None
+    return env is not None and env.kind is Kind.ERROR
+
+
+MALFORMED_NOTIFICATION = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "mcp-conformance: not an object"}
+
+
+@scenario(requirements=[RCT, RCT26, A202, A202_26, NREF26], transports=HTTP, order=900)
 async def post_answers(ctx: ScenarioContext) -> None:
-    """A request and a notification POSTed on the shared session, then every POST of the run on
-    this version: a request is answered with application/json or text/event-stream; a notification
-    the server accepts gets 202 Accepted with no body."""
+    """A request and a notification POSTed on the shared session (2026-07-28: also a notification
+    whose params are not an object), then every POST of the run on this version: a request is
+    answered with application/json or text/event-stream; a notification the server accepts gets
+    202 Accepted with no body, one it refuses an HTTP error status."""
     peer = await ctx.connect()
     rct = RCT if ctx.applies(RCT) else RCT26
     acc = A202 if ctx.applies(A202) else A202_26
@@ -131,12 +145,19 @@ async def post_answers(ctx: ScenarioContext) -> None:
         await peer.expect_response(rid)
     except PeerError as exc:
         ctx.note(f"the request POSTed as a probe got no answer ({exc})", requirement=rct)
-    ex: HttpExchange = await peer.send_json(notification_message(ctx.version))
+    refusal = NREF26 if ctx.applies(NREF26) else None
     tally = _Tally(ctx)
-    own = ex.stream
+    own: set[str] = set()
+    if refusal is not None:
+        bad: HttpExchange = await peer.send_json(MALFORMED_NOTIFICATION)
+        own.add(bad.stream)
+        _judge_notification_answer(tally, peer, bad, acc, refusal, "a notification whose params are not an object")
+    ex: HttpExchange = await peer.send_json(notification_message(ctx.version))
+    own.add(ex.stream)
     body = ex.body or b""
-    tally.seen(acc)
-    if _ok(ex.status) and (ex.status != 202 or body or ex.is_sse):
+    if refusal is not None and _judge_refusal(tally, peer, ex, refusal, "a notifications/cancelled for a request never sent"):
+        pass
+    elif _ok(ex.status) and (ex.status != 202 or body or ex.is_sse):
         tally.fail(
             acc,
             peer=peer,
@@ -155,7 +176,7 @@ async def post_answers(ctx: ScenarioContext) -> None:
     posts = 0
     for conn, streams in _streams(ctx):
         for st in streams.values():
-            if st.method != "POST" or not _ok(st.status) or not st.sent or (conn.peer is peer and st.name == own):
+            if st.method != "POST" or not _ok(st.status) or not st.sent or (conn.peer is peer and st.name in own):
                 continue
             envs = st.sent_envelopes()
             if not envs or any(e.kind in (Kind.PARSE_ERROR, Kind.INVALID) for e in envs):
@@ -182,7 +203,22 @@ async def post_answers(ctx: ScenarioContext) -> None:
                 tally.seen(acc)
                 length = st.response_headers.get("content-length")
                 has_body = (length not in (None, "0")) or st.is_sse
-                if st.status != 202 or has_body:
+                refused = [m for m in st.messages() if m.kind is Kind.ERROR]
+                if refusal is not None and any(e.kind is Kind.NOTIFICATION for e in envs) and refused:
+                    what = ", ".join(sorted({e.method or e.kind.value for e in envs}))
+                    tally.fail(
+                        refusal,
+                        peer=conn.peer,
+                        problem="NotificationRefusedWithSuccessStatus",
+                        message=(
+                            f"a POST of {what} on {conn.label} was refused with a JSON-RPC error under HTTP {st.status}; "
+                            "a notification the server cannot accept gets an HTTP error status (e.g. 400)"
+                        ),
+                        expected="an HTTP error status (4xx or 5xx)",
+                        actual={"status": st.status, "error": refused[0].error},
+                        entries=[st.note] if st.note is not None else [],
+                    )
+                elif st.status != 202 or has_body:
                     what = ", ".join(sorted({e.method or e.kind.value for e in envs}))
                     tally.fail(
                         acc,
@@ -200,6 +236,46 @@ async def post_answers(ctx: ScenarioContext) -> None:
     passed = f"{posts + 1} successful POST answer(s) checked"
     tally.finish(rct, passed)
     tally.finish(acc, passed)
+    if refusal is not None:
+        tally.finish(refusal, "every notification the server refused got an HTTP error status",
+                     nothing="the server accepted every notification POSTed during the run (202): none refused")
+
+
+def _judge_refusal(tally: _Tally, peer: RawPeer, ex: HttpExchange, rid: str, what: str) -> bool:
+    """Judge ``rid`` on a notification POST's answer if it refused the notification; True if it did."""
+    body = ex.body or b""
+    if not _ok(ex.status) and ex.status >= 400:
+        tally.seen(rid)
+        return True
+    if ex.status < 400 and _error_body(body):
+        tally.fail(
+            rid,
+            peer=peer,
+            problem="NotificationRefusedWithSuccessStatus",
+            message=f"{what} was refused with a JSON-RPC error under HTTP {ex.status} ({describe(ex)}); a notification the server cannot accept gets an HTTP error status (e.g. 400)",
+            expected="an HTTP error status (4xx or 5xx)",
+            actual=describe(ex),
+            entries=_note_seq(peer, f"POST {ex.url} -> {ex.status}"),
+        )
+        return True
+    return False
+
+
+def _judge_notification_answer(tally: _Tally, peer: RawPeer, ex: HttpExchange, acc: str, rid: str, what: str) -> None:
+    """A notification probe: refused (judged by ``rid``) or accepted (202 with no body, ``acc``)."""
+    if _judge_refusal(tally, peer, ex, rid, what):
+        return
+    tally.seen(acc)
+    if ex.status != 202 or ex.body or ex.is_sse:
+        tally.fail(
+            acc,
+            peer=peer,
+            problem="NotificationNot202",
+            message=f"{what} was answered {describe(ex)}; an accepted notification gets 202 Accepted with no body",
+            expected="202 Accepted, no body",
+            actual=describe(ex),
+            entries=_note_seq(peer, f"POST {ex.url} -> {ex.status}"),
+        )
 
 
 # -- Accept and Content-Type (practice) ------------------------------------------------------------------
@@ -865,3 +941,142 @@ def _id_clash(uses: list[tuple[StreamInfo, str, int]]) -> str | None:
     if st is first_st:
         return f"twice on {st.name}"
     return f"on {first_st.name} and {st.name}" + ("" if data == first_data else " with different data")
+
+
+# -- 2026-07-28: SSE response streams ---------------------------------------------------------------------
+
+V2026 = "2026-07-28"
+# notifications that only a subscriptions/listen stream carries in 2026-07-28 (basic/patterns/subscriptions)
+LISTEN_ONLY = (
+    "notifications/subscriptions/acknowledged",
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+)
+ENDS_WAIT = 2.0  # seconds the server has, at most, to end a stream after its response
+
+
+def _progress_token(env: Envelope) -> Any:
+    params = env.params if isinstance(env.params, dict) else {}
+    meta = params.get("_meta")
+    return meta.get("progressToken", MISSING) if isinstance(meta, dict) else MISSING
+
+
+def _unrelated(note: Envelope, request: Envelope) -> str | None:
+    """Why a notification on ``request``'s response stream does not relate to it (None: it may)."""
+    if note.method in LISTEN_ONLY:
+        return f"{note.method} (a change notification: only a subscriptions/listen stream carries it)"
+    if note.method == "notifications/progress":
+        params = note.params if isinstance(note.params, dict) else {}
+        token, ours = params.get("progressToken", MISSING), _progress_token(request)
+        if ours is MISSING:
+            return f"notifications/progress for token {token!r}, though the request carried no progressToken"
+        if token != ours or type(token) is not type(ours):
+            return f"notifications/progress for token {token!r}, not the request's {ours!r}"
+    return None
+
+
+@scenario(requirements=[XACCEL, RELATED26], transports=HTTP, since=V2026, order=900)
+async def sse_streams_2026(ctx: ScenarioContext) -> None:
+    """Every POST of the run answered with an SSE stream: the response carries X-Accel-Buffering:
+    no, and every notification on the stream relates to the request (progress for its own
+    progressToken; no change notifications, which only subscriptions/listen streams carry)."""
+    await ctx.connect()
+    tally = _Tally(ctx)
+    for conn, streams in _streams(ctx):
+        for st in streams.values():
+            if st.method != "POST" or not _ok(st.status) or not st.is_sse:
+                continue
+            tally.seen(XACCEL)
+            value = st.response_headers.get("x-accel-buffering")
+            if (value or "").strip().lower() != "no":
+                tally.fail(
+                    XACCEL,
+                    peer=conn.peer,
+                    problem="NoAccelBufferingHeader",
+                    message=(
+                        f"the SSE answer {st.name} on {conn.label} has "
+                        + ("no X-Accel-Buffering header" if value is None else f"X-Accel-Buffering: {value!r}")
+                        + "; reverse proxies such as nginx may then buffer its events"
+                    ),
+                    expected="X-Accel-Buffering: no",
+                    actual=value,
+                    entries=[st.note] if st.note is not None else [],
+                )
+            requests = [e for e in st.sent_envelopes() if e.kind is Kind.REQUEST]
+            if len(requests) != 1 or requests[0].method == "subscriptions/listen":
+                continue
+            request = requests[0]
+            for entry in st.inbound:
+                env = entry.envelope
+                if env is None or env.kind is not Kind.NOTIFICATION:
+                    continue
+                tally.seen(RELATED26)
+                why = _unrelated(env, request)
+                if why is not None:
+                    tally.fail(
+                        RELATED26,
+                        peer=conn.peer,
+                        problem="UnrelatedNotification",
+                        message=f"the SSE answer {st.name} to {request.method} (id {id_repr(request.id)}) on {conn.label} carried {why}",
+                        expected="notifications about this request only (its progress, its log messages)",
+                        actual=env.summary(),
+                        entries=[entry.seq],
+                    )
+    tally.finish(XACCEL, f"{tally.checked.get(XACCEL, 0)} SSE answer(s) carried X-Accel-Buffering: no",
+                 nothing="no POST was answered with an SSE stream during the run (application/json is allowed)")
+    tally.finish(RELATED26, f"{tally.checked.get(RELATED26, 0)} notification(s) on request streams, each about its request",
+                 nothing="no notification arrived on the SSE answer to a request during the run")
+
+
+@scenario(requirements=[ENDS26], transports=HTTP, since=V2026)
+async def response_ends_stream(ctx: ScenarioContext) -> None:
+    """A request answered with an SSE stream (server/discover, else the official progress fixture
+    with a progressToken): once the response has arrived, the server ends the stream."""
+    peer = await ctx.connect()
+    rid: Any = "mcp-conformance-stream-end-discover"
+    ex: HttpExchange = await peer.send_json(request_message(ctx.version, rid))
+    if not ex.is_sse:
+        try:
+            await peer.expect_response(rid)
+        except PeerError as exc:
+            ctx.note(f"server/discover got no answer ({exc})", requirement=ENDS26)
+        tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+        if PROGRESS_FIXTURE not in tools:
+            ctx.skip(f"server/discover was answered with application/json and the server does not list {PROGRESS_FIXTURE!r}: "
+                     "no request to answer with an SSE stream (SSE is optional)")
+        rid = "mcp-conformance-stream-end-progress"
+        params = {"name": PROGRESS_FIXTURE, "arguments": {}, "_meta": {"progressToken": "mcp-conformance-stream-end-token"}}
+        ex = await peer.send_json(request_message(ctx.version, rid, "tools/call", params))
+        if not ex.is_sse:
+            ctx.skip(f"{PROGRESS_FIXTURE} was answered {describe(ex)}, not with an SSE stream (SSE is optional)")
+    try:
+        response = await peer.expect_response(rid)
+    except PeerError as exc:
+        ctx.not_reached(ENDS26, f"the SSE answer {ex.stream} carried no response ({exc})")
+        await peer.transport.close_stream(ex.stream)  # type: ignore[attr-defined]
+        return
+    await wait_until(lambda: ex.done.is_set(), min(ctx.timeout, ENDS_WAIT))
+    ended = ex.done.is_set() and ex.closed_by in ("server", "error")  # (a connection dropped after the response ends it too)
+    if not ex.done.is_set():
+        await peer.transport.close_stream(ex.stream)  # type: ignore[attr-defined]
+    entry = peer.entry_of(response)
+    after = [e for e in peer.transcript.entries
+             if e.direction == "in" and e.meta.get("stream") == ex.stream and entry is not None and e.seq > entry.seq and e.envelope is not None]
+    wait = min(ctx.timeout, ENDS_WAIT)
+    ctx.check(
+        ENDS26,
+        ended and not after,
+        problem="MessageAfterResponse" if after else "StreamNotEnded",
+        message=(
+            f"the SSE answer {ex.stream} carried {len(after)} message(s) after the response: "
+            + ", ".join(e.envelope.summary() for e in after[:3])
+            if after
+            else f"the SSE answer {ex.stream} ended after its response" if ended
+            else f"the SSE answer {ex.stream} was still open {wait:g} s after its response"
+        ),
+        expected="the stream ends with the response",
+        actual=[e.envelope.summary() for e in after[:3]] if after else ("ended" if ended else f"open after {wait:g} s"),
+        entries=[entry.seq] if entry is not None else [],
+    )

@@ -363,3 +363,75 @@ define(
         "transport.http.resume.same-stream."
     ),
 )
+
+# -- 2026-07-28: notifications, SSE response streams ------------------------------------------------
+
+define(
+    "transport.http.post.notification-refused-2026",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "sending-messages"),
+    quote="If the server cannot accept it, it MUST return an HTTP error status code (e.g., `400 Bad Request`).",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "'it' is a JSON-RPC notification POSTed to the endpoint. Judged on every notification "
+        "POST of the run (the suite sends notifications/cancelled for a request never sent): a "
+        "refusal told in a JSON-RPC error body under a 1xx, 2xx or 3xx status is flagged. A 4xx "
+        "or 5xx passes, with or without a body; accepting the notification is judged by "
+        "transport.http.post.accepted-202-2026."
+    ),
+)
+
+define(
+    "transport.http.sse.notifications-related-2026",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "receiving-messages"),
+    quote="These notifications MUST relate to the originating client request.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every SSE answer to a POSTed request of the run, subscriptions/listen "
+        "excepted (its stream carries the change notifications the client opted in to). "
+        "Flagged: a notification that only a listen stream carries (list_changed, "
+        "resources/updated, subscriptions/acknowledged), and a notifications/progress whose "
+        "progressToken is not the one the request carried (or when it carried none). "
+        "notifications/message and notification methods this revision does not define are "
+        "accepted: nothing shows they belong to another request."
+    ),
+)
+
+define(
+    "transport.http.sse.response-ends-stream-2026",
+    "SHOULD",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "receiving-messages"),
+    quote="The final JSON-RPC _response_ SHOULD terminate the stream.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Probe: a request likely to be answered with an SSE stream (server/discover, else the "
+        "official fixture test_tool_with_progress with a progressToken); after its response, "
+        "the server has min(--timeout, 2 s) to end the stream. Flagged (warning): the stream "
+        "still open then, or a message after the response. Skipped when no request was "
+        "answered with SSE (application/json is allowed)."
+    ),
+)
+
+define(
+    "transport.http.sse.x-accel-buffering",
+    "SHOULD",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "receiving-messages"),
+    quote=(
+        "When initiating an SSE stream, servers SHOULD include the `X-Accel-Buffering: no` header "
+        "in the HTTP response."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every POST of the run answered with text/event-stream: the X-Accel-Buffering "
+        "header with the value no (compared case-insensitively, as nginx does)."
+    ),
+)
