@@ -42,7 +42,7 @@ import anyio
 
 from conformance.spec import errors as codes
 from conformance.spec.versions import VERSIONS, spec
-from conformance.wire.headers import mirrored_params, param_header_value, x_mcp_header_problems
+from conformance.wire.headers import header_value, mirrored_params, param_header_value, x_mcp_header_problems
 
 from reference_client.core import MISSING, ClientCore
 from reference_client.links import Garbage, HttpRefusal, Tweak, dumps
@@ -835,8 +835,23 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
         await _call_tool_as_task(session, name, args, log)
         return
     headers = _param_headers(session, tool, args)
+    if session.faulty("name-no-base64") and isinstance(name, str) and header_value(name) != name:
+        headers["Mcp-Name"] = "".join(c if " " <= c <= "~" else "?" for c in name).strip()
     answer = await session.call_with_input("tools/call", {"name": name, "arguments": args}, headers=headers, progress=True)
     error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+    if error.get("code") == codes.HEADER_MISMATCH and not session.faulty("no-header-mismatch-retry"):
+        # 2026-07-28 streamable-http#client-behavior: "the client SHOULD call tools/list to check for
+        # changes to the tool's inputSchema, then retry the original request with the appropriate headers"
+        listed = {t.get("name"): t for t in await _pages(session, "tools/list", "tools", lambda _: None) if isinstance(t, dict)}
+        fresh = listed.get(name)
+        if fresh is None:
+            raise LeftAlone(f"tools/call {name}: HeaderMismatch, and no longer listed")
+        if x_mcp_header_problems(fresh.get("inputSchema")):
+            raise LeftAlone(f"tools/call {name}: HeaderMismatch, and its x-mcp-header annotations are now invalid")
+        log(f"tools/call {name}: HeaderMismatch; listed again, called with its current x-mcp-header annotations")
+        headers = _param_headers(session, fresh, args)
+        answer = await session.call_with_input("tools/call", {"name": name, "arguments": args}, headers=headers, progress=True)
+        error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
     if error.get("code") == codes.INVALID_PARAMS:  # gone meanwhile? (a list change we were not told of)
         listed = {t.get("name") for t in await _pages(session, "tools/list", "tools", lambda _: None)}
         if name not in listed:
