@@ -43,6 +43,7 @@ RCT26 = "transport.http.post.request-content-type-2026"
 A202 = "transport.http.post.accepted-202"
 A202_26 = "transport.http.post.accepted-202-2026"
 NREF26 = "transport.http.post.notification-refused-2026"
+ENDPOINT26 = "transport.http.endpoint-post-2026"
 XACCEL = "transport.http.sse.x-accel-buffering"
 RELATED26 = "transport.http.sse.notifications-related-2026"
 ENDS26 = "transport.http.sse.response-ends-stream-2026"
@@ -130,7 +131,7 @@ def _error_body(body: bytes) -> bool:
 MALFORMED_NOTIFICATION = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "mcp-conformance: not an object"}
 
 
-@scenario(requirements=[RCT, RCT26, A202, A202_26, NREF26], transports=HTTP, order=900)
+@scenario(requirements=[RCT, RCT26, A202, A202_26, NREF26, ENDPOINT26], transports=HTTP, order=900)
 async def post_answers(ctx: ScenarioContext) -> None:
     """A request and a notification POSTed on the shared session (2026-07-28: also a notification
     whose params are not an object), then every POST of the run on this version: a request is
@@ -174,8 +175,11 @@ async def post_answers(ctx: ScenarioContext) -> None:
     elif not _ok(ex.status):
         ctx.note(f"the notification probe was refused ({describe(ex)}): allowed ('If the server cannot accept the input, it MUST return an HTTP error status code')", requirement=acc)
     posts = 0
+    endpoint = ENDPOINT26 if ctx.applies(ENDPOINT26) else None
     for conn, streams in _streams(ctx):
         for st in streams.values():
+            if endpoint is not None and st.method == "POST" and st.status is not None:
+                _judge_endpoint(tally, conn, st, ctx.version, endpoint)
             if st.method != "POST" or not _ok(st.status) or not st.sent or (conn.peer is peer and st.name in own):
                 continue
             envs = st.sent_envelopes()
@@ -236,9 +240,40 @@ async def post_answers(ctx: ScenarioContext) -> None:
     passed = f"{posts + 1} successful POST answer(s) checked"
     tally.finish(rct, passed)
     tally.finish(acc, passed)
+    if endpoint is not None:
+        tally.finish(endpoint, f"{tally.checked.get(endpoint, 0)} POST(s) of 2026-07-28 requests answered by the MCP endpoint",
+                     nothing="no POST of a 2026-07-28 request to judge")
     if refusal is not None:
         tally.finish(refusal, "every notification the server refused got an HTTP error status",
                      nothing="the server accepted every notification POSTed during the run (202): none refused")
+
+
+def _judge_endpoint(tally: _Tally, conn: Connection, st: StreamInfo, version: str, rid: str) -> None:
+    """A POST of a request of this version: answered by an MCP endpoint (not a bare 404 / 405 / redirect)."""
+    envs = st.sent_envelopes()
+    if len(envs) != 1 or envs[0].kind is not Kind.REQUEST or st.request_headers.get("mcp-protocol-version") != version:
+        return
+    params = envs[0].params if isinstance(envs[0].params, dict) else {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    if meta.get("io.modelcontextprotocol/protocolVersion") != version:
+        return
+    tally.seen(rid)
+    status = st.status or 0
+    if (status in (404, 405) or 300 <= status < 400) and not st.messages():
+        where = st.response_headers.get("location")
+        tally.fail(
+            rid,
+            peer=conn.peer,
+            problem="EndpointDoesNotServePost",
+            message=(
+                f"a POST of {envs[0].method} (id {id_repr(envs[0].id)}) on {conn.label} was answered {status} with no "
+                "JSON-RPC message" + (f" (Location: {where})" if where else "")
+                + "; the MCP endpoint serves every request over POST at its one path"
+            ),
+            expected="a JSON-RPC answer from the endpoint (any status this revision assigns)",
+            actual={"status": status, "content-type": st.response_headers.get("content-type"), "location": where},
+            entries=[st.note] if st.note is not None else [],
+        )
 
 
 def _judge_refusal(tally: _Tally, peer: RawPeer, ex: HttpExchange, rid: str, what: str) -> bool:

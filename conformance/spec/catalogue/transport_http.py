@@ -364,7 +364,28 @@ define(
     ),
 )
 
-# -- 2026-07-28: notifications, SSE response streams ------------------------------------------------
+# -- 2026-07-28: the endpoint, notifications, SSE response streams -----------------------------------
+
+define(
+    "transport.http.endpoint-post-2026",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026),
+    quote=(
+        "The server MUST provide a single HTTP endpoint path (hereafter referred to as the MCP "
+        "endpoint) that supports POST."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The endpoint is the URL the suite was given. Judged on every POST of the run carrying a "
+        "2026-07-28 request (its _meta and MCP-Protocol-Version naming the version): an answer "
+        "that is 404 Not Found, 405 Method Not Allowed or a redirect (3xx) with no JSON-RPC "
+        "message in its body says the path does not serve MCP over POST (a 404 of this revision "
+        "carries a -32601 error; errors of other statuses are judged by their own rules)."
+    ),
+)
+
 
 define(
     "transport.http.post.notification-refused-2026",
