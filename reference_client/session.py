@@ -480,6 +480,18 @@ def _unsupported_error(answer: Any) -> list[str] | None:
     return supported if isinstance(supported, list) else None
 
 
+_MODERN_ERRORS = (codes.HEADER_MISMATCH, codes.MISSING_REQUIRED_CLIENT_CAPABILITY, codes.UNSUPPORTED_PROTOCOL_VERSION)
+
+
+def _modern_error_code(answer: Any) -> int | None:
+    """The code of a JSON-RPC error only a modern (2026-07-28) server sends, else None."""
+    error = answer.get("error") if isinstance(answer, dict) and isinstance(answer.get("error"), dict) else None
+    code = error.get("code") if error is not None else None
+    if code == codes.UNSUPPORTED_PROTOCOL_VERSION:
+        return code if _unsupported_error(answer) is not None else None
+    return code if code in _MODERN_ERRORS else None
+
+
 async def modern_handshake(session: Session, version: str, *, dual: bool, retried: bool = False) -> None:
     """``server/discover`` with the per-request ``_meta`` of ``version``.  ``dual``: this is the
     era probe (2026-07-28 basic/transports/stdio#backward-compatibility): anything but a
@@ -494,7 +506,7 @@ async def modern_handshake(session: Session, version: str, *, dual: bool, retrie
         await legacy_handshake(session, LEGACY_VERSIONS[-1])
         return
     except Refused as exc:
-        if _unsupported_error(exc.refusal.parsed) is None:
+        if _modern_error_code(exc.refusal.parsed) is None:
             if not dual:
                 raise
             log(f"server/discover: {exc.refusal} (not a modern error): a legacy server")
@@ -503,8 +515,17 @@ async def modern_handshake(session: Session, version: str, *, dual: bool, retrie
         answer = exc.refusal.parsed
     if "error" in answer:
         supported = _unsupported_error(answer)
+        err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+        if supported is None and _modern_error_code(answer) is not None and not session.faulty("fallback-on-modern-400"):
+            # streamable-http#backward-compatibility: "If the body contains a recognized modern JSON-RPC
+            # error, the server speaks a modern version of MCP -- retry using the advertised supported
+            # versions or correct the request, rather than falling back."
+            if retried:
+                raise StepFailed(f"server/discover: error {err.get('code')} {err.get('message')!r} (a modern server)")
+            log(f"server/discover: error {err.get('code')}, a modern error: the server speaks 2026-07-28; sending it again")
+            await modern_handshake(session, version, dual=False, retried=True)
+            return
         if supported is None:
-            err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
             if not dual:
                 raise StepFailed(f"server/discover: error {err.get('code')} {err.get('message')!r}")
             log(f"server/discover: error {err.get('code')} (not a modern error): a legacy server")

@@ -55,6 +55,7 @@ SID_UNKNOWN = "transport.http.session.unknown-404"
 PV = "transport.http.protocol-version.invalid-400"
 ORIGIN_V = "transport.http.origin.validate"
 ORIGIN_403 = "transport.http.origin.invalid-403"
+BIND = "transport.http.bind-localhost"
 GET_SSE = "transport.http.get.sse-or-405"
 GET_NO_RESP = "transport.http.get.no-response"
 GETDEL26 = "transport.http.get-delete-405-2026"
@@ -553,6 +554,74 @@ async def foreign_origin(ctx: ScenarioContext) -> None:
         expected="403 Forbidden",
         actual=describe(ex),
         entries=probe.entries(ex),
+    )
+
+
+# -- binding -------------------------------------------------------------------------------------------------
+
+BIND_TIMEOUT = 1.0  # seconds for one TCP connection attempt (a refusal comes at once)
+
+
+def _local_addresses() -> list[str]:
+    """This machine's IPv4 addresses other than loopback (the source address of its default route,
+    and what its host name resolves to)."""
+    import socket
+
+    found: set[str] = set()
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # UDP: no packet is sent; the kernel picks the source address
+            found.add(s.getsockname()[0])
+    except OSError:
+        pass
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET, socket.SOCK_STREAM):
+            found.add(str(info[4][0]))
+    except OSError:
+        pass
+    return sorted(a for a in found if not a.startswith("127.") and a != "0.0.0.0")
+
+
+async def _accepts(host: str, port: int) -> bool:
+    """A TCP connection to host:port is accepted within BIND_TIMEOUT (then closed at once)."""
+    try:
+        with anyio.fail_after(BIND_TIMEOUT):
+            stream = await anyio.connect_tcp(host, port)
+    except (OSError, TimeoutError):
+        return False
+    await stream.aclose()
+    return True
+
+
+@scenario(requirements=[BIND], transports=[Transport.STREAMABLE_HTTP, Transport.SSE])
+async def bind_localhost(ctx: ScenarioContext) -> None:
+    """A server on a loopback address: its port on this machine's other addresses (non-loopback
+    IPv4 ones, and 127.0.0.2, which a socket bound to all interfaces also accepts) refuses TCP
+    connections."""
+    import httpx
+
+    peer = await ctx.connect()
+    url = getattr(peer.transport, "url", None)
+    if not isinstance(url, str) or not is_loopback(url):
+        ctx.skip(f"{url} is not a loopback address: the server does not run on this machine (as far as the suite can tell)")
+    parsed = httpx.URL(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    others = await anyio.to_thread.run_sync(_local_addresses, abandon_on_cancel=True)
+    if (parsed.host or "").startswith("127."):
+        others = ["127.0.0.2" if parsed.host != "127.0.0.2" else "127.0.0.3", *others]
+    open_on = [a for a in others if await _accepts(a, port)]
+    ctx.check(
+        BIND,
+        not open_on,
+        problem="ListensBeyondLocalhost",
+        message=(
+            f"the server at {url} also accepts TCP connections on {', '.join(f'{a}:{port}' for a in open_on)}: it listens "
+            "beyond localhost (bound to all interfaces?)"
+            if open_on
+            else f"port {port} refuses connections on {', '.join(others) or 'the other addresses'}: bound to localhost only"
+        ),
+        expected=f"connections refused on {', '.join(others)}",
+        actual=open_on,
     )
 
 

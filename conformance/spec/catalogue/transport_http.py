@@ -216,6 +216,26 @@ define(
     ),
 )
 
+define(
+    "transport.http.bind-localhost",
+    "SHOULD",
+    since="2024-11-05",
+    url=spec_url(V2026, PAGE_2026, "security--endpoint"),
+    quote=(
+        "When running locally, servers SHOULD bind only to localhost (127.0.0.1) rather than all "
+        "network interfaces (0.0.0.0)"
+    ),
+    area=AREA,
+    transports=[Transport.STREAMABLE_HTTP, Transport.SSE],
+    note=(
+        "Judged when the server's URL names a loopback address (it runs on this machine): a TCP "
+        "connection to its port on this machine's other addresses -- each non-loopback IPv4 "
+        "address, and 127.0.0.2, which a socket bound to 0.0.0.0 also accepts on Linux while one "
+        "bound to 127.0.0.1 does not -- must be refused. One accepted is a warning: the server "
+        "listens beyond 127.0.0.1. 2024-11-05 words it for the HTTP+SSE transport."
+    ),
+)
+
 # -- GET stream ------------------------------------------------------------------------------------
 
 define(
