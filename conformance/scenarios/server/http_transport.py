@@ -1058,7 +1058,6 @@ LISTEN_ONLY = (
     "notifications/resources/list_changed",
     "notifications/resources/updated",
 )
-ENDS_WAIT = 2.0  # seconds the server has, at most, to end a stream after its response
 
 
 def _progress_token(env: Envelope) -> Any:
@@ -1067,17 +1066,26 @@ def _progress_token(env: Envelope) -> Any:
     return meta.get("progressToken", MISSING) if isinstance(meta, dict) else MISSING
 
 
-def _unrelated(note: Envelope, request: Envelope) -> str | None:
-    """Why a notification on ``request``'s response stream does not relate to it (None: it may)."""
+def _token_key(token: Any) -> tuple[str, str]:
+    return type(token).__name__, repr(token)
+
+
+def _unrelated(note: Envelope, request: Envelope, others: set[tuple[str, str]]) -> str | None:
+    """Why a notification on ``request``'s response stream does not relate to it (None: it may).
+    ``others``: the progress tokens of the other requests we sent; a progress notification for a
+    token no request of ours carried is progress.token's (it references no active request)."""
     if note.method in LISTEN_ONLY:
         return f"{note.method} (a change notification: only a subscriptions/listen stream carries it)"
     if note.method == "notifications/progress":
         params = note.params if isinstance(note.params, dict) else {}
         token, ours = params.get("progressToken", MISSING), _progress_token(request)
+        if ours is not MISSING and _token_key(token) == _token_key(ours):
+            return None
+        if token is MISSING or _token_key(token) not in others:
+            return None  # a token of no request of ours: judged by progress.token
         if ours is MISSING:
-            return f"notifications/progress for token {token!r}, though the request carried no progressToken"
-        if token != ours or type(token) is not type(ours):
-            return f"notifications/progress for token {token!r}, not the request's {ours!r}"
+            return f"notifications/progress for token {token!r}, another request's, though this request carried no progressToken"
+        return f"notifications/progress for token {token!r}, another request's, not this request's {ours!r}"
     return None
 
 
@@ -1089,6 +1097,12 @@ async def sse_streams_2026(ctx: ScenarioContext) -> None:
     await ctx.connect()
     tally = _Tally(ctx)
     for conn, streams in _streams(ctx):
+        tokens: dict[tuple[str, str], str] = {}  # progress token -> the stream of the request that carried it
+        for st in streams.values():
+            for env in st.sent_envelopes():
+                token = _progress_token(env) if env.kind is Kind.REQUEST else MISSING
+                if token is not MISSING:
+                    tokens.setdefault(_token_key(token), st.name)
         for st in streams.values():
             if st.method != "POST" or not _ok(st.status) or not st.is_sse:
                 continue
@@ -1117,7 +1131,7 @@ async def sse_streams_2026(ctx: ScenarioContext) -> None:
                 if env is None or env.kind is not Kind.NOTIFICATION:
                     continue
                 tally.seen(RELATED26)
-                why = _unrelated(env, request)
+                why = _unrelated(env, request, {k for k, where in tokens.items() if where != st.name})
                 if why is not None:
                     tally.fail(
                         RELATED26,
@@ -1161,14 +1175,14 @@ async def response_ends_stream(ctx: ScenarioContext) -> None:
         ctx.not_reached(ENDS26, f"the SSE answer {ex.stream} carried no response ({exc})")
         await peer.transport.close_stream(ex.stream)  # type: ignore[attr-defined]
         return
-    await wait_until(lambda: ex.done.is_set(), min(ctx.timeout, ENDS_WAIT))
+    await wait_until(lambda: ex.done.is_set(), ctx.timeout)  # a server that ends it returns at once
     ended = ex.done.is_set() and ex.closed_by in ("server", "error")  # (a connection dropped after the response ends it too)
     if not ex.done.is_set():
         await peer.transport.close_stream(ex.stream)  # type: ignore[attr-defined]
     entry = peer.entry_of(response)
     after = [e for e in peer.transcript.entries
              if e.direction == "in" and e.meta.get("stream") == ex.stream and entry is not None and e.seq > entry.seq and e.envelope is not None]
-    wait = min(ctx.timeout, ENDS_WAIT)
+    wait = ctx.timeout
     ctx.check(
         ENDS26,
         ended and not after,

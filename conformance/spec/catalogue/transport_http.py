@@ -436,8 +436,9 @@ define(
         "Judged on every SSE answer to a POSTed request of the run, subscriptions/listen "
         "excepted (its stream carries the change notifications the client opted in to). "
         "Flagged: a notification that only a listen stream carries (list_changed, "
-        "resources/updated, subscriptions/acknowledged), and a notifications/progress whose "
-        "progressToken is not the one the request carried (or when it carried none). "
+        "resources/updated, subscriptions/acknowledged), and a notifications/progress for the "
+        "progressToken of another request of ours (a token no request carried references no "
+        "active request: progress.token). "
         "notifications/message and notification methods this revision does not define are "
         "accepted: nothing shows they belong to another request."
     ),
@@ -454,7 +455,7 @@ define(
     note=(
         "Probe: a request likely to be answered with an SSE stream (server/discover, else the "
         "official fixture test_tool_with_progress with a progressToken); after its response, "
-        "the server has min(--timeout, 2 s) to end the stream. Flagged (warning): the stream "
+        "the server has --timeout seconds to end the stream. Flagged (warning): the stream "
         "still open then, or a message after the response. Skipped when no request was "
         "answered with SSE (application/json is allowed)."
     ),
