@@ -242,6 +242,13 @@ FAULTS: dict[str, Fault] = {
     "param-sentinel-plain": _f("a plain Mcp-Param-* value that looks like the Base64 sentinel is sent as it is",
                                MODERN, HTTP),
     "sentinel-uppercase": _f("Base64-encoded Mcp-Param-* values are marked =?BASE64?...?=", MODERN, HTTP),
+    "fallback-on-modern-400": _f("the dual-era probe falls back to initialize on any error but -32022, also on a "
+                                 "400 whose body is a HeaderMismatch or MissingRequiredClientCapability error",
+                                 MODERN, HTTP),
+    "name-no-base64": _f("a tool name that is not plain ASCII goes in Mcp-Name with those characters replaced by '?', "
+                         "not Base64-encoded", MODERN, HTTP),
+    "no-header-mismatch-retry": _f("a tools/call refused with HeaderMismatch is not retried (no tools/list, no second "
+                                   "call with the tool's current headers)", MODERN, HTTP),
     "keep-invalid-header-tools": _f("tools whose x-mcp-header annotations break the constraints are kept (and "
                                     "called)", MODERN, HTTP),
     # -- legacy HTTP+SSE ------------------------------------------------------------------------------

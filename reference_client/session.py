@@ -42,7 +42,7 @@ import anyio
 
 from conformance.spec import errors as codes
 from conformance.spec.versions import VERSIONS, spec
-from conformance.wire.headers import mirrored_params, param_header_value, x_mcp_header_problems
+from conformance.wire.headers import header_value, mirrored_params, param_header_value, x_mcp_header_problems
 
 from reference_client.core import MISSING, ClientCore
 from reference_client.links import Garbage, HttpRefusal, Tweak, dumps
@@ -483,6 +483,18 @@ def _unsupported_error(answer: Any) -> list[str] | None:
     return supported if isinstance(supported, list) else None
 
 
+_MODERN_ERRORS = (codes.HEADER_MISMATCH, codes.MISSING_REQUIRED_CLIENT_CAPABILITY, codes.UNSUPPORTED_PROTOCOL_VERSION)
+
+
+def _modern_error_code(answer: Any) -> int | None:
+    """The code of a JSON-RPC error only a modern (2026-07-28) server sends, else None."""
+    error = answer.get("error") if isinstance(answer, dict) and isinstance(answer.get("error"), dict) else None
+    code = error.get("code") if error is not None else None
+    if code == codes.UNSUPPORTED_PROTOCOL_VERSION:
+        return code if _unsupported_error(answer) is not None else None
+    return code if code in _MODERN_ERRORS else None
+
+
 async def modern_handshake(session: Session, version: str, *, dual: bool, retried: bool = False) -> None:
     """``server/discover`` with the per-request ``_meta`` of ``version``.  ``dual``: this is the
     era probe (2026-07-28 basic/transports/stdio#backward-compatibility): anything but a
@@ -497,7 +509,7 @@ async def modern_handshake(session: Session, version: str, *, dual: bool, retrie
         await legacy_handshake(session, LEGACY_VERSIONS[-1])
         return
     except Refused as exc:
-        if _unsupported_error(exc.refusal.parsed) is None:
+        if _modern_error_code(exc.refusal.parsed) is None:
             if not dual:
                 raise
             log(f"server/discover: {exc.refusal} (not a modern error): a legacy server")
@@ -506,8 +518,17 @@ async def modern_handshake(session: Session, version: str, *, dual: bool, retrie
         answer = exc.refusal.parsed
     if "error" in answer:
         supported = _unsupported_error(answer)
+        err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+        if supported is None and _modern_error_code(answer) is not None and not session.faulty("fallback-on-modern-400"):
+            # streamable-http#backward-compatibility: "If the body contains a recognized modern JSON-RPC
+            # error, the server speaks a modern version of MCP -- retry using the advertised supported
+            # versions or correct the request, rather than falling back."
+            if retried:
+                raise StepFailed(f"server/discover: error {err.get('code')} {err.get('message')!r} (a modern server)")
+            log(f"server/discover: error {err.get('code')}, a modern error: the server speaks 2026-07-28; sending it again")
+            await modern_handshake(session, version, dual=False, retried=True)
+            return
         if supported is None:
-            err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
             if not dual:
                 raise StepFailed(f"server/discover: error {err.get('code')} {err.get('message')!r}")
             log(f"server/discover: error {err.get('code')} (not a modern error): a legacy server")
@@ -838,8 +859,23 @@ async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str]
         await _call_tool_as_task(session, name, args, log)
         return
     headers = _param_headers(session, tool, args)
+    if session.faulty("name-no-base64") and isinstance(name, str) and header_value(name) != name:
+        headers["Mcp-Name"] = "".join(c if " " <= c <= "~" else "?" for c in name).strip()
     answer = await session.call_with_input("tools/call", {"name": name, "arguments": args}, headers=headers, progress=True)
     error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+    if error.get("code") == codes.HEADER_MISMATCH and not session.faulty("no-header-mismatch-retry"):
+        # 2026-07-28 streamable-http#client-behavior: "the client SHOULD call tools/list to check for
+        # changes to the tool's inputSchema, then retry the original request with the appropriate headers"
+        listed = {t.get("name"): t for t in await _pages(session, "tools/list", "tools", lambda _: None) if isinstance(t, dict)}
+        fresh = listed.get(name)
+        if fresh is None:
+            raise LeftAlone(f"tools/call {name}: HeaderMismatch, and no longer listed")
+        if x_mcp_header_problems(fresh.get("inputSchema")):
+            raise LeftAlone(f"tools/call {name}: HeaderMismatch, and its x-mcp-header annotations are now invalid")
+        log(f"tools/call {name}: HeaderMismatch; listed again, called with its current x-mcp-header annotations")
+        headers = _param_headers(session, fresh, args)
+        answer = await session.call_with_input("tools/call", {"name": name, "arguments": args}, headers=headers, progress=True)
+        error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
     if error.get("code") == codes.INVALID_PARAMS:  # gone meanwhile? (a list change we were not told of)
         listed = {t.get("name") for t in await _pages(session, "tools/list", "tools", lambda _: None)}
         if name not in listed:

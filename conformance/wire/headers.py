@@ -85,6 +85,37 @@ def param_header_value(value: Any) -> str:
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 tchar
 _PRIMITIVE = {"integer", "string", "boolean"}
+_SAFE_INTEGER = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER
+
+
+def _declared_values(node: dict[str, Any]) -> list[Any]:
+    values = list(node["enum"]) if isinstance(node.get("enum"), list) else []
+    return values + [node[k] for k in ("const", "default") if k in node]
+
+
+def _type_problem(node: dict[str, Any]) -> str | None:
+    """Why an annotated property is not of a primitive type (integer, string, boolean); a type
+    list of those and ``null`` is one (the null value is simply not mirrored), and so is an untyped
+    property whose ``enum`` / ``const`` values all are."""
+    typ = node.get("type")
+    if isinstance(typ, str):
+        return None if typ in _PRIMITIVE else f"a property of type {typ!r}"
+    if isinstance(typ, list):
+        ok = all(t in _PRIMITIVE or t == "null" for t in typ) and any(t in _PRIMITIVE for t in typ)
+        return None if ok else f"a property of type {typ!r}"
+    if typ is None and ("enum" in node or "const" in node):
+        values = [v for v in _declared_values(node) if v is not None]
+        if values and all(isinstance(v, (str, bool)) or (isinstance(v, int)) for v in values):
+            return None
+    return f"a property of type {typ!r}" if typ is not None else "a property with no type"
+
+
+def _range_problem(node: dict[str, Any]) -> str | None:
+    """An integer value the schema itself declares (enum, const, default) outside JavaScript's safe range."""
+    for v in _declared_values(node):
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > _SAFE_INTEGER:
+            return f"declares the integer {v}, outside the safe range for JavaScript"
+    return None
 
 
 def x_mcp_header_problems(schema: Any) -> list[str]:
@@ -105,9 +136,12 @@ def x_mcp_header_problems(schema: Any) -> list[str]:
             problems.append(f"{where}: x-mcp-header is empty")
         elif not _TOKEN.fullmatch(name):
             problems.append(f"{where}: x-mcp-header {name!r} is not an HTTP field-name token")
-        typ = node.get("type")
-        if typ not in _PRIMITIVE:
-            problems.append(f"{where}: x-mcp-header on a property of type {typ!r} (only integer, string, boolean)")
+        kind = _type_problem(node)
+        if kind is not None:
+            problems.append(f"{where}: x-mcp-header on {kind} (only integer, string, boolean)")
+        out_of_range = _range_problem(node)
+        if out_of_range is not None:
+            problems.append(f"{where}: x-mcp-header on a property that {out_of_range}")
         folded = name.lower()
         if folded in seen:
             problems.append(f"{where}: x-mcp-header {name!r} repeats {seen[folded]!r} (case-insensitively)")

@@ -740,7 +740,8 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
 # the Mcp-Param-* faults act on tools with x-mcp-header annotations, which the scripted server does
 # not list: their headers are checked in test_param_header_faults, on the wire in tests/broken_clients
 for _name in ("no-param-headers", "param-header-for-absent", "param-bool-titlecase", "param-no-base64",
-              "param-sentinel-plain", "sentinel-uppercase", "keep-invalid-header-tools"):
+              "param-sentinel-plain", "sentinel-uppercase", "keep-invalid-header-tools", "name-no-base64",
+              "no-header-mismatch-retry", "fallback-on-modern-400"):
     CHECKS[_name] = _no_diff
 # the task faults act on task-augmented requests, tasks/* and tools marked execution.taskSupport,
 # which the scripted server never sends nor lists: on the wire in tests/broken_clients, in the

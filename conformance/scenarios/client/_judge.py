@@ -9,6 +9,9 @@ most specific rule it breaks and only to that one (a float id is ``request-id-ty
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +22,7 @@ from conformance.scenarios.client._server import request_meta as _meta
 from conformance.spec.versions import Transport, spec
 from conformance.transcript import Direction, TranscriptEntry
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
+from conformance.wire.headers import header_value
 
 __all__ = ["W_REQUIREMENTS", "judge_run", "Wire", "wire_of", "engaged", "pick"]
 
@@ -63,6 +67,7 @@ W_REQUIREMENTS = (
     "client.http2026.version-header",
     "client.http2026.version-header-matches-meta",
     "client.http2026.standard-headers",
+    "client.http2026.name-base64",
     "client.http2026.single-body",
 )
 
@@ -628,7 +633,7 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
         posts = [r for r in posts if not _legacy_initialize(r)]
         if not posts:
             for rid in ("client.http2026.version-header", "client.http2026.version-header-matches-meta",
-                        "client.http2026.standard-headers", "client.http2026.single-body"):
+                        "client.http2026.standard-headers", "client.http2026.name-base64", "client.http2026.single-body"):
                 ctx.not_reached(rid, "the client sent only a legacy initialize: it does not speak 2026-07-28")
             return
         missing = [r for r in posts if not r.header("mcp-protocol-version")]
@@ -639,6 +644,7 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
             ctx.check("client.http2026.version-header", True, peer=run.peer)
         mismatched = []
         no_method = []
+        names: list[tuple[Any, str, str, str | None]] = []  # (POST, method, name or uri, Mcp-Name)
         for r in posts:
             for env in r.envelopes[:1]:
                 pv = _meta(env).get(META_PV) if env.kind is Kind.REQUEST else None
@@ -647,6 +653,10 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
                     mismatched.append((r, hv, pv))
                 if env.method is not None and r.header("mcp-method") != env.method:
                     no_method.append((r, env.method))
+                key = _NAMED.get(env.method or "") if env.kind is Kind.REQUEST else None
+                source = env.params.get(key) if key is not None and isinstance(env.params, dict) else None
+                if isinstance(source, str):
+                    names.append((r, env.method, source, r.header("mcp-name")))
         if mismatched:
             r, hv, pv = mismatched[0]
             ctx.check("client.http2026.version-header-matches-meta", False, problem="ProtocolVersionHeaderMismatch",
@@ -654,13 +664,38 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
                       peer=run.peer)
         elif posts:
             ctx.check("client.http2026.version-header-matches-meta", True, peer=run.peer)
+        unencoded, wrong_name = [], []
+        for r, method, source, got in names:
+            if header_value(source) != source:  # not a plain ASCII header value: the sentinel form
+                if got is None or _sentinel_decoded(got) != source:
+                    unencoded.append((r, method, source, got))
+            elif got is None or (got != source and _sentinel_decoded(got) != source):
+                wrong_name.append((r, method, source, got))
         if no_method:
             r, method = no_method[0]
             ctx.check("client.http2026.standard-headers", False, problem="MissingMcpMethodHeader",
                       message=f"POST #{r.n} ({method}) has Mcp-Method {r.header('mcp-method')!r}", expected=method,
                       actual=r.header("mcp-method"), peer=run.peer)
+        elif wrong_name:
+            r, method, source, got = wrong_name[0]
+            ctx.check("client.http2026.standard-headers", False, problem="MissingMcpNameHeader" if got is None else "McpNameMismatch",
+                      message=f"POST #{r.n} ({method} of {source!r}) has " + ("no Mcp-Name header" if got is None else f"Mcp-Name {got!r}"),
+                      expected=source, actual=got, peer=run.peer)
         else:
             ctx.check("client.http2026.standard-headers", True, peer=run.peer)
+        unsafe = [n for n in names if header_value(n[2]) != n[2]]
+        if unencoded:
+            r, method, source, got = unencoded[0]
+            ctx.check("client.http2026.name-base64", False, problem="McpNameNotBase64",
+                      message=f"POST #{r.n} ({method} of {source!r}, not a plain ASCII header value) has "
+                              + ("no Mcp-Name header" if got is None else f"Mcp-Name {got!r}")
+                              + "; it must be the Base64 sentinel form =?base64?...?=",
+                      expected=header_value(source), actual=got, peer=run.peer)
+        elif unsafe:
+            ctx.check("client.http2026.name-base64", True, peer=run.peer)
+        else:
+            ctx.not_reached("client.http2026.name-base64",
+                            "the client named no tool, prompt or resource that is not a plain ASCII header value")
         return
     # sessions and the version header (2025-03-26 .. 2025-11-25)
     after = []
@@ -718,6 +753,21 @@ def _offered_version(w: Wire) -> str | None:
                 and any(_same(env.id, i) for i in init_ids) and isinstance(env.result.get("protocolVersion"), str):
             offered = env.result["protocolVersion"]
     return offered
+
+
+_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # the standard headers' table
+_SENTINEL = re.compile(r"=\?base64\?(.*)\?=\Z", re.S)
+
+
+def _sentinel_decoded(value: str) -> str | None:
+    """The text a ``=?base64?...?=`` header value carries (None: not that form, or not valid Base64 / UTF-8)."""
+    m = _SENTINEL.match(value.strip(" \t"))
+    if m is None:
+        return None
+    try:
+        return base64.b64decode(m.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
 
 
 def _media_types(value: str | None) -> set[str]:

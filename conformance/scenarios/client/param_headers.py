@@ -58,6 +58,9 @@ HEADER_VALUES = _tool("header_values", "Values for the Mcp-Param-* encoding rule
     "count": {"type": "integer", "enum": [42], "x-mcp-header": "Count"},
     "flag": {"type": "boolean", "enum": [True], "x-mcp-header": "Flag"},
 }, ["region", "greeting", "padded", "lines", "literal", "count", "flag"])
+#: a tool whose name is not a plain ASCII header value: Mcp-Name carries it as =?base64?...?=
+NAME_TOOL = _tool("header_name_\u00e9t\u00e9", "Its name is not plain ASCII: the Mcp-Name header carries it Base64-encoded.",
+                  {"text": {"type": "string"}}, [])
 _TEXT = {"type": "string"}
 #: one tool per broken x-mcp-header constraint (2026-07-28 streamable-http#schema-extension)
 INVALID = [
@@ -244,8 +247,9 @@ async def param_headers(ctx: ClientContext) -> None:
     """Tools with x-mcp-header annotations, valid and invalid: the client mirrors the designated
     parameters of its tools/call into Mcp-Param-{Name} headers, Base64-encoding what needs it, and
     never calls a tool whose annotations break the constraints."""
-    tools = [ADD_NUMBERS, HEADER_VALUES, *INVALID]
-    assert all(not x_mcp_header_problems(t["inputSchema"]) for t in tools[:2])
+    valid = [ADD_NUMBERS, HEADER_VALUES, NAME_TOOL]
+    tools = [*valid, *INVALID]
+    assert all(not x_mcp_header_problems(t["inputSchema"]) for t in valid)
     assert all(x_mcp_header_problems(t["inputSchema"]) for t in INVALID)
     played = await play(ctx, configure=_configure(tools), launch={"call": True})
     hint = "" if ctx.target.call_command else " (give --call-command to make it call a tool)"
@@ -254,7 +258,7 @@ async def param_headers(ctx: ClientContext) -> None:
         for rid in (*HEADER_RULES, EXCLUDED):
             ctx.not_reached(rid, f"the client made no tools/call{hint}")
         return
-    seen = _judge_headers(ctx, played, {t["name"]: t for t in tools[:2]})
+    seen = _judge_headers(ctx, played, {t["name"]: t for t in valid})
     why_not = {
         OMITTED: "no tools/call left a designated parameter out (add_numbers' note)",
         ENCODED: "no tools/call passed an integer or boolean designated parameter",
@@ -298,3 +302,65 @@ async def param_headers(ctx: ClientContext) -> None:
     else:
         ctx.check(EXCLUDED, True, message=f"told to call add_numbers, the client called it while its annotations were "
                                           f"valid and not once they broke a constraint ({problem})", peer=again.run.peer)
+
+
+# -- HeaderMismatch: list the tools again, retry with the headers ------------------------------------
+
+RETRY = "client.http2026.header-mismatch-retry"
+#: add_numbers as first listed: no x-mcp-header annotations (the server adds them before the call)
+ADD_NUMBERS_PLAIN = _tool("add_numbers", "Add two integers.",
+                          {"a": {"type": "integer"}, "b": {"type": "integer"}}, ["a", "b"])
+
+
+@scenario(requirements=[RETRY, *W_REQUIREMENTS], role="client", versions=[LATEST],
+          transports=[Transport.STREAMABLE_HTTP], order=5)
+async def header_mismatch_retry(ctx: ClientContext) -> None:
+    """add_numbers is listed without x-mcp-header annotations; the client's first call of it is
+    refused with HTTP 400 and HeaderMismatch, the tool now listed with a and b mirrored: the client
+    lists the tools again and retries the call with Mcp-Param-A and Mcp-Param-B."""
+    state: dict[str, Any] = {"refused": None}
+
+    def configure(server: ScenarioServer) -> None:
+        async def tools_list(env: Envelope) -> Answer:
+            tools = [ADD_NUMBERS if state["refused"] is not None else ADD_NUMBERS_PLAIN]
+            return Answer(result=server._result("tools/list", {"tools": tools}))
+
+        async def tools_call(env: Envelope) -> Answer | None:
+            params = env.params if isinstance(env.params, dict) else {}
+            if params.get("name") == "add_numbers" and state["refused"] is None:
+                state["refused"] = env
+                return Answer(error={"code": -32020, "message": "Header mismatch: the Mcp-Param-A header is required "
+                                                                "(add_numbers mirrors a and b into headers now)"})
+            return None
+
+        server.hooks["tools/list"] = tools_list
+        server.hooks["tools/call"] = tools_call
+
+    played = await play(ctx, configure=configure, launch={"call": True})
+    hint = "" if ctx.target.call_command else " (give --call-command to make it call a tool)"
+    if state["refused"] is None:
+        ctx.not_reached(RETRY, f"the client made no tools/call of add_numbers{hint}")
+        return
+    ep = played.run.endpoint
+    posts = [r for r in (ep.requests if ep is not None else []) if r.method == "POST" and r.envelopes]
+    refused = next((r for r in posts if any(e is state["refused"] or (e.kind is Kind.REQUEST and e.method == "tools/call"
+                                                                      and e.id == state["refused"].id) for e in r.envelopes)), None)
+    later = [r for r in posts if refused is not None and r.n > refused.n]
+    listed = next((r for r in later if any(e.kind is Kind.REQUEST and e.method == "tools/list" for e in r.envelopes)), None)
+    retried = [r for r, env in _calls(played) if refused is not None and r.n > refused.n and env.params.get("name") == "add_numbers"]
+    with_headers = [r for r in retried if r.header("mcp-param-a") is not None and r.header("mcp-param-b") is not None]
+    if listed is not None and with_headers and with_headers[0].n > listed.n:
+        ctx.check(RETRY, True, message=f"after the HeaderMismatch the client listed the tools (POST #{listed.n}) and called "
+                                       f"add_numbers again with Mcp-Param-A and Mcp-Param-B (POST #{with_headers[0].n})",
+                  peer=played.run.peer)
+        return
+    if listed is None:
+        what = "it did not call tools/list" + (f" (it called add_numbers again, POST #{retried[0].n})" if retried else " nor retry")
+    elif not retried:
+        what = f"it called tools/list (POST #{listed.n}) but did not retry the call"
+    else:
+        what = f"its retry (POST #{retried[-1].n}) lacks the Mcp-Param-A / Mcp-Param-B headers the tool now asks for"
+    ctx.check(RETRY, False, problem="NoRetryAfterHeaderMismatch",
+              message=f"add_numbers was refused with HeaderMismatch (HTTP 400, -32020); {what}",
+              expected="tools/list, then tools/call add_numbers with Mcp-Param-A and Mcp-Param-B",
+              actual=what, entries=[state["refused"]], peer=played.run.peer)

@@ -11,7 +11,7 @@ from conformance.server.context import ScenarioContext
 from conformance.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import Transport
-from conformance.wire.headers import mirrored_params
+from conformance.wire.headers import mirrored_params, x_mcp_header_problems
 
 from ._stateless import PROTOCOL_VERSION_KEY, Answer, ask, describe, list_tools, verdict
 
@@ -120,6 +120,24 @@ async def unknown_method_404(ctx: ScenarioContext) -> None:
 
 # -- Mcp-Method / Mcp-Name -------------------------------------------------------------------------
 
+CASE = "headers.name-case-insensitive"
+
+
+def _case_verdict(ctx: ScenarioContext, ans: Answer, what: str) -> None:
+    """A request whose metadata header names are spelled in another case: anything but a header
+    validation refusal (the same request with the page's spelling is not refused)."""
+    verdict(
+        ctx,
+        CASE,
+        _not_mismatch(ans),
+        problem="HeaderNameCaseSensitive",
+        passed=f"{what}: {describe(ans)}",
+        failed=f"{what} was rejected with {describe(ans)}; header names are case-insensitive, so these are the same headers",
+        expected="served as with the page's spelling",
+        actual=_actual(ans),
+        entries=ans.entries(),
+    )
+
 
 async def _name_target(ctx: ScenarioContext, peer: Any) -> tuple[str, dict[str, Any], str, bool] | None:
     """(method, params, name, safe to execute) for a request that carries Mcp-Name: a listed
@@ -155,8 +173,10 @@ async def _name_target(ctx: ScenarioContext, peer: Any) -> tuple[str, dict[str, 
     requirements=[
         "headers.validation.mismatch-rejected",
         "headers.validation.missing-rejected",
+        "headers.protocol-version.missing-rejected",
         "headers.validation.status-and-code",
         "headers.name.base64-decoded",
+        "headers.name-case-insensitive",
     ],
     since=V,
     transports=HTTP,
@@ -174,18 +194,23 @@ async def standard_headers(ctx: ScenarioContext) -> None:
     await _must_reject(ctx, mismatch, ans, "server/discover with Mcp-Method: SERVER/DISCOVER (header values are case-sensitive)")
     ans = await ask(peer, "server/discover", headers={"Mcp-Method": None})
     await _must_reject(ctx, missing, ans, "server/discover without Mcp-Method")
+    for spell in (str.lower, str.upper):
+        names = {spell("MCP-Protocol-Version"): ctx.version, spell("Mcp-Method"): "server/discover"}
+        ans = await ask(peer, "server/discover", headers=names)
+        _case_verdict(ctx, ans, f"server/discover with the header names {', '.join(names)}")
 
     ans = await ask(peer, "server/discover", headers={"MCP-Protocol-Version": None})
     what = "server/discover without MCP-Protocol-Version"
     result = ans.result
+    pv_missing = "headers.protocol-version.missing-rejected"
     if ans.status == 400 and ans.code == errors.HEADER_MISMATCH:
-        ctx.check(missing, True, message=f"{what}: rejected ({describe(ans)})", entries=ans.entries())
+        ctx.check(pv_missing, True, message=f"{what}: rejected ({describe(ans)})", entries=ans.entries())
     elif _rejected(ans) or (isinstance(result, dict) and "resultType" not in result):
-        ctx.check(missing, True, message=(
+        ctx.check(pv_missing, True, message=(
             f"{what}: answered with {describe(ans)}, accepted: a server that supports clients older than 2025-06-18 "
             "MAY treat a request without the header as protocol version 2025-03-26"), entries=ans.entries())
     else:
-        ctx.check(missing, False, problem="MissingHeaderAccepted",
+        ctx.check(pv_missing, False, problem="MissingHeaderAccepted",
                   message=f"{what} was served as a 2026-07-28 request ({describe(ans)}); the server must reject it per Server Validation",
                   expected={"http_status": 400, "error": {"code": errors.HEADER_MISMATCH}}, actual=_actual(ans), entries=ans.entries())
 
@@ -201,8 +226,13 @@ async def standard_headers(ctx: ScenarioContext) -> None:
     ans = await ask(peer, method, params, headers={"Mcp-Name": None})
     await _must_reject(ctx, missing, ans, f"{method} of {name!r} without Mcp-Name")
     if not safe:
-        ctx.not_reached("headers.name.base64-decoded", f"the only Mcp-Name target is the tool {name!r}, which is not marked read-only: not executed")
+        why = f"the only Mcp-Name target is the tool {name!r}, which is not marked read-only: not executed"
+        ctx.not_reached("headers.name.base64-decoded", why)
+        ctx.note(f"Mcp-Name spelling probes not sent: {why}", requirement=CASE)
         return
+    for spell in (str.lower, str.upper):
+        ans = await ask(peer, method, params, headers={spell("Mcp-Name"): name})
+        _case_verdict(ctx, ans, f"{method} of {name!r} with the header name {spell('Mcp-Name')}")
     encoded = _b64(name)
     ans = await ask(peer, method, params, headers={"Mcp-Name": encoded})
     verdict(
@@ -251,6 +281,7 @@ def _set(args: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
         "headers.param.absent-not-expected",
         "headers.param.integer-numeric",
         "headers.sentinel.case-sensitive",
+        "headers.name-case-insensitive",
     ],
     since=V,
     transports=HTTP,
@@ -303,10 +334,16 @@ async def custom_param_headers(ctx: ScenarioContext) -> None:
     ann = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
     if not (name in SAFE_TOOL_FIXTURES or ann.get("readOnlyHint") is True):
         for rid in ("headers.name.base64-decoded", "headers.param.absent-not-expected", "headers.param.integer-numeric",
-                    "headers.sentinel.case-sensitive"):
+                    "headers.sentinel.case-sensitive", CASE):
             ctx.not_reached(rid, f"the tool {name!r} is not marked read-only: the probes it would serve are not sent")
         return
     await _served_probes(ctx, peer, name, base, other_headers, path, hname, mirrored)
+    for spell in (str.lower, str.upper):
+        args = dict(base)
+        _set(args, path, "mcp-conformance")
+        ans = await ask(peer, "tools/call", {"name": name, "arguments": args},
+                        headers={**other_headers, spell(hname): "mcp-conformance"})
+        _case_verdict(ctx, ans, f"tools/call {name!r} with the header name {spell(hname)}")
     await _absent_probes(ctx, peer, name, base, other_headers, path, hname)
     await _integer_probe(ctx, peer, name, {**base, path[0]: "mcp-conformance"}, {**other_headers, hname: "mcp-conformance"},
                          mirrored)
@@ -397,3 +434,43 @@ async def _integer_probe(ctx: ScenarioContext, peer: Any, name: str, base: dict[
         actual=_actual(ans),
         entries=ans.entries(),
     )
+
+
+# -- x-mcp-header constraints (the server's tool definitions) ------------------------------------------
+
+
+def _annotated(node: Any) -> bool:
+    if isinstance(node, dict):
+        return "x-mcp-header" in node or any(_annotated(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_annotated(v) for v in node)
+    return False
+
+
+@scenario(requirements=["headers.param.annotation-valid"], since=V, transports=HTTP, skip_reason=LEGACY, capability="tools")
+async def x_mcp_header_annotations(ctx: ScenarioContext) -> None:
+    """Every tool of tools/list whose inputSchema carries x-mcp-header: each annotation keeps the
+    constraints (a non-empty HTTP token, unique case-insensitively, on an integer, string or
+    boolean property reached through properties keys only)."""
+    peer = await ctx.connect()
+    tools, failed = await list_tools(peer)
+    annotated = [t for t in tools if _annotated(t.get("inputSchema"))]
+    if not annotated:
+        why = "tools/list failed: " + describe(failed) if failed is not None else "no tool carries x-mcp-header"
+        ctx.skip(f"{why} (x-mcp-header is optional for servers)")
+    bad = [(t, x_mcp_header_problems(t.get("inputSchema"))) for t in annotated]
+    bad = [(t, problems) for t, problems in bad if problems]
+    for tool, problems in bad:
+        ctx.check(
+            "headers.param.annotation-valid",
+            False,
+            problem="InvalidHeaderAnnotation",
+            message=(f"the tool {tool['name']!r} breaks the x-mcp-header constraints: {'; '.join(problems[:3])}"
+                     " (a client on streamable HTTP must drop it from its tool list)"),
+            expected="x-mcp-header values that keep the constraints",
+            actual=problems,
+        )
+    if not bad:
+        ctx.check("headers.param.annotation-valid", True,
+                  message=f"{len(annotated)} tool(s) with x-mcp-header annotations, all within the constraints: "
+                          + ", ".join(t["name"] for t in annotated[:5]))

@@ -42,6 +42,11 @@ RCT = "transport.http.post.request-content-type"
 RCT26 = "transport.http.post.request-content-type-2026"
 A202 = "transport.http.post.accepted-202"
 A202_26 = "transport.http.post.accepted-202-2026"
+NREF26 = "transport.http.post.notification-refused-2026"
+ENDPOINT26 = "transport.http.endpoint-post-2026"
+XACCEL = "transport.http.sse.x-accel-buffering"
+RELATED26 = "transport.http.sse.notifications-related-2026"
+ENDS26 = "transport.http.sse.response-ends-stream-2026"
 ACCEPT = "transport.http.post.accept-406"
 CTYPE = "transport.http.post.content-type-415"
 SID_ASCII = "transport.http.session.id-visible-ascii"
@@ -50,6 +55,7 @@ SID_UNKNOWN = "transport.http.session.unknown-404"
 PV = "transport.http.protocol-version.invalid-400"
 ORIGIN_V = "transport.http.origin.validate"
 ORIGIN_403 = "transport.http.origin.invalid-403"
+BIND = "transport.http.bind-localhost"
 GET_SSE = "transport.http.get.sse-or-405"
 GET_NO_RESP = "transport.http.get.no-response"
 GETDEL26 = "transport.http.get-delete-405-2026"
@@ -117,11 +123,21 @@ def _note_seq(peer: RawPeer, text: str) -> list[int]:
 # -- POST answers --------------------------------------------------------------------------------------
 
 
-@scenario(requirements=[RCT, RCT26, A202, A202_26], transports=HTTP, order=900)
+def _error_body(body: bytes) -> bool:
+    """The body is a JSON-RPC error response (a refusal told in JSON-RPC)."""
+    env = parse_envelope(body) if body else None
+    return env is not None and env.kind is Kind.ERROR
+
+
+MALFORMED_NOTIFICATION = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "mcp-conformance: not an object"}
+
+
+@scenario(requirements=[RCT, RCT26, A202, A202_26, NREF26, ENDPOINT26], transports=HTTP, order=900)
 async def post_answers(ctx: ScenarioContext) -> None:
-    """A request and a notification POSTed on the shared session, then every POST of the run on
-    this version: a request is answered with application/json or text/event-stream; a notification
-    the server accepts gets 202 Accepted with no body."""
+    """A request and a notification POSTed on the shared session (2026-07-28: also a notification
+    whose params are not an object), then every POST of the run on this version: a request is
+    answered with application/json or text/event-stream; a notification the server accepts gets
+    202 Accepted with no body, one it refuses an HTTP error status."""
     peer = await ctx.connect()
     rct = RCT if ctx.applies(RCT) else RCT26
     acc = A202 if ctx.applies(A202) else A202_26
@@ -131,12 +147,19 @@ async def post_answers(ctx: ScenarioContext) -> None:
         await peer.expect_response(rid)
     except PeerError as exc:
         ctx.note(f"the request POSTed as a probe got no answer ({exc})", requirement=rct)
-    ex: HttpExchange = await peer.send_json(notification_message(ctx.version))
+    refusal = NREF26 if ctx.applies(NREF26) else None
     tally = _Tally(ctx)
-    own = ex.stream
+    own: set[str] = set()
+    if refusal is not None:
+        bad: HttpExchange = await peer.send_json(MALFORMED_NOTIFICATION)
+        own.add(bad.stream)
+        _judge_notification_answer(tally, peer, bad, acc, refusal, "a notification whose params are not an object")
+    ex: HttpExchange = await peer.send_json(notification_message(ctx.version))
+    own.add(ex.stream)
     body = ex.body or b""
-    tally.seen(acc)
-    if _ok(ex.status) and (ex.status != 202 or body or ex.is_sse):
+    if refusal is not None and _judge_refusal(tally, peer, ex, refusal, "a notifications/cancelled for a request never sent"):
+        pass
+    elif _ok(ex.status) and (ex.status != 202 or body or ex.is_sse):
         tally.fail(
             acc,
             peer=peer,
@@ -153,9 +176,12 @@ async def post_answers(ctx: ScenarioContext) -> None:
     elif not _ok(ex.status):
         ctx.note(f"the notification probe was refused ({describe(ex)}): allowed ('If the server cannot accept the input, it MUST return an HTTP error status code')", requirement=acc)
     posts = 0
+    endpoint = ENDPOINT26 if ctx.applies(ENDPOINT26) else None
     for conn, streams in _streams(ctx):
         for st in streams.values():
-            if st.method != "POST" or not _ok(st.status) or not st.sent or (conn.peer is peer and st.name == own):
+            if endpoint is not None and st.method == "POST" and st.status is not None:
+                _judge_endpoint(tally, conn, st, ctx.version, endpoint)
+            if st.method != "POST" or not _ok(st.status) or not st.sent or (conn.peer is peer and st.name in own):
                 continue
             envs = st.sent_envelopes()
             if not envs or any(e.kind in (Kind.PARSE_ERROR, Kind.INVALID) for e in envs):
@@ -182,7 +208,22 @@ async def post_answers(ctx: ScenarioContext) -> None:
                 tally.seen(acc)
                 length = st.response_headers.get("content-length")
                 has_body = (length not in (None, "0")) or st.is_sse
-                if st.status != 202 or has_body:
+                refused = [m for m in st.messages() if m.kind is Kind.ERROR]
+                if refusal is not None and any(e.kind is Kind.NOTIFICATION for e in envs) and refused:
+                    what = ", ".join(sorted({e.method or e.kind.value for e in envs}))
+                    tally.fail(
+                        refusal,
+                        peer=conn.peer,
+                        problem="NotificationRefusedWithSuccessStatus",
+                        message=(
+                            f"a POST of {what} on {conn.label} was refused with a JSON-RPC error under HTTP {st.status}; "
+                            "a notification the server cannot accept gets an HTTP error status (e.g. 400)"
+                        ),
+                        expected="an HTTP error status (4xx or 5xx)",
+                        actual={"status": st.status, "error": refused[0].error},
+                        entries=[st.note] if st.note is not None else [],
+                    )
+                elif st.status != 202 or has_body:
                     what = ", ".join(sorted({e.method or e.kind.value for e in envs}))
                     tally.fail(
                         acc,
@@ -200,6 +241,77 @@ async def post_answers(ctx: ScenarioContext) -> None:
     passed = f"{posts + 1} successful POST answer(s) checked"
     tally.finish(rct, passed)
     tally.finish(acc, passed)
+    if endpoint is not None:
+        tally.finish(endpoint, f"{tally.checked.get(endpoint, 0)} POST(s) of 2026-07-28 requests answered by the MCP endpoint",
+                     nothing="no POST of a 2026-07-28 request to judge")
+    if refusal is not None:
+        tally.finish(refusal, "every notification the server refused got an HTTP error status",
+                     nothing="the server accepted every notification POSTed during the run (202): none refused")
+
+
+def _judge_endpoint(tally: _Tally, conn: Connection, st: StreamInfo, version: str, rid: str) -> None:
+    """A POST of a request of this version: answered by an MCP endpoint (not a bare 404 / 405 / redirect)."""
+    envs = st.sent_envelopes()
+    if len(envs) != 1 or envs[0].kind is not Kind.REQUEST or st.request_headers.get("mcp-protocol-version") != version:
+        return
+    params = envs[0].params if isinstance(envs[0].params, dict) else {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    if meta.get("io.modelcontextprotocol/protocolVersion") != version:
+        return
+    tally.seen(rid)
+    status = st.status or 0
+    if (status in (404, 405) or 300 <= status < 400) and not st.messages():
+        where = st.response_headers.get("location")
+        tally.fail(
+            rid,
+            peer=conn.peer,
+            problem="EndpointDoesNotServePost",
+            message=(
+                f"a POST of {envs[0].method} (id {id_repr(envs[0].id)}) on {conn.label} was answered {status} with no "
+                "JSON-RPC message" + (f" (Location: {where})" if where else "")
+                + "; the MCP endpoint serves every request over POST at its one path"
+            ),
+            expected="a JSON-RPC answer from the endpoint (any status this revision assigns)",
+            actual={"status": status, "content-type": st.response_headers.get("content-type"), "location": where},
+            entries=[st.note] if st.note is not None else [],
+        )
+
+
+def _judge_refusal(tally: _Tally, peer: RawPeer, ex: HttpExchange, rid: str, what: str) -> bool:
+    """Judge ``rid`` on a notification POST's answer if it refused the notification; True if it did."""
+    body = ex.body or b""
+    if not _ok(ex.status) and ex.status >= 400:
+        tally.seen(rid)
+        return True
+    if ex.status < 400 and _error_body(body):
+        tally.fail(
+            rid,
+            peer=peer,
+            problem="NotificationRefusedWithSuccessStatus",
+            message=f"{what} was refused with a JSON-RPC error under HTTP {ex.status} ({describe(ex)}); a notification the server cannot accept gets an HTTP error status (e.g. 400)",
+            expected="an HTTP error status (4xx or 5xx)",
+            actual=describe(ex),
+            entries=_note_seq(peer, f"POST {ex.url} -> {ex.status}"),
+        )
+        return True
+    return False
+
+
+def _judge_notification_answer(tally: _Tally, peer: RawPeer, ex: HttpExchange, acc: str, rid: str, what: str) -> None:
+    """A notification probe: refused (judged by ``rid``) or accepted (202 with no body, ``acc``)."""
+    if _judge_refusal(tally, peer, ex, rid, what):
+        return
+    tally.seen(acc)
+    if ex.status != 202 or ex.body or ex.is_sse:
+        tally.fail(
+            acc,
+            peer=peer,
+            problem="NotificationNot202",
+            message=f"{what} was answered {describe(ex)}; an accepted notification gets 202 Accepted with no body",
+            expected="202 Accepted, no body",
+            actual=describe(ex),
+            entries=_note_seq(peer, f"POST {ex.url} -> {ex.status}"),
+        )
 
 
 # -- Accept and Content-Type (practice) ------------------------------------------------------------------
@@ -442,6 +554,74 @@ async def foreign_origin(ctx: ScenarioContext) -> None:
         expected="403 Forbidden",
         actual=describe(ex),
         entries=probe.entries(ex),
+    )
+
+
+# -- binding -------------------------------------------------------------------------------------------------
+
+BIND_TIMEOUT = 1.0  # seconds for one TCP connection attempt (a refusal comes at once)
+
+
+def _local_addresses() -> list[str]:
+    """This machine's IPv4 addresses other than loopback (the source address of its default route,
+    and what its host name resolves to)."""
+    import socket
+
+    found: set[str] = set()
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # UDP: no packet is sent; the kernel picks the source address
+            found.add(s.getsockname()[0])
+    except OSError:
+        pass
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET, socket.SOCK_STREAM):
+            found.add(str(info[4][0]))
+    except OSError:
+        pass
+    return sorted(a for a in found if not a.startswith("127.") and a != "0.0.0.0")
+
+
+async def _accepts(host: str, port: int) -> bool:
+    """A TCP connection to host:port is accepted within BIND_TIMEOUT (then closed at once)."""
+    try:
+        with anyio.fail_after(BIND_TIMEOUT):
+            stream = await anyio.connect_tcp(host, port)
+    except (OSError, TimeoutError):
+        return False
+    await stream.aclose()
+    return True
+
+
+@scenario(requirements=[BIND], transports=[Transport.STREAMABLE_HTTP, Transport.SSE])
+async def bind_localhost(ctx: ScenarioContext) -> None:
+    """A server on a loopback address: its port on this machine's other addresses (non-loopback
+    IPv4 ones, and 127.0.0.2, which a socket bound to all interfaces also accepts) refuses TCP
+    connections."""
+    import httpx
+
+    peer = await ctx.connect()
+    url = getattr(peer.transport, "url", None)
+    if not isinstance(url, str) or not is_loopback(url):
+        ctx.skip(f"{url} is not a loopback address: the server does not run on this machine (as far as the suite can tell)")
+    parsed = httpx.URL(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    others = await anyio.to_thread.run_sync(_local_addresses, abandon_on_cancel=True)
+    if (parsed.host or "").startswith("127."):
+        others = ["127.0.0.2" if parsed.host != "127.0.0.2" else "127.0.0.3", *others]
+    open_on = [a for a in others if await _accepts(a, port)]
+    ctx.check(
+        BIND,
+        not open_on,
+        problem="ListensBeyondLocalhost",
+        message=(
+            f"the server at {url} also accepts TCP connections on {', '.join(f'{a}:{port}' for a in open_on)}: it listens "
+            "beyond localhost (bound to all interfaces?)"
+            if open_on
+            else f"port {port} refuses connections on {', '.join(others) or 'the other addresses'}: bound to localhost only"
+        ),
+        expected=f"connections refused on {', '.join(others)}",
+        actual=open_on,
     )
 
 
@@ -865,3 +1045,156 @@ def _id_clash(uses: list[tuple[StreamInfo, str, int]]) -> str | None:
     if st is first_st:
         return f"twice on {st.name}"
     return f"on {first_st.name} and {st.name}" + ("" if data == first_data else " with different data")
+
+
+# -- 2026-07-28: SSE response streams ---------------------------------------------------------------------
+
+V2026 = "2026-07-28"
+# notifications that only a subscriptions/listen stream carries in 2026-07-28 (basic/patterns/subscriptions)
+LISTEN_ONLY = (
+    "notifications/subscriptions/acknowledged",
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/resources/updated",
+)
+
+
+def _progress_token(env: Envelope) -> Any:
+    params = env.params if isinstance(env.params, dict) else {}
+    meta = params.get("_meta")
+    return meta.get("progressToken", MISSING) if isinstance(meta, dict) else MISSING
+
+
+def _token_key(token: Any) -> tuple[str, str]:
+    return type(token).__name__, repr(token)
+
+
+def _unrelated(note: Envelope, request: Envelope, others: set[tuple[str, str]]) -> str | None:
+    """Why a notification on ``request``'s response stream does not relate to it (None: it may).
+    ``others``: the progress tokens of the other requests we sent; a progress notification for a
+    token no request of ours carried is progress.token's (it references no active request)."""
+    if note.method in LISTEN_ONLY:
+        return f"{note.method} (a change notification: only a subscriptions/listen stream carries it)"
+    if note.method == "notifications/progress":
+        params = note.params if isinstance(note.params, dict) else {}
+        token, ours = params.get("progressToken", MISSING), _progress_token(request)
+        if ours is not MISSING and _token_key(token) == _token_key(ours):
+            return None
+        if token is MISSING or _token_key(token) not in others:
+            return None  # a token of no request of ours: judged by progress.token
+        if ours is MISSING:
+            return f"notifications/progress for token {token!r}, another request's, though this request carried no progressToken"
+        return f"notifications/progress for token {token!r}, another request's, not this request's {ours!r}"
+    return None
+
+
+@scenario(requirements=[XACCEL, RELATED26], transports=HTTP, since=V2026, order=900)
+async def sse_streams_2026(ctx: ScenarioContext) -> None:
+    """Every POST of the run answered with an SSE stream: the response carries X-Accel-Buffering:
+    no, and every notification on the stream relates to the request (progress for its own
+    progressToken; no change notifications, which only subscriptions/listen streams carry)."""
+    await ctx.connect()
+    tally = _Tally(ctx)
+    for conn, streams in _streams(ctx):
+        tokens: dict[tuple[str, str], str] = {}  # progress token -> the stream of the request that carried it
+        for st in streams.values():
+            for env in st.sent_envelopes():
+                token = _progress_token(env) if env.kind is Kind.REQUEST else MISSING
+                if token is not MISSING:
+                    tokens.setdefault(_token_key(token), st.name)
+        for st in streams.values():
+            if st.method != "POST" or not _ok(st.status) or not st.is_sse:
+                continue
+            tally.seen(XACCEL)
+            value = st.response_headers.get("x-accel-buffering")
+            if (value or "").strip().lower() != "no":
+                tally.fail(
+                    XACCEL,
+                    peer=conn.peer,
+                    problem="NoAccelBufferingHeader",
+                    message=(
+                        f"the SSE answer {st.name} on {conn.label} has "
+                        + ("no X-Accel-Buffering header" if value is None else f"X-Accel-Buffering: {value!r}")
+                        + "; reverse proxies such as nginx may then buffer its events"
+                    ),
+                    expected="X-Accel-Buffering: no",
+                    actual=value,
+                    entries=[st.note] if st.note is not None else [],
+                )
+            requests = [e for e in st.sent_envelopes() if e.kind is Kind.REQUEST]
+            if len(requests) != 1 or requests[0].method == "subscriptions/listen":
+                continue
+            request = requests[0]
+            for entry in st.inbound:
+                env = entry.envelope
+                if env is None or env.kind is not Kind.NOTIFICATION:
+                    continue
+                tally.seen(RELATED26)
+                why = _unrelated(env, request, {k for k, where in tokens.items() if where != st.name})
+                if why is not None:
+                    tally.fail(
+                        RELATED26,
+                        peer=conn.peer,
+                        problem="UnrelatedNotification",
+                        message=f"the SSE answer {st.name} to {request.method} (id {id_repr(request.id)}) on {conn.label} carried {why}",
+                        expected="notifications about this request only (its progress, its log messages)",
+                        actual=env.summary(),
+                        entries=[entry.seq],
+                    )
+    tally.finish(XACCEL, f"{tally.checked.get(XACCEL, 0)} SSE answer(s) carried X-Accel-Buffering: no",
+                 nothing="no POST was answered with an SSE stream during the run (application/json is allowed)")
+    tally.finish(RELATED26, f"{tally.checked.get(RELATED26, 0)} notification(s) on request streams, each about its request",
+                 nothing="no notification arrived on the SSE answer to a request during the run")
+
+
+@scenario(requirements=[ENDS26], transports=HTTP, since=V2026)
+async def response_ends_stream(ctx: ScenarioContext) -> None:
+    """A request answered with an SSE stream (server/discover, else the official progress fixture
+    with a progressToken): once the response has arrived, the server ends the stream."""
+    peer = await ctx.connect()
+    rid: Any = "mcp-conformance-stream-end-discover"
+    ex: HttpExchange = await peer.send_json(request_message(ctx.version, rid))
+    if not ex.is_sse:
+        try:
+            await peer.expect_response(rid)
+        except PeerError as exc:
+            ctx.note(f"server/discover got no answer ({exc})", requirement=ENDS26)
+        tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+        if PROGRESS_FIXTURE not in tools:
+            ctx.skip(f"server/discover was answered with application/json and the server does not list {PROGRESS_FIXTURE!r}: "
+                     "no request to answer with an SSE stream (SSE is optional)")
+        rid = "mcp-conformance-stream-end-progress"
+        params = {"name": PROGRESS_FIXTURE, "arguments": {}, "_meta": {"progressToken": "mcp-conformance-stream-end-token"}}
+        ex = await peer.send_json(request_message(ctx.version, rid, "tools/call", params))
+        if not ex.is_sse:
+            ctx.skip(f"{PROGRESS_FIXTURE} was answered {describe(ex)}, not with an SSE stream (SSE is optional)")
+    try:
+        response = await peer.expect_response(rid)
+    except PeerError as exc:
+        ctx.not_reached(ENDS26, f"the SSE answer {ex.stream} carried no response ({exc})")
+        await peer.transport.close_stream(ex.stream)  # type: ignore[attr-defined]
+        return
+    await wait_until(lambda: ex.done.is_set(), ctx.timeout)  # a server that ends it returns at once
+    ended = ex.done.is_set() and ex.closed_by in ("server", "error")  # (a connection dropped after the response ends it too)
+    if not ex.done.is_set():
+        await peer.transport.close_stream(ex.stream)  # type: ignore[attr-defined]
+    entry = peer.entry_of(response)
+    after = [e for e in peer.transcript.entries
+             if e.direction == "in" and e.meta.get("stream") == ex.stream and entry is not None and e.seq > entry.seq and e.envelope is not None]
+    wait = ctx.timeout
+    ctx.check(
+        ENDS26,
+        ended and not after,
+        problem="MessageAfterResponse" if after else "StreamNotEnded",
+        message=(
+            f"the SSE answer {ex.stream} carried {len(after)} message(s) after the response: "
+            + ", ".join(e.envelope.summary() for e in after[:3])
+            if after
+            else f"the SSE answer {ex.stream} ended after its response" if ended
+            else f"the SSE answer {ex.stream} was still open {wait:g} s after its response"
+        ),
+        expected="the stream ends with the response",
+        actual=[e.envelope.summary() for e in after[:3]] if after else ("ended" if ended else f"open after {wait:g} s"),
+        entries=[entry.seq] if entry is not None else [],
+    )

@@ -1,6 +1,6 @@
 """basic/patterns/subscriptions (2026-07-28): ``subscriptions/listen`` acknowledged first, every
-notification tagged with the subscription id, the filter honoured, and (stdio) nothing more for a
-cancelled subscription."""
+notification tagged with the subscription id, the filter honoured, and nothing more for a cancelled
+subscription (stdio: notifications/cancelled; streamable HTTP: its response stream closed)."""
 
 from __future__ import annotations
 
@@ -116,6 +116,7 @@ class _Subs:
         "subscriptions.subscription-id",
         "subscriptions.filter",
         "stateless.cancellation.stdio-no-further-messages",
+        "stateless.cancellation.http-no-further-messages",
     ],
     since=V,
     skip_reason=LEGACY,
@@ -124,8 +125,8 @@ class _Subs:
 )
 async def listen_streams(ctx: ScenarioContext) -> None:
     """Two subscriptions (tools and prompts list changes): each acknowledged first and tagged with
-    its id; a tool-list change reaches only the tools subscription; on stdio a cancelled
-    subscription gets nothing more.  Where items share the server (HTTP) and it has the tool that
+    its id; a tool-list change reaches only the tools subscription; a cancelled subscription
+    (stdio: notifications/cancelled; HTTP: its stream closed) gets nothing more.  Where items share the server (HTTP) and it has the tool that
     changes the tool list, the whole probe runs alone: no other session sees the changes, and no
     other item's change reaches these subscriptions."""
     peer = await ctx.connect(fresh=True)
@@ -179,7 +180,8 @@ async def _listen(ctx: ScenarioContext, peer: RawPeer, trigger: bool) -> None:
               and e.envelope.method != "notifications/subscriptions/acknowledged" and subs.belongs(e.envelope, prompts_sub)]
     _filter_check(ctx, prompts_sub, leaked, trigger)
 
-    if ctx.applies("stateless.cancellation.stdio-no-further-messages"):
+    cancel_rule = next((r for r in CANCEL_RULES if ctx.applies(r)), None)
+    if cancel_rule is not None:
         control, _ = await subs.open({"toolsListChanged": True})
         await subs.cancel(tools_sub)
         cut = len(peer.transcript)
@@ -192,19 +194,22 @@ async def _listen(ctx: ScenarioContext, peer: RawPeer, trigger: bool) -> None:
             except ExpectTimeout:
                 ctx.note("no notifications/tools/list_changed reached the control subscription after the second change")
         await barrier(peer, ctx.version)
-        late = [e for e in subs.inbound(cut) if subs.belongs(e.envelope, tools_sub)]
+        # HTTP: the closed stream carries nothing more; a message for it can only come on another stream
+        late = [e for e in subs.inbound(cut) if (_for(e.envelope, tools_sub) if subs.http else subs.belongs(e.envelope, tools_sub))]
+        how = "closing its response stream" if subs.http else "notifications/cancelled"
         verdict(
             ctx,
-            "stateless.cancellation.stdio-no-further-messages",
+            cancel_rule,
             not late,
             problem="MessageAfterCancel",
             passed=(
-                f"nothing more for the subscription {tools_sub.id!r} after notifications/cancelled"
+                f"nothing more for the subscription {tools_sub.id!r} after {how}"
                 + (" (a second tool-list change reached only the open subscription)" if trigger else " (up to a barrier request)")
             ),
             failed=(
-                f"after notifications/cancelled for the subscription {tools_sub.id!r}, the server still sent "
+                f"after {how} for the subscription {tools_sub.id!r}, the server still sent "
                 + ", ".join(_what(e.envelope) for e in late[:3]) + " for it"
+                + (" (on another stream)" if subs.http else "")
             ),
             expected="nothing more for the cancelled request",
             actual=[e.envelope.summary() for e in late[:3]],
@@ -217,6 +222,16 @@ async def _listen(ctx: ScenarioContext, peer: RawPeer, trigger: bool) -> None:
     for lst in subs.listens:
         if lst.cancelled_at is None:
             await subs.cancel(lst)
+
+
+CANCEL_RULES = ("stateless.cancellation.stdio-no-further-messages", "stateless.cancellation.http-no-further-messages")
+
+
+def _for(env: Envelope, lst: _Listen) -> bool:
+    """The message is about subscription ``lst``: its response, or a notification tagged with its id."""
+    if env.kind in (Kind.RESULT, Kind.ERROR):
+        return same_id(env.id, lst.id)
+    return env.kind is Kind.NOTIFICATION and same_id(_tag(env), lst.id)
 
 
 def _what(env: Envelope) -> str:
@@ -284,6 +299,8 @@ def _check_tags(ctx: ScenarioContext, subs: _Subs) -> None:
             owner = next((lst for lst in subs.listens if subs.belongs(env, lst)), None)
             if owner is None:
                 continue
+            if any(lst.cancelled_at is not None and entry.seq >= lst.cancelled_at and same_id(_tag(env), lst.id) for lst in subs.listens):
+                continue  # a cancelled subscription's message on another stream: the cancellation rule's
             expected = owner.id
         else:
             if env.method not in LISTEN_NOTIFICATIONS:

@@ -158,6 +158,12 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/progress#behavior-requirements',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress#behavior-requirements',
     },
+    'transport.http.bind-localhost': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#security-warning',
+        '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/transports#security-warning',
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#security-warning',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#security-warning',
+    },
     'transport.http.origin.invalid-403': {
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#security-warning',
     },

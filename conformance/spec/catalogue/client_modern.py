@@ -139,6 +139,30 @@ define(
     ),
 )
 
+define(
+    "client.http2026.inspect-400-body",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, HTTP_PAGE, "backward-compatibility"),
+    quote=(
+        "On `400 Bad Request`, the client SHOULD inspect the response body before falling back: "
+        "modern servers also use `400` for `UnsupportedProtocolVersionError`, "
+        "`MissingRequiredClientCapabilityError`, and header-validation failures."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "Probe (scenario modern_400_no_fallback): the client's first request of the 2026-07-28 "
+        "era is refused with HTTP 400 and HeaderMismatch (-32020), a recognised modern error; "
+        "everything after it is answered. 'If the body contains a recognized modern JSON-RPC "
+        "error, the server speaks a modern version of MCP -- retry ... or correct the request, "
+        "rather than falling back.' Flagged (warning): an initialize after the refusal. A retry, "
+        "another 2026-07-28 request or nothing more passes. A client that sends no 2026-07-28 "
+        "request is not judged; the -32022 case is client.version.retry-supported."
+    ),
+)
+
 # -- no client responses --------------------------------------------------------------------------
 
 _NO_RESPONSES_NOTE = (

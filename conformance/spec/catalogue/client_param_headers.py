@@ -148,3 +148,49 @@ define(
         "lists add_numbers with an invalid annotation and the client must not call it."
     ),
 )
+
+define(
+    "client.http2026.name-base64",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "standard-request-headers"),
+    quote=(
+        "If the `Mcp-Name` source value cannot be safely represented as a plain ASCII header "
+        "value, clients MUST encode it using the Base64 sentinel format described in Value "
+        "Encoding."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "The suite's server (scenario param_headers) also lists a tool whose name is not plain "
+        "ASCII (header_name_\u00e9t\u00e9). Judged on every tools/call, resources/read and prompts/get "
+        "POST whose params.name or params.uri is not plain visible ASCII (or has leading or "
+        "trailing whitespace): Mcp-Name must be =?base64?{Base64 of its UTF-8}?=. A missing "
+        "Mcp-Name, or a safe value that does not match, is client.http2026.standard-headers."
+    ),
+)
+
+define(
+    "client.http2026.header-mismatch-retry",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, PAGE, "client-behavior"),
+    quote=(
+        "If the server rejects a request with a `HeaderMismatch` error because required "
+        "`Mcp-Param-*` headers are missing or do not match the body, the client SHOULD call "
+        "`tools/list` to check for changes to the tool's `inputSchema`, then retry the original "
+        "request with the appropriate headers."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "Probe (scenario header_mismatch_retry): the suite's server lists add_numbers without "
+        "x-mcp-header annotations; the client's first tools/call of it is refused with HTTP 400 "
+        "and HeaderMismatch (-32020), the tool now listed with a and b mirrored into "
+        "Mcp-Param-A / Mcp-Param-B. Expected: a tools/list, then the same call again with both "
+        "headers. Flagged (warning): no tools/list after the refusal, or no retry with the "
+        "headers. Skipped when the client makes no tools/call (give --call-command)."
+    ),
+)

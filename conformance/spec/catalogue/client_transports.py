@@ -78,13 +78,15 @@ define(
     "MUST",
     since=LATEST,
     url=spec_url(LATEST, HTTP_PAGE_2026, "sending-messages"),
-    quote="The client MUST use HTTP POST to send JSON-RPC messages.",
+    quote=(
+        "Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the MCP "
+        "endpoint. 1. The client MUST use HTTP POST to send JSON-RPC messages."
+    ),
     role="client",
     area="transport-http",
     transports=HTTP,
-    note=_POST_NOTE + " 2026-07-28 drops 'to the MCP endpoint' from this sentence; the one before "
-    "it says 'Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the "
-    "MCP endpoint.'",
+    note=_POST_NOTE + " 'A new HTTP POST' for each message: a POST carrying more than one message "
+    "is client.http2026.single-body.",
 )
 
 _ACCEPT_NOTE = (

@@ -103,11 +103,31 @@ define(
     aliases=("sep-2243-server-reject-invalid-headers",),
     note=(
         "The list names the failures for which 'servers MUST return HTTP status 400 Bad Request' "
-        "with HeaderMismatch. Probes: a request without Mcp-Method; a tools/call without Mcp-Name; "
-        "a request without MCP-Protocol-Version. For the last one the same page lets a server that "
-        "supports clients older than 2025-06-18 'treat a request that omits the header as protocol "
-        "version 2025-03-26': an answer under legacy rules (an HTTP 4xx, or a result without "
-        "resultType) is accepted; a request served as 2026-07-28 is flagged."
+        "with HeaderMismatch. Probes: a request without Mcp-Method; a request that names an item "
+        "(resources/read, prompts/get, tools/call) without Mcp-Name. A request without "
+        "MCP-Protocol-Version is headers.protocol-version.missing-rejected."
+    ),
+)
+
+define(
+    "headers.protocol-version.missing-rejected",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "protocol-version-header"),
+    quote=(
+        "A server that does not support such clients MUST reject a request without the header per "
+        "Server Validation."
+    ),
+    area="headers",
+    transports=HTTP,
+    aliases=("sep-2243-server-reject-invalid-headers",),
+    note=(
+        "'such clients': clients of revisions before 2025-06-18, which send no "
+        "MCP-Protocol-Version header; a server that supports them 'MAY treat a request that omits "
+        "the header as protocol version 2025-03-26'. Probe: server/discover with the 2026-07-28 "
+        "_meta and no MCP-Protocol-Version header. Accepted: HTTP 400 with HeaderMismatch, or an "
+        "answer under legacy rules (any HTTP 4xx, or a result without resultType). Flagged: the "
+        "request served as a 2026-07-28 request."
     ),
 )
 
@@ -258,5 +278,61 @@ define(
         "x-mcp-header of a tool the suite may call: the body value =?BASE64?SGVsbG8=?= and the "
         "same text in the header. Flagged: a HeaderMismatch (-32020) rejection (the header "
         "decoded to Hello). The client's side is client.http2026.sentinel-lowercase."
+    ),
+)
+
+_ANNOTATION_QUOTE = (
+    "Constraints on `x-mcp-header` values: - MUST NOT be empty - MUST match HTTP field-name token "
+    "syntax (`1*tchar`, RFC 9110 Section 5.1) - MUST NOT contain control characters, including "
+    "carriage return (CR, `\\r`) or line feed (LF, `\\n`) - MUST be case-insensitively unique among "
+    "all `x-mcp-header` values in the `inputSchema` - MUST only be applied to parameters with "
+    "primitive types (integer, string, boolean). Parameters with type `number` are not permitted. "
+    "Integer values MUST be within the safe range for JavaScript (\u22122<sup>53</sup>+1 to "
+    "2<sup>53</sup>\u22121) - MUST only be applied to properties that are _statically reachable_ "
+    "from the schema root: reachable via a chain consisting solely of `properties` keys. The chain "
+    "MUST NOT pass through `items` (or any other array keyword), composition keywords (`oneOf`, "
+    "`anyOf`, `allOf`, `not`), conditional keywords (`if`/`then`/`else`), or `$ref`. Nested object "
+    "properties are permitted as long as every step in the chain is a `properties` key. An "
+    "`x-mcp-header` annotation anywhere else makes the annotation \u2014 and thus the tool "
+    "definition \u2014 invalid."
+)
+
+define(
+    "headers.param.annotation-valid",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "schema-extension"),
+    quote=_ANNOTATION_QUOTE,
+    area="headers",
+    transports=HTTP,
+    note=(
+        "The server's side of the constraints (the client's is client.http2026.invalid-tool-"
+        "excluded: such a tool is dropped from its tools/list result, so the server loses it). "
+        "Judged on every tool of tools/list: each x-mcp-header value a non-empty HTTP token "
+        "(which has no control characters), unique case-insensitively within the inputSchema, on "
+        "a property typed integer, string or boolean (a type list of those and null is accepted; "
+        "an untyped property only when its enum or const values are all of those types), "
+        "reached from the root through properties keys only. Of the integer range, what the "
+        "schema itself declares: enum, const and default values of an annotated integer "
+        "property within -(2^53-1) .. 2^53-1 (the values a client sends are the client's). "
+        "Skipped when no tool carries x-mcp-header (the feature is optional for servers)."
+    ),
+)
+
+define(
+    "headers.name-case-insensitive",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "case-sensitivity"),
+    quote="Clients and servers MUST use case-insensitive comparisons for header names.",
+    area="headers",
+    transports=HTTP,
+    note=(
+        "The server's side. Probes: server/discover with MCP-Protocol-Version and Mcp-Method "
+        "spelled in lower case, then in upper case; for a tool with an x-mcp-header parameter "
+        "(read-only or an official fixture), tools/call with Mcp-Name and Mcp-Param-{Name} "
+        "spelled in lower and upper case. Flagged: a HeaderMismatch (-32020) or any HTTP 400 "
+        "refusal, which the same request with the page's spelling does not get. The client's "
+        "side (the client reads response header names such as Content-Type) is not judged here."
     ),
 )

@@ -252,3 +252,25 @@ define(
         "work) is not observable separately."
     ),
 )
+
+define(
+    "stateless.cancellation.http-no-further-messages",
+    "MUST",
+    since=V,
+    url=spec_url(V, "basic/transports/streamable-http", "cancellation"),
+    quote=(
+        "The server SHOULD stop work on the cancelled request as soon as practical and MUST NOT "
+        "send any further messages for it."
+    ),
+    area="stateless",
+    transports=HTTP,
+    note=(
+        "On streamable HTTP closing the request's response stream cancels it, so the closed "
+        "stream can carry nothing more; what is judged is every other stream. Probe: a "
+        "subscriptions/listen request is cancelled by closing its stream, a list change is "
+        "triggered (a tool named like test_trigger_tool_change) and a second, open subscription "
+        "receives its notification; after a barrier nothing tagged with the cancelled "
+        "subscription's id (io.modelcontextprotocol/subscriptionId), and no response to it, may "
+        "have arrived on any stream. The SHOULD (stop work) is not observable separately."
+    ),
+)

@@ -216,6 +216,26 @@ define(
     ),
 )
 
+define(
+    "transport.http.bind-localhost",
+    "SHOULD",
+    since="2024-11-05",
+    url=spec_url(V2026, PAGE_2026, "security--endpoint"),
+    quote=(
+        "When running locally, servers SHOULD bind only to localhost (127.0.0.1) rather than all "
+        "network interfaces (0.0.0.0)"
+    ),
+    area=AREA,
+    transports=[Transport.STREAMABLE_HTTP, Transport.SSE],
+    note=(
+        "Judged when the server's URL names a loopback address (it runs on this machine): a TCP "
+        "connection to its port on this machine's other addresses -- each non-loopback IPv4 "
+        "address, and 127.0.0.2, which a socket bound to 0.0.0.0 also accepts on Linux while one "
+        "bound to 127.0.0.1 does not -- must be refused. One accepted is a warning: the server "
+        "listens beyond 127.0.0.1. 2024-11-05 words it for the HTTP+SSE transport."
+    ),
+)
+
 # -- GET stream ------------------------------------------------------------------------------------
 
 define(
@@ -361,5 +381,99 @@ define(
         "id), server requests (one per id) and progress notifications for a token we chose.  "
         "Streams resumed with Last-Event-ID replay legitimately and are left to "
         "transport.http.resume.same-stream."
+    ),
+)
+
+# -- 2026-07-28: the endpoint, notifications, SSE response streams -----------------------------------
+
+define(
+    "transport.http.endpoint-post-2026",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026),
+    quote=(
+        "The server MUST provide a single HTTP endpoint path (hereafter referred to as the MCP "
+        "endpoint) that supports POST."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The endpoint is the URL the suite was given. Judged on every POST of the run carrying a "
+        "2026-07-28 request (its _meta and MCP-Protocol-Version naming the version): an answer "
+        "that is 404 Not Found, 405 Method Not Allowed or a redirect (3xx) with no JSON-RPC "
+        "message in its body says the path does not serve MCP over POST (a 404 of this revision "
+        "carries a -32601 error; errors of other statuses are judged by their own rules)."
+    ),
+)
+
+
+define(
+    "transport.http.post.notification-refused-2026",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "sending-messages"),
+    quote="If the server cannot accept it, it MUST return an HTTP error status code (e.g., `400 Bad Request`).",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "'it' is a JSON-RPC notification POSTed to the endpoint. Judged on every notification "
+        "POST of the run (the suite sends notifications/cancelled for a request never sent): a "
+        "refusal told in a JSON-RPC error body under a 1xx, 2xx or 3xx status is flagged. A 4xx "
+        "or 5xx passes, with or without a body; accepting the notification is judged by "
+        "transport.http.post.accepted-202-2026."
+    ),
+)
+
+define(
+    "transport.http.sse.notifications-related-2026",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "receiving-messages"),
+    quote="These notifications MUST relate to the originating client request.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every SSE answer to a POSTed request of the run, subscriptions/listen "
+        "excepted (its stream carries the change notifications the client opted in to). "
+        "Flagged: a notification that only a listen stream carries (list_changed, "
+        "resources/updated, subscriptions/acknowledged), and a notifications/progress for the "
+        "progressToken of another request of ours (a token no request carried references no "
+        "active request: progress.token). "
+        "notifications/message and notification methods this revision does not define are "
+        "accepted: nothing shows they belong to another request."
+    ),
+)
+
+define(
+    "transport.http.sse.response-ends-stream-2026",
+    "SHOULD",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "receiving-messages"),
+    quote="The final JSON-RPC _response_ SHOULD terminate the stream.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Probe: a request likely to be answered with an SSE stream (server/discover, else the "
+        "official fixture test_tool_with_progress with a progressToken); after its response, "
+        "the server has --timeout seconds to end the stream. Flagged (warning): the stream "
+        "still open then, or a message after the response. Skipped when no request was "
+        "answered with SSE (application/json is allowed)."
+    ),
+)
+
+define(
+    "transport.http.sse.x-accel-buffering",
+    "SHOULD",
+    since=V2026,
+    url=spec_url(V2026, PAGE_2026, "receiving-messages"),
+    quote=(
+        "When initiating an SSE stream, servers SHOULD include the `X-Accel-Buffering: no` header "
+        "in the HTTP response."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every POST of the run answered with text/event-stream: the X-Accel-Buffering "
+        "header with the value no (compared case-insensitively, as nginx does)."
     ),
 )

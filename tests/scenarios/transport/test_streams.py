@@ -87,3 +87,30 @@ def test_broadcast_identity_covers_responses_server_requests_and_our_progress_on
     assert _identity(env(ours)) is not None
     assert _identity(env(theirs)) is None  # two identical notifications may be two messages
     assert _identity(env({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})) is None
+
+
+def test_a_notification_on_a_request_stream_relates_to_it_by_its_progress_token_or_kind() -> None:
+    from conformance.scenarios.server.http_transport import _unrelated
+
+    def env(value: dict):
+        return parse_envelope(dumps(value))
+
+    with_token = env({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "_meta": {"progressToken": "a"}}})
+    without = env({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "t"}})
+
+    def progress(token):  # type: ignore[no-untyped-def]
+        return env({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1}})
+
+    log = env({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}})
+    custom = env({"jsonrpc": "2.0", "method": "notifications/example/vendor", "params": {}})
+    changed = env({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    others = {("str", "'b'"), ("int", "7")}  # tokens other requests of ours carried
+    assert _unrelated(progress("a"), with_token, others) is None
+    assert _unrelated(log, without, others) is None and _unrelated(custom, without, others) is None
+    assert "not this request's" in (_unrelated(progress("b"), with_token, others) or "")
+    assert "carried no progressToken" in (_unrelated(progress("b"), without, others) or "")
+    assert "subscriptions/listen" in (_unrelated(changed, with_token, others) or "")
+    # a token no request carried references no active request: progress.token's, not this rule's
+    assert _unrelated(progress("z"), with_token, others) is None
+    numeric = env({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "t", "_meta": {"progressToken": "7"}}})
+    assert _unrelated(progress(7), numeric, others) is not None  # a token keeps its JSON type: 7 is another request's
