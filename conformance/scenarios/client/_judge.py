@@ -18,6 +18,7 @@ from conformance.scenarios.client._server import META_PV
 from conformance.scenarios.client._server import request_meta as _meta
 from conformance.spec.versions import Transport, spec
 from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire import meta_keys as mk
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 
 __all__ = ["W_REQUIREMENTS", "judge_run", "Wire", "wire_of", "engaged", "pick"]
@@ -64,6 +65,11 @@ W_REQUIREMENTS = (
     "client.http2026.version-header-matches-meta",
     "client.http2026.standard-headers",
     "client.http2026.single-body",
+    "client.basic.meta-key-prefix",
+    "client.basic.meta-key-name",
+    "client.basic.meta-reverse-dns",
+    "client.basic.meta-trace-context",
+    "client.versioning.extension-identifiers",
 )
 
 
@@ -420,6 +426,9 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
     else:
         ctx.not_reached("client.pagination.opaque-cursor", "the client sent no request with a cursor")
 
+    # -- _meta keys, trace context values, extension identifiers -----------------------------------
+    _judge_meta_keys(ctx, w, fail, ok)
+
     # -- 2026-07-28: per-request _meta, no responses ---------------------------------------------
     if vspec.stateless:
         real = [m for m in real if m.env.method != "initialize"]  # a dual-era client's legacy handshake has no _meta
@@ -474,6 +483,47 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
     if w.msgs and not invalid and not sse_batch:
         ok("client.basic.schema-valid")
     return w
+
+
+_META_RULES = {  # requirement -> (rule of meta_keys, problem, the skip reason when nothing was judged)
+    "client.basic.meta-key-prefix": (mk.PREFIX, "InvalidMetaKeyPrefix", "the client sent no _meta key"),
+    "client.basic.meta-key-name": (mk.NAME, "InvalidMetaKeyName", "the client sent no _meta key"),
+    "client.basic.meta-reverse-dns": (mk.REVERSE_DNS, "PrefixNotReverseDns",
+                                      "the client sent no _meta key with a prefix of two labels or more"),
+    "client.basic.meta-trace-context": (mk.TRACE, "InvalidTraceContext",
+                                        "the client sent no traceparent, tracestate or baggage in _meta"),
+    "client.versioning.extension-identifiers": (mk.EXTENSION, "InvalidExtensionIdentifier",
+                                                "the client advertised no extension"),
+}
+
+
+def _judge_meta_keys(ctx: ClientContext, w: Wire, fail: Any, ok: Any) -> None:
+    """basic/index#_meta and basic/versioning#extension-negotiation on every message the client
+    wrote: the first violation of each rule is reported (the W checks' way)."""
+    active = {rule: rid for rid, (rule, *_) in _META_RULES.items() if rid in ctx.requirements}
+    if not active:
+        return
+    seen = {rule: 0 for rule in active}
+    first: dict[str, tuple[Msg, str, str]] = {}
+    for m in w.msgs:
+        found, counted = mk.findings(m.env.value)
+        for rule in active:
+            seen[rule] += counted[rule]
+        for rule, path, why in found:
+            if rule in active and rule not in first:
+                first[rule] = (m, path, why)
+    for rule, rid in active.items():
+        _, problem, skip = _META_RULES[rid]
+        if rule in first:
+            m, path, why = first[rule]
+            ctx.check(rid, False, problem=problem, message=f"the client's {m.env.method or m.env.kind.value}: {why}",
+                      expected="the W3C Trace Context / W3C Baggage format" if rule == mk.TRACE
+                      else "a key name as basic/index#_meta defines it", actual=path, json_path=path,
+                      entries=[m.entry], peer=w.run.peer)
+        elif seen[rule]:
+            ok(rid)
+        else:
+            ctx.not_reached(rid, skip)
 
 
 def _raw(entry: TranscriptEntry) -> str:

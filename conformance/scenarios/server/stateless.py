@@ -278,6 +278,9 @@ _EXTENSION_RESULT_TYPES: dict[str, frozenset[str]] = {TASKS_EXTENSION: frozenset
 _INPUT_REQUIRED_METHODS = ("tools/call", "prompts/get", "resources/read")
 _RESERVED = errors.MCP_RESERVED_RANGE  # -32099 .. -32020
 _DEFINED = (errors.HEADER_MISMATCH, errors.MISSING_REQUIRED_CLIENT_CAPABILITY, errors.UNSUPPORTED_PROTOCOL_VERSION)
+_LEGACY = range(-32019, -31999)  # -32000 .. -32019
+_JSONRPC_RESERVED_LOW = -32768
+_JSONRPC_CODES = (errors.PARSE_ERROR, errors.INVALID_REQUEST, errors.METHOD_NOT_FOUND, errors.INVALID_PARAMS, errors.INTERNAL_ERROR)
 _RETIRED = {errors.RESOURCE_NOT_FOUND_LEGACY: "resource not found (2025-11-25 and earlier)", errors.URL_ELICITATION_REQUIRED: "URL elicitation required (2025-11-25 only)"}
 
 
@@ -287,6 +290,8 @@ _RETIRED = {errors.RESOURCE_NOT_FOUND_LEGACY: "resource not found (2025-11-25 an
         "stateless.result-meta.server-info",
         "stateless.error-codes.reserved-range",
         "stateless.error-codes.retired",
+        "stateless.error-codes.legacy-range",
+        "stateless.error-codes.outside-reserved",
         "mrtr.supported-requests",
         "subscriptions.server-cancelled-only-for-listen",
         "stateless.no-server-requests",
@@ -392,6 +397,19 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
                                   "allocates; 2026-07-28 defines -32020, -32021 and -32022 there"),
                          expected="a code defined by the specification, or one outside -32768..-32000", actual=env.error,
                          json_path="$.error.code", entries=[entry.seq], peer=cpeer)
+                if isinstance(code, int) and not isinstance(code, bool) and code in _LEGACY and code != errors.RESOURCE_NOT_FOUND_LEGACY:
+                    flag("stateless.error-codes.legacy-range", problem="LegacyRangeCode",
+                         message=(f"{where} uses code {code}, in the legacy sub-range -32000..-32019 that new "
+                                  "implementations should not use at all"),
+                         expected="a code outside -32768..-32000, or one the specification defines", actual=env.error,
+                         json_path="$.error.code", entries=[entry.seq], peer=cpeer)
+                if isinstance(code, int) and not isinstance(code, bool) and _JSONRPC_RESERVED_LOW <= code < _RESERVED.start \
+                        and code not in _JSONRPC_CODES:
+                    flag("stateless.error-codes.outside-reserved", problem="CodeInJsonRpcReservedRange",
+                         message=(f"{where} uses code {code}, in the JSON-RPC reserved range -32768..-32000 but none of "
+                                  "JSON-RPC's own codes; new codes belong outside it"),
+                         expected="a code outside -32768..-32000, or one JSON-RPC or MCP defines", actual=env.error,
+                         json_path="$.error.code", entries=[entry.seq], peer=cpeer)
                 if code in _RETIRED and not (code == errors.RESOURCE_NOT_FOUND_LEGACY and method == "resources/read"):
                     flag("stateless.error-codes.retired", problem="RetiredErrorCode",
                          message=f"{where} uses code {code} ({_RETIRED[code]}), which implementations of 2026-07-28 must not emit",
@@ -407,7 +425,7 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
             ctx.check(rid, True, message="the server sent no notifications/cancelled during the run")
         elif rid == "stateless.no-server-requests":
             ctx.check(rid, True, message=f"the server sent no request on {n_conn} connection(s)")
-        elif rid in ("stateless.error-codes.reserved-range", "stateless.error-codes.retired"):
+        elif rid.startswith("stateless.error-codes."):
             ctx.check(rid, True, message=summary)
         elif seen_results:
             ctx.check(rid, True, message=summary)

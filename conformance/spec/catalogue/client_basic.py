@@ -285,3 +285,67 @@ define(
         "batch or one by one."
     ),
 )
+
+# -- _meta key names (2025-06-18 and later) ---------------------------------------------------------
+
+_META_KEYS_NOTE = (
+    "Judged on every `_meta` object of every message the client sent: params._meta of its "
+    "requests and notifications, result._meta of its responses (up to 2025-11-25) and those of "
+    "the protocol objects inside, not those inside data of its own (arguments, form content, "
+    "schemas, experimental and extension settings). The server-side twin is "
+)
+
+define(
+    "client.basic.meta-key-prefix",
+    "MUST",
+    since="2025-06-18",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote=(
+        "If specified, MUST be a series of labels separated by dots (`.`), followed by a slash "
+        "(`/`). - Labels MUST start with a letter and end with a letter or digit; interior "
+        "characters can be letters, digits, or hyphens (`-`)."
+    ),
+    role="client",
+    area=AREA,
+    note=_META_KEYS_NOTE + "basic.meta.key-prefix, whose note says what is flagged.",
+)
+
+define(
+    "client.basic.meta-key-name",
+    "MUST",
+    since="2025-06-18",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote="Unless empty, MUST begin and end with an alphanumeric character (`[a-z0-9A-Z]`).",
+    role="client",
+    area=AREA,
+    note=_META_KEYS_NOTE + "basic.meta.key-name, whose note says what is flagged.",
+)
+
+define(
+    "client.basic.meta-reverse-dns",
+    "SHOULD",
+    since="2025-11-25",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote="Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).",
+    role="client",
+    area=AREA,
+    note=_META_KEYS_NOTE + "basic.meta.reverse-dns, whose note says what is flagged.",
+)
+
+define(
+    "client.basic.meta-trace-context",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote=(
+        "When present, their values MUST follow W3C Trace Context and W3C Baggage formats "
+        "respectively."
+    ),
+    role="client",
+    area=AREA,
+    note=_META_KEYS_NOTE + (
+        "basic.meta.trace-context, whose note says what is flagged (the page's example puts "
+        "traceparent in the _meta of a client's tools/call). Skipped when the client sent none "
+        "of traceparent, tracestate, baggage."
+    ),
+)
