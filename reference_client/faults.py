@@ -248,6 +248,16 @@ FAULTS: dict[str, Fault] = {
     "meta-without-capabilities": _f("one extra request whose _meta lacks io.modelcontextprotocol/clientCapabilities",
                                     MODERN),
     "meta-without-client-info": _f("no io.modelcontextprotocol/clientInfo in the _meta of any request", MODERN),
+    # -- _meta key names, trace context, extension identifiers (basic/index#_meta) ----------------------
+    "meta-key-empty-label": _f("one extra request whose _meta carries the key acme..tools/trace (an empty label)",
+                               ALL_VERSIONS[2:]),
+    "meta-key-name-trailing-hyphen": _f("one extra request whose _meta carries the key com.example/trace- (the name "
+                                        "ends with a hyphen)", ALL_VERSIONS[2:]),
+    "meta-key-forward-dns": _f("one extra request whose _meta carries the key example.com/trace (forward DNS order)",
+                               ALL_VERSIONS[3:]),
+    "traceparent-malformed": _f("one extra request whose _meta carries traceparent 00-abc-01", MODERN),
+    "extension-id-without-prefix": _f("one extra request whose clientCapabilities advertise the extension 'tracing' "
+                                      "(no prefix)", MODERN),
 }
 
 # the catalogue splits some rules by version (client.http.accept / client.http.accept-2026, ...):

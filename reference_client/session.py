@@ -408,6 +408,19 @@ class Session:
         if f("post-without-endpoint-query"):
             endpoint = getattr(self.link, "endpoint", None) or ""
             return [(self._harmless(), Tweak(url=endpoint.split("?", 1)[0]))]
+        for fault, key, value in (("meta-key-empty-label", "acme..tools/trace", "on"),
+                                  ("meta-key-name-trailing-hyphen", "com.example/trace-", "on"),
+                                  ("meta-key-forward-dns", "example.com/trace", "on"),
+                                  ("traceparent-malformed", "traceparent", "00-abc-01")):
+            if f(fault):
+                return [(self._harmless(params={"_meta": {key: value}}), None)]
+        if f("extension-id-without-prefix"):
+            from reference_client.core import CLIENT_CAPABILITIES_KEY
+
+            msg = self._harmless()
+            meta = msg["params"]["_meta"]
+            meta[CLIENT_CAPABILITIES_KEY] = {**meta[CLIENT_CAPABILITIES_KEY], "extensions": {"tracing": {}}}
+            return [(msg, None)]
         if f("meta-without-capabilities"):
             from reference_client.core import CLIENT_CAPABILITIES_KEY
 

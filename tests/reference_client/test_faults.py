@@ -735,6 +735,11 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "post-without-endpoint-query": _expect_extra(lambda w: w.tweak.url == "http://127.0.0.1:1/messages"),
     "meta-without-capabilities": _expect_extra(lambda w: CAPS not in w.value["params"]["_meta"] and PV in w.value["params"]["_meta"]),
     "meta-without-client-info": _check_meta_without_info,
+    "meta-key-empty-label": _expect_extra(lambda w: w.value["params"]["_meta"].get("acme..tools/trace") == "on"),
+    "meta-key-name-trailing-hyphen": _expect_extra(lambda w: w.value["params"]["_meta"].get("com.example/trace-") == "on"),
+    "meta-key-forward-dns": _expect_extra(lambda w: w.value["params"]["_meta"].get("example.com/trace") == "on"),
+    "traceparent-malformed": _expect_extra(lambda w: w.value["params"]["_meta"].get("traceparent") == "00-abc-01"),
+    "extension-id-without-prefix": _expect_extra(lambda w: w.value["params"]["_meta"][CAPS].get("extensions") == {"tracing": {}}),
 }
 # the Mcp-Param-* faults act on tools with x-mcp-header annotations, which the scripted server does
 # not list: their headers are checked in test_param_header_faults, on the wire in tests/broken_clients
