@@ -248,6 +248,11 @@ FAULTS: dict[str, Fault] = {
     "meta-without-capabilities": _f("one extra request whose _meta lacks io.modelcontextprotocol/clientCapabilities",
                                     MODERN),
     "meta-without-client-info": _f("no io.modelcontextprotocol/clientInfo in the _meta of any request", MODERN),
+    # -- JSON Schema dialects (basic/index#json-schema-usage) ---------------------------------------------
+    "accept-unknown-dialect": _f("elicitation/create whose requestedSchema names a JSON Schema dialect the client does "
+                                 "not support is served as if it were 2020-12", ("2025-11-25",)),
+    "reject-explicit-2020-12": _f("elicitation/create whose requestedSchema names any $schema, 2020-12 too, is "
+                                  "refused as an unsupported dialect", ("2025-11-25",)),
     # -- _meta key names, trace context, extension identifiers (basic/index#_meta) ----------------------
     "meta-key-empty-label": _f("one extra request whose _meta carries the key acme..tools/trace (an empty label)",
                                ALL_VERSIONS[2:]),

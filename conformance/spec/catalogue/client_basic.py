@@ -349,3 +349,54 @@ define(
         "of traceparent, tracestate, baggage."
     ),
 )
+
+# -- JSON Schema dialects (2025-11-25 and later) -------------------------------------------------------
+
+_DIALECT_PROBE = (
+    "Probe, with the other server requests of 2025-11-25 (scenario server_requests), to a client "
+    "that declared elicitation in form mode: elicitation/create whose requestedSchema (which may "
+    "carry $schema) is a one-field form. In 2026-07-28 elicitation is an input request inside an "
+    "InputRequiredResult and the client sends no responses, so there is no error for it to return: "
+    "the rule is judged on 2025-11-25 only."
+)
+
+define(
+    "client.basic.schema-dialect-2020-12",
+    "MUST",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "schema-dialect"),
+    quote=(
+        "Supported dialects: Implementations MUST support at least 2020-12 and SHOULD document "
+        "which additional dialects they support"
+    ),
+    role="client",
+    area=AREA,
+    note=_DIALECT_PROBE + (
+        " The form names \"$schema\": \"https://json-schema.org/draft/2020-12/schema\"; judged "
+        "against the same client's answer to the form without $schema (the default dialect, "
+        "2020-12 too): a result there and an error here means the client does not support 2020-12 "
+        "named explicitly. A client that refused the plain form as well is not judged. Documentation "
+        "of further dialects is not observable."
+    ),
+)
+
+define(
+    "client.basic.schema-dialect-unsupported",
+    "MUST",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "implementation-requirements"),
+    quote=(
+        "Clients and servers MUST validate schemas according to their declared or default dialect. "
+        "They MUST handle unsupported dialects gracefully by returning an appropriate error "
+        "indicating the dialect is not supported."
+    ),
+    role="client",
+    area=AREA,
+    note=_DIALECT_PROBE + (
+        " The form names \"$schema\": \"https://mcp-conformance.invalid/json-schema/no-such-dialect\", "
+        "a URI that names no dialect, so no implementation supports it: expected an error response "
+        "(any code; the wording of its message is not judged). A result -- accept, decline or "
+        "cancel -- is flagged: the client served or refused the form as a form instead of saying the "
+        "dialect is not supported; no answer within the timeout is flagged too."
+    ),
+)
