@@ -743,6 +743,8 @@ async def tour(session: Session, log: Callable[[str], None] | None = None, *, ca
         await step("logging/setLevel", _ok(session, "logging/setLevel", {"level": "info"}, log))
     if "tools" in caps:
         tools = await step("tools/list", _pages(session, "tools/list", "tools", log)) or []
+        if session.faulty("fetch-network-ref"):
+            await _fetch_network_refs(tools, log)
         if getattr(session.link, "stateless", False) and not session.faulty("keep-invalid-header-tools"):
             tools = _valid_header_tools(tools, log)  # streamable HTTP, 2026-07-28
         seen = len(core.notifications)
@@ -824,6 +826,31 @@ def _official_scenario_arguments(tools: list[dict[str, Any]]) -> dict[str, dict[
         if focal is not None:
             out["json_schema_echo"] = {"schema": focal.get("inputSchema")}
     return out
+
+
+async def _fetch_network_refs(tools: list[Any], log: Callable[[str], None]) -> None:
+    """Fault fetch-network-ref: every $ref of a tool's inputSchema that is an http(s) URL is fetched
+    (as a validator that resolves remote references by default would)."""
+    import httpx
+
+    def refs(node: Any) -> list[str]:
+        if isinstance(node, dict):
+            found = [node["$ref"]] if isinstance(node.get("$ref"), str) and node["$ref"].startswith(("http://", "https://")) else []
+            return found + [r for v in node.values() for r in refs(v)]
+        if isinstance(node, list):
+            return [r for v in node for r in refs(v)]
+        return []
+
+    urls = [u for t in tools if isinstance(t, dict) for u in refs(t.get("inputSchema"))]
+    if not urls:
+        return
+    async with httpx.AsyncClient(timeout=2.0) as client:
+        for url in urls:
+            log(f"fault fetch-network-ref: GET {url}")
+            try:
+                await client.get(url)
+            except httpx.HTTPError:
+                pass
 
 
 async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str], None],

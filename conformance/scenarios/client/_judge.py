@@ -14,7 +14,7 @@ from typing import Any
 
 from conformance.client.context import ClientContext
 from conformance.client.role import ClientRun
-from conformance.scenarios.client._server import META_PV
+from conformance.scenarios.client._server import META_PV, REF_PROBE_PATH
 from conformance.scenarios.client._server import request_meta as _meta
 from conformance.spec.versions import Transport, spec
 from conformance.transcript import Direction, TranscriptEntry
@@ -70,6 +70,7 @@ W_REQUIREMENTS = (
     "client.basic.meta-reverse-dns",
     "client.basic.meta-trace-context",
     "client.versioning.extension-identifiers",
+    "client.basic.schema-no-network-ref",
 )
 
 
@@ -456,6 +457,10 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
         elif w.msgs:
             ok(rid)
 
+    # -- a network $ref in a tool's inputSchema (2026-07-28, HTTP: where the suite listens) --------------
+    if "client.basic.schema-no-network-ref" in ctx.requirements:
+        _judge_network_ref(ctx, run, w)
+
     # -- HTTP -----------------------------------------------------------------------------------
     if run.endpoint is not None:
         _judge_http(ctx, run, w, fail, ok, negotiated=not unsupported_offer)
@@ -524,6 +529,29 @@ def _judge_meta_keys(ctx: ClientContext, w: Wire, fail: Any, ok: Any) -> None:
             ok(rid)
         else:
             ctx.not_reached(rid, skip)
+
+
+def _judge_network_ref(ctx: ClientContext, run: ClientRun, w: Wire) -> None:
+    """The ref_probe tool's inputSchema holds a $ref to a URL of the suite's own HTTP endpoint: any
+    request for it is the client dereferencing a network $ref."""
+    rid = "client.basic.schema-no-network-ref"
+    listed = next((e for e in w.out if e.envelope is not None and e.envelope.kind is Kind.RESULT
+                   and REF_PROBE_PATH in (e.raw or b"").decode("utf-8", "replace")), None)
+    ep = run.endpoint
+    if listed is None or ep is None:
+        ctx.not_reached(rid, "the client was not sent the tool whose inputSchema holds a network $ref (it listed no "
+                             "tools, or this run's server lists others)")
+        return
+    fetched = [r for r in ep.requests if r.path.endswith("/" + REF_PROBE_PATH)]
+    if fetched:
+        r = fetched[0]
+        ctx.check(rid, False, problem="NetworkRefDereferenced",
+                  message=f"the client fetched {r.method} {r.path}, the network URI a $ref of the ref_probe tool's "
+                          "inputSchema names: it dereferenced a network $ref by itself",
+                  expected="no request for the $ref's URI", actual=f"{r.method} {r.path}", entries=[listed], peer=run.peer)
+    else:
+        ctx.check(rid, True, message="the tool whose inputSchema holds a $ref to a network URI of the suite's "
+                                     "server was listed; nothing fetched it", peer=run.peer)
 
 
 def _raw(entry: TranscriptEntry) -> str:

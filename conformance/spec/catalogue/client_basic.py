@@ -400,3 +400,23 @@ define(
         "dialect is not supported; no answer within the timeout is flagged too."
     ),
 )
+
+define(
+    "client.basic.schema-no-network-ref",
+    "MUST",
+    since=LATEST,
+    transports=("streamable-http",),
+    url=spec_url(LATEST, PAGE, "ref-resolution"),
+    quote="Implementations MUST NOT automatically dereference `$ref` values that resolve to a network URI.",
+    role="client",
+    area=AREA,
+    note=(
+        "Probe, in every 2026-07-28 run over streamable HTTP whose scenario server lists its default "
+        "tools: beside add_numbers, the first page of tools/list holds ref_probe, whose inputSchema "
+        "defines its one property as {\"$ref\": \"http://127.0.0.1:<port>/<token>/mcp-conformance-"
+        "ref/value.schema.json\"}, a URI of the suite's own HTTP listener. Any HTTP request for it "
+        "during the run is the client dereferencing a network $ref (an opt-in mode that does so 'MUST be "
+        "disabled by default'). A pass says only that nothing fetched it: a client that never looked "
+        "at the schema passes as well. On stdio the suite has no listener to see a fetch."
+    ),
+)
