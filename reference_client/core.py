@@ -292,6 +292,8 @@ class ClientCore:
 
     def initialize_params(self) -> dict[str, Any]:
         params = {"protocolVersion": self.version, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO}
+        if self.faulty("ask-older-version") and self.version in VERSIONS[1:]:
+            params["protocolVersion"] = VERSIONS[VERSIONS.index(self.version) - 1]  # goes on with what it is offered
         if self.faulty("no-client-info"):
             del params["clientInfo"]
         return params

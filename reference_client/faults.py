@@ -251,6 +251,8 @@ FAULTS: dict[str, Fault] = {
     # -- JSON Schema dialects (basic/index#json-schema-usage) ---------------------------------------------
     "accept-unknown-dialect": _f("elicitation/create whose requestedSchema names a JSON Schema dialect the client does "
                                  "not support is served as if it were 2020-12", ("2025-11-25",)),
+    "ask-older-version": _f("initialize asks for the version before the one it was told to speak, then goes on with "
+                            "the version the server offers", ALL_VERSIONS[1:4]),
     "fetch-network-ref": _f("every http(s) $ref in a listed tool's inputSchema is fetched", MODERN, HTTP),
     "reject-explicit-2020-12": _f("elicitation/create whose requestedSchema names any $schema, 2020-12 too, is "
                                   "refused as an unsupported dialect", ("2025-11-25",)),

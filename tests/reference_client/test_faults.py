@@ -862,7 +862,18 @@ def _version_header_asked(strict: Run, faulty: Run) -> None:
     assert all(w.protocol_version == "2025-11-25" for w in faulty.sent[init + 1:])
 
 
+def _ask_older_version(strict: Run, faulty: Run) -> None:
+    init = [w.value for w in strict.sent if is_request(w.value, "initialize")]
+    asked = [w.value for w in faulty.sent if is_request(w.value, "initialize")]
+    assert len(init) == len(asked) == 1
+    version = init[0]["params"]["protocolVersion"]
+    assert asked[0]["params"]["protocolVersion"] == VERSIONS[VERSIONS.index(version) - 1]
+    assert {k: v for k, v in asked[0]["params"].items() if k != "protocolVersion"} == \
+        {k: v for k, v in init[0]["params"].items() if k != "protocolVersion"}
+
+
 CHECKS["version-header-asked"] = _version_header_asked
+CHECKS["ask-older-version"] = _ask_older_version
 CHECKS["result-and-error"] = _pings_both
 CHECKS["ignore-ping"] = _pings_unanswered
 CHECKS["error-wrong-id"] = _error_wrong_id

@@ -71,6 +71,7 @@ W_REQUIREMENTS = (
     "client.basic.meta-trace-context",
     "client.versioning.extension-identifiers",
     "client.basic.schema-no-network-ref",
+    "client.lifecycle.version-latest",
 )
 
 
@@ -355,6 +356,7 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
                 ok("client.lifecycle.initialize-contents")
         if init_msgs and not unsupported_offer:
             _judge_initialized(ctx, w, init_msgs[0], fail, ok)
+            _judge_version_latest(ctx, w, init_msgs[0], fail, ok)
         if init_msgs:
             answered = w.answered_at(init_msgs[0].env.id)
             early = [m for m in reqs if m.t > init_msgs[0].t and (answered is None or m.t < answered)
@@ -637,6 +639,28 @@ def _judge_initialized(ctx: ClientContext, w: Wire, init: Msg, fail: Any, ok: An
              expected="notifications/initialized first", actual=others[0].env.method)
         return
     ok("client.lifecycle.initialized-sent")
+
+
+def _judge_version_latest(ctx: ClientContext, w: Wire, init: Msg, fail: Any, ok: Any) -> None:
+    """The version in initialize "SHOULD be the latest version supported by the client": a client
+    that goes on with a later version our initialize result offered supports a later one."""
+    rid = "client.lifecycle.version-latest"
+    if rid not in ctx.requirements:
+        return
+    from conformance.spec.versions import VERSIONS
+
+    asked = init.env.params.get("protocolVersion") if isinstance(init.env.params, dict) else None
+    offered = _offered_version(w)
+    if asked not in VERSIONS or offered not in VERSIONS or not engaged(w, ctx.version):
+        ctx.not_reached(rid, "the client did not go on after an initialize result naming a known version")
+        return
+    if VERSIONS.index(offered) > VERSIONS.index(asked):
+        fail(rid, init, "InitializeVersionNotLatest",
+             f"the client asked for {asked} in initialize, then went on with {offered}, which the server offered: it "
+             f"supports the later {offered}, so {asked} was not the latest version it supports",
+             expected=f"protocolVersion {offered} or later", actual=asked)
+    else:
+        ok(rid, f"the client asked for {asked} and went on with {offered}: no later version seen supported")
 
 
 def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any, *, negotiated: bool = True) -> None:
