@@ -292,6 +292,7 @@ _RETIRED = {errors.RESOURCE_NOT_FOUND_LEGACY: "resource not found (2025-11-25 an
         "stateless.error-codes.retired",
         "stateless.error-codes.legacy-range",
         "stateless.error-codes.outside-reserved",
+        "versioning.extension-fallback",
         "mrtr.supported-requests",
         "subscriptions.server-cancelled-only-for-listen",
         "stateless.no-server-requests",
@@ -376,6 +377,15 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
                                   "(and no extension the server advertises defines it)"),
                          expected={"resultType": "complete | input_required"}, actual=rt, json_path="$.result.resultType",
                          entries=[entry.seq], peer=cpeer)
+                if extensions and isinstance(rt, str) and rt not in _CORE_RESULT_TYPES and key(env.id) not in opted \
+                        and not method.startswith("tasks/") and rt not in _EXTENSION_RESULT_TYPES[TASKS_EXTENSION]:
+                    # ("task" to a request without the tasks extension is tasks.ext.undeclared.no-task's)
+                    flag("versioning.extension-fallback", problem="ExtensionResultWithoutOptIn",
+                         message=(f"{where} has resultType {rt!r}, which no core result has, though the request named no "
+                                  "extension in its client capabilities: a server supporting an extension the client "
+                                  "does not must answer with core behaviour or an error"),
+                         expected={"resultType": "complete | input_required"}, actual=rt, json_path="$.result.resultType",
+                         entries=[entry.seq], peer=cpeer)
                 if rt == "input_required" and method not in _INPUT_REQUIRED_METHODS:
                     flag("mrtr.supported-requests", problem="InputRequiredOnUnsupportedMethod",
                          message=f"{where} is an InputRequiredResult; only {', '.join(_INPUT_REQUIRED_METHODS)} may answer with one",
@@ -425,6 +435,8 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
             ctx.check(rid, True, message="the server sent no notifications/cancelled during the run")
         elif rid == "stateless.no-server-requests":
             ctx.check(rid, True, message=f"the server sent no request on {n_conn} connection(s)")
+        elif rid == "versioning.extension-fallback" and not extensions:
+            ctx.not_reached(rid, "the server advertises no extension")
         elif rid.startswith("stateless.error-codes."):
             ctx.check(rid, True, message=summary)
         elif seen_results:

@@ -94,3 +94,22 @@ define(
         "when the server advertises no extension."
     ),
 )
+
+define(
+    "versioning.extension-fallback",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "extension-negotiation"),
+    quote=(
+        "If one party supports an extension but the other does not, the supporting party MUST either "
+        "revert to core protocol behavior or reject the request with an appropriate error."
+    ),
+    area="versioning",
+    note=(
+        "Checked on every result the server sent to a 2026-07-28 request during the run, when the "
+        "server advertises extensions: a request whose client capabilities name no extension must "
+        "get a core result (resultType complete or input_required) or an error; another resultType "
+        "is an extension's behaviour the client did not opt in to. The tasks extension's own form "
+        "of the rule (a CreateTaskResult, resultType task) is judged by tasks.ext.undeclared.no-task."
+    ),
+)
