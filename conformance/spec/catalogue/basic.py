@@ -177,3 +177,54 @@ define(
         "Skipped when the server sent none of the keys."
     ),
 )
+
+# -- the members of results and errors ------------------------------------------------------------------
+# JSON-RPC 2.0 words them too (jsonrpc.error.object, jsonrpc.response.result-xor-error); where a
+# version's own page words a rule, its sentence is cited (conformance.wire.rules.shape_requirement).
+
+_SHAPES_NOTE = "Checked on every response the server sent during the run, on every connection."
+
+define(
+    "basic.error.code-message",
+    "MUST",
+    versions=("2025-03-26", "2025-06-18"),
+    url=spec_url("2025-06-18", PAGE, "responses"),
+    quote=(
+        "Results MAY follow any JSON object structure, while errors MUST include an error code and "
+        "message at minimum."
+    ),
+    area="basic",
+    note=_SHAPES_NOTE + (
+        " Flagged: an error member that is not an object, an error object without code, or without "
+        "a message string (JSON-RPC 2.0: 'A String providing a short description of the error'). "
+        "A code that is not an integer is basic.error.code-integer."
+    ),
+)
+
+define(
+    "basic.response.error-field",
+    "MUST",
+    since="2025-11-25",
+    url=spec_url(LATEST, PAGE, "error-responses"),
+    quote="Error responses MUST include an `error` field with a `code` and `message`.",
+    area="basic",
+    note=_SHAPES_NOTE + (
+        " Flagged: an error member that is not an object, an error object without code, or without "
+        "a message string (the schema's Error.message is a string). A code that is not an integer is "
+        "basic.error.code-integer."
+    ),
+)
+
+define(
+    "basic.response.result-field",
+    "MUST",
+    since="2025-11-25",
+    url=spec_url(LATEST, PAGE, "result-responses"),
+    quote="Result responses MUST include a `result` field.",
+    area="basic",
+    note=_SHAPES_NOTE + (
+        " Flagged: a response (an id, no method) with neither result nor error: it is no error "
+        "response, so as a result response it lacks its result. A response with both is "
+        "jsonrpc.response.result-xor-error."
+    ),
+)
