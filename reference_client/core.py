@@ -42,6 +42,8 @@ HTTPS_ROOTS = [{"uri": "https://example.com/mcp-reference-client", "name": "scra
 MISSING: Any = object()
 EXTRA_IDS = 900_001  # ids of a fault's extra requests: their own range, so the rest of a run keeps its ids
 SAMPLED_TEXT = "mcp-reference-client: a deterministic sampling answer"
+#: the JSON Schema dialects this client validates requestedSchema in: 2020-12 only (the default)
+SCHEMA_DIALECTS = ("https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#")
 
 
 def elicitation_answer(params: Any, *, defaults: bool = True) -> dict[str, Any]:
@@ -290,6 +292,8 @@ class ClientCore:
 
     def initialize_params(self) -> dict[str, Any]:
         params = {"protocolVersion": self.version, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO}
+        if self.faulty("ask-older-version") and self.version in VERSIONS[1:]:
+            params["protocolVersion"] = VERSIONS[VERSIONS.index(self.version) - 1]  # goes on with what it is offered
         if self.faulty("no-client-info"):
             del params["clientInfo"]
         return params
@@ -509,6 +513,15 @@ class ClientCore:
                 # "Server sends an elicitation/create request with a mode not declared in client
                 # capabilities: -32602 (Invalid params)" (2025-11-25 client/elicitation#error-handling)
                 return self._error(rid, codes.INVALID_PARAMS, f"elicitation mode {mode!r} was not declared")
+            dialect = params.get("requestedSchema", {}).get("$schema") if isinstance(params, dict) and \
+                isinstance(params.get("requestedSchema"), dict) else None
+            if dialect is not None and (self.faulty("reject-explicit-2020-12") or (
+                    dialect not in SCHEMA_DIALECTS and not self.faulty("accept-unknown-dialect"))):
+                # "They MUST handle unsupported dialects gracefully by returning an appropriate
+                # error indicating the dialect is not supported." (2025-11-25 basic/index)
+                return {"jsonrpc": "2.0", "id": rid, "error": {
+                    "code": codes.INVALID_PARAMS, "message": f"unsupported JSON Schema dialect: {dialect!r}",
+                    "data": {"supportedDialects": list(SCHEMA_DIALECTS)}}}
             answer = elicitation_answer(params, defaults=not self.faulty("no-defaults"))
             if self.faulty("elicitation-invalid-content") and isinstance(answer.get("content"), dict):
                 # fault: what the "user" entered is not checked against requestedSchema

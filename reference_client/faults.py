@@ -257,6 +257,24 @@ FAULTS: dict[str, Fault] = {
     "meta-without-capabilities": _f("one extra request whose _meta lacks io.modelcontextprotocol/clientCapabilities",
                                     MODERN),
     "meta-without-client-info": _f("no io.modelcontextprotocol/clientInfo in the _meta of any request", MODERN),
+    # -- JSON Schema dialects (basic/index#json-schema-usage) ---------------------------------------------
+    "accept-unknown-dialect": _f("elicitation/create whose requestedSchema names a JSON Schema dialect the client does "
+                                 "not support is served as if it were 2020-12", ("2025-11-25",)),
+    "ask-older-version": _f("initialize asks for the version before the one it was told to speak, then goes on with "
+                            "the version the server offers", ALL_VERSIONS[1:4]),
+    "fetch-network-ref": _f("every http(s) $ref in a listed tool's inputSchema is fetched", MODERN, HTTP),
+    "reject-explicit-2020-12": _f("elicitation/create whose requestedSchema names any $schema, 2020-12 too, is "
+                                  "refused as an unsupported dialect", ("2025-11-25",)),
+    # -- _meta key names, trace context, extension identifiers (basic/index#_meta) ----------------------
+    "meta-key-empty-label": _f("one extra request whose _meta carries the key acme..tools/trace (an empty label)",
+                               ALL_VERSIONS[2:]),
+    "meta-key-name-trailing-hyphen": _f("one extra request whose _meta carries the key com.example/trace- (the name "
+                                        "ends with a hyphen)", ALL_VERSIONS[2:]),
+    "meta-key-forward-dns": _f("one extra request whose _meta carries the key example.com/trace (forward DNS order)",
+                               ALL_VERSIONS[3:]),
+    "traceparent-malformed": _f("one extra request whose _meta carries traceparent 00-abc-01", MODERN),
+    "extension-id-without-prefix": _f("one extra request whose clientCapabilities advertise the extension 'tracing' "
+                                      "(no prefix)", MODERN),
 }
 
 # the catalogue splits some rules by version (client.http.accept / client.http.accept-2026, ...):

@@ -411,6 +411,19 @@ class Session:
         if f("post-without-endpoint-query"):
             endpoint = getattr(self.link, "endpoint", None) or ""
             return [(self._harmless(), Tweak(url=endpoint.split("?", 1)[0]))]
+        for fault, key, value in (("meta-key-empty-label", "acme..tools/trace", "on"),
+                                  ("meta-key-name-trailing-hyphen", "com.example/trace-", "on"),
+                                  ("meta-key-forward-dns", "example.com/trace", "on"),
+                                  ("traceparent-malformed", "traceparent", "00-abc-01")):
+            if f(fault):
+                return [(self._harmless(params={"_meta": {key: value}}), None)]
+        if f("extension-id-without-prefix"):
+            from reference_client.core import CLIENT_CAPABILITIES_KEY
+
+            msg = self._harmless()
+            meta = msg["params"]["_meta"]
+            meta[CLIENT_CAPABILITIES_KEY] = {**meta[CLIENT_CAPABILITIES_KEY], "extensions": {"tracing": {}}}
+            return [(msg, None)]
         if f("meta-without-capabilities"):
             from reference_client.core import CLIENT_CAPABILITIES_KEY
 
@@ -754,6 +767,8 @@ async def tour(session: Session, log: Callable[[str], None] | None = None, *, ca
         await step("logging/setLevel", _ok(session, "logging/setLevel", {"level": "info"}, log))
     if "tools" in caps:
         tools = await step("tools/list", _pages(session, "tools/list", "tools", log)) or []
+        if session.faulty("fetch-network-ref"):
+            await _fetch_network_refs(tools, log)
         if getattr(session.link, "stateless", False) and not session.faulty("keep-invalid-header-tools"):
             tools = _valid_header_tools(tools, log)  # streamable HTTP, 2026-07-28
         seen = len(core.notifications)
@@ -835,6 +850,31 @@ def _official_scenario_arguments(tools: list[dict[str, Any]]) -> dict[str, dict[
         if focal is not None:
             out["json_schema_echo"] = {"schema": focal.get("inputSchema")}
     return out
+
+
+async def _fetch_network_refs(tools: list[Any], log: Callable[[str], None]) -> None:
+    """Fault fetch-network-ref: every $ref of a tool's inputSchema that is an http(s) URL is fetched
+    (as a validator that resolves remote references by default would)."""
+    import httpx
+
+    def refs(node: Any) -> list[str]:
+        if isinstance(node, dict):
+            found = [node["$ref"]] if isinstance(node.get("$ref"), str) and node["$ref"].startswith(("http://", "https://")) else []
+            return found + [r for v in node.values() for r in refs(v)]
+        if isinstance(node, list):
+            return [r for v in node for r in refs(v)]
+        return []
+
+    urls = [u for t in tools if isinstance(t, dict) for u in refs(t.get("inputSchema"))]
+    if not urls:
+        return
+    async with httpx.AsyncClient(timeout=2.0) as client:
+        for url in urls:
+            log(f"fault fetch-network-ref: GET {url}")
+            try:
+                await client.get(url)
+            except httpx.HTTPError:
+                pass
 
 
 async def _call_tool(session: Session, tool: dict[str, Any], log: Callable[[str], None],

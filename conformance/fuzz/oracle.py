@@ -810,8 +810,10 @@ def shape_findings(env: Envelope, ctx: OracleContext | None = None) -> list[Find
     """Result xor error, the error object, an integer code (the scenarios' response_shapes reading)."""
     value = env.value
     out = []
-    for req, problem in response_shape_problems(value):
-        cls = {"jsonrpc.response.result-xor-error": "ResultXorError", "jsonrpc.error.object": "MalformedErrorObject"}.get(req, "NonIntegerErrorCode")
+    for req, problem in response_shape_problems(value, ctx.version if ctx is not None else None):
+        cls = {"jsonrpc.response.result-xor-error": "ResultXorError", "basic.response.result-field": "ResultXorError",
+               "jsonrpc.error.object": "MalformedErrorObject", "basic.error.code-message": "MalformedErrorObject",
+               "basic.response.error-field": "MalformedErrorObject"}.get(req, "NonIntegerErrorCode")
         rid = shape_requirement(req, ctx) if ctx is not None else req
         out.append(finding(rid, cls, problem, actual=sorted(value) if isinstance(value, dict) else value))
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from conformance.spec.versions import spec
+from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import MISSING, Envelope, Kind, same_id
 
 __all__ = [
@@ -70,10 +70,37 @@ def unreadable_answer(env: Envelope | None, echo: Any = MISSING) -> bool:
     return echo is not MISSING and same_id(env.id, echo)
 
 
-def response_shape_problems(value: Any) -> list[tuple[str, str]]:
+# Where a version's basic/index words a response rule itself, its sentence is cited rather than
+# JSON-RPC 2.0's: the error object (2025-03-26 and 2025-06-18: "errors MUST include an error code
+# and message at minimum"; 2025-11-25 on: "Error responses MUST include an `error` field with a
+# `code` and `message`") and, from 2025-11-25, a response without result or error ("Result
+# responses MUST include a `result` field").
+_ERROR_OBJECT = {"2025-03-26": "basic.error.code-message", "2025-06-18": "basic.error.code-message"}
+_SPLIT_RESPONSES = "2025-11-25"  # the first version with result responses and error responses
+
+
+def shape_requirement(requirement: str, problem: str, version: str | None) -> str:
+    """The requirement a problem of :func:`response_shape_problems` breaks in ``version`` (None:
+    the JSON-RPC 2.0 reading, whatever the version)."""
+    if version is None or version not in VERSIONS:
+        return requirement
+    split = VERSIONS.index(version) >= VERSIONS.index(_SPLIT_RESPONSES)
+    if requirement == "jsonrpc.error.object":
+        return "basic.response.error-field" if split else _ERROR_OBJECT.get(version, requirement)
+    if requirement == "jsonrpc.response.result-xor-error" and split and "neither" in problem:
+        return "basic.response.result-field"
+    return requirement
+
+
+def response_shape_problems(value: Any, version: str | None = None) -> list[tuple[str, str]]:
     """``(requirement, problem)`` pairs for one JSON value the server sent, when it is a response
     (no ``method``) that breaks the base rules: result xor error, an error object with a code and
-    a string message, an integer code."""
+    a string message, an integer code.  ``version``: cite that version's own sentences where it
+    words the rule (:func:`shape_requirement`); None: JSON-RPC 2.0's."""
+    return [(shape_requirement(rid, problem, version), problem) for rid, problem in _shape_problems(value)]
+
+
+def _shape_problems(value: Any) -> list[tuple[str, str]]:
     if not isinstance(value, dict) or "method" in value:
         return []
     if "id" not in value and "result" not in value and "error" not in value:

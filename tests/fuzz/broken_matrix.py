@@ -21,7 +21,7 @@ ENVELOPE_DEFECTS = [
     ("unknown-method-invalid-request", "jsonrpc.error.method-not-found", "2025-11-25"),
     ("jsonrpc-version-unchecked", "jsonrpc.error.invalid-request", "2025-06-18"),
     ("result-and-error", "jsonrpc.response.result-xor-error", "2024-11-05"),
-    ("error-without-message", "jsonrpc.error.object", "2026-07-28"),
+    ("error-without-message", "basic.response.error-field", "2026-07-28"),
     ("error-code-string", "basic.error.code-integer", "2025-06-18"),
     ("error-id-dropped", "basic.response.error-id-echo", "2025-11-25"),
     ("numeric-string-id-as-integer", "basic.response.result-id-echo", "2025-11-25"),

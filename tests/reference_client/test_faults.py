@@ -736,6 +736,15 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "post-without-endpoint-query": _expect_extra(lambda w: w.tweak.url == "http://127.0.0.1:1/messages"),
     "meta-without-capabilities": _expect_extra(lambda w: CAPS not in w.value["params"]["_meta"] and PV in w.value["params"]["_meta"]),
     "meta-without-client-info": _check_meta_without_info,
+    # the scripted server sends no $schema in requestedSchema: on the wire in tests/broken_clients
+    "accept-unknown-dialect": _no_diff,
+    "reject-explicit-2020-12": _no_diff,
+    "fetch-network-ref": _no_diff,  # the scripted server lists no $ref: on the wire in tests/broken_clients
+    "meta-key-empty-label": _expect_extra(lambda w: w.value["params"]["_meta"].get("acme..tools/trace") == "on"),
+    "meta-key-name-trailing-hyphen": _expect_extra(lambda w: w.value["params"]["_meta"].get("com.example/trace-") == "on"),
+    "meta-key-forward-dns": _expect_extra(lambda w: w.value["params"]["_meta"].get("example.com/trace") == "on"),
+    "traceparent-malformed": _expect_extra(lambda w: w.value["params"]["_meta"].get("traceparent") == "00-abc-01"),
+    "extension-id-without-prefix": _expect_extra(lambda w: w.value["params"]["_meta"][CAPS].get("extensions") == {"tracing": {}}),
 }
 # the Mcp-Param-* faults act on tools with x-mcp-header annotations, which the scripted server does
 # not list: their headers are checked in test_param_header_faults, on the wire in tests/broken_clients
@@ -855,7 +864,18 @@ def _version_header_asked(strict: Run, faulty: Run) -> None:
     assert all(w.protocol_version == "2025-11-25" for w in faulty.sent[init + 1:])
 
 
+def _ask_older_version(strict: Run, faulty: Run) -> None:
+    init = [w.value for w in strict.sent if is_request(w.value, "initialize")]
+    asked = [w.value for w in faulty.sent if is_request(w.value, "initialize")]
+    assert len(init) == len(asked) == 1
+    version = init[0]["params"]["protocolVersion"]
+    assert asked[0]["params"]["protocolVersion"] == VERSIONS[VERSIONS.index(version) - 1]
+    assert {k: v for k, v in asked[0]["params"].items() if k != "protocolVersion"} == \
+        {k: v for k, v in init[0]["params"].items() if k != "protocolVersion"}
+
+
 CHECKS["version-header-asked"] = _version_header_asked
+CHECKS["ask-older-version"] = _ask_older_version
 CHECKS["result-and-error"] = _pings_both
 CHECKS["ignore-ping"] = _pings_unanswered
 CHECKS["error-wrong-id"] = _error_wrong_id
@@ -1434,3 +1454,24 @@ def test_param_headers_and_their_faults() -> None:
     }
     for fault, expected in changed.items():
         assert _param_headers_of(fault) == expected, fault
+
+
+def test_requested_schema_dialects() -> None:
+    """2020-12 (named or the default) is served; any other $schema is refused with an error; the
+    two dialect faults break exactly one of those."""
+    def answer(fault: str | None, dialect: str | None) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": {"ok": {"type": "boolean", "default": True}}}
+        if dialect is not None:
+            schema["$schema"] = dialect
+        core = ClientCore("2025-11-25", fault=fault)
+        out = core._answer("r1", "elicitation/create", {"mode": "form", "message": "?", "requestedSchema": schema})
+        assert out is not None
+        return out
+
+    d2020, unknown = "https://json-schema.org/draft/2020-12/schema", "https://example.invalid/no-such-dialect"
+    assert answer(None, None)["result"]["action"] == "accept"
+    assert answer(None, d2020)["result"]["action"] == "accept"
+    assert answer(None, unknown)["error"]["code"] == -32602
+    assert answer("accept-unknown-dialect", unknown)["result"]["action"] == "accept"
+    assert answer("reject-explicit-2020-12", d2020)["error"]["code"] == -32602
+    assert answer("reject-explicit-2020-12", None)["result"]["action"] == "accept"

@@ -17,10 +17,11 @@ from typing import Any
 
 from conformance.client.context import ClientContext
 from conformance.client.role import ClientRun
-from conformance.scenarios.client._server import META_PV
+from conformance.scenarios.client._server import META_PV, REF_PROBE_PATH
 from conformance.scenarios.client._server import request_meta as _meta
 from conformance.spec.versions import Transport, spec
 from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire import meta_keys as mk
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 from conformance.wire.headers import header_value
 
@@ -69,6 +70,13 @@ W_REQUIREMENTS = (
     "client.http2026.standard-headers",
     "client.http2026.name-base64",
     "client.http2026.single-body",
+    "client.basic.meta-key-prefix",
+    "client.basic.meta-key-name",
+    "client.basic.meta-reverse-dns",
+    "client.basic.meta-trace-context",
+    "client.versioning.extension-identifiers",
+    "client.basic.schema-no-network-ref",
+    "client.lifecycle.version-latest",
 )
 
 
@@ -353,6 +361,7 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
                 ok("client.lifecycle.initialize-contents")
         if init_msgs and not unsupported_offer:
             _judge_initialized(ctx, w, init_msgs[0], fail, ok)
+            _judge_version_latest(ctx, w, init_msgs[0], fail, ok)
         if init_msgs:
             answered = w.answered_at(init_msgs[0].env.id)
             early = [m for m in reqs if m.t > init_msgs[0].t and (answered is None or m.t < answered)
@@ -425,6 +434,9 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
     else:
         ctx.not_reached("client.pagination.opaque-cursor", "the client sent no request with a cursor")
 
+    # -- _meta keys, trace context values, extension identifiers -----------------------------------
+    _judge_meta_keys(ctx, w, fail, ok)
+
     # -- 2026-07-28: per-request _meta, no responses ---------------------------------------------
     if vspec.stateless:
         real = [m for m in real if m.env.method != "initialize"]  # a dual-era client's legacy handshake has no _meta
@@ -451,6 +463,10 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
                  expected="no responses from the client", actual=_raw(responses[0].entry))
         elif w.msgs:
             ok(rid)
+
+    # -- a network $ref in a tool's inputSchema (2026-07-28, HTTP: where the suite listens) --------------
+    if "client.basic.schema-no-network-ref" in ctx.requirements:
+        _judge_network_ref(ctx, run, w)
 
     # -- HTTP -----------------------------------------------------------------------------------
     if run.endpoint is not None:
@@ -479,6 +495,70 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
     if w.msgs and not invalid and not sse_batch:
         ok("client.basic.schema-valid")
     return w
+
+
+_META_RULES = {  # requirement -> (rule of meta_keys, problem, the skip reason when nothing was judged)
+    "client.basic.meta-key-prefix": (mk.PREFIX, "InvalidMetaKeyPrefix", "the client sent no _meta key"),
+    "client.basic.meta-key-name": (mk.NAME, "InvalidMetaKeyName", "the client sent no _meta key"),
+    "client.basic.meta-reverse-dns": (mk.REVERSE_DNS, "PrefixNotReverseDns",
+                                      "the client sent no _meta key with a prefix of two labels or more"),
+    "client.basic.meta-trace-context": (mk.TRACE, "InvalidTraceContext",
+                                        "the client sent no traceparent, tracestate or baggage in _meta"),
+    "client.versioning.extension-identifiers": (mk.EXTENSION, "InvalidExtensionIdentifier",
+                                                "the client advertised no extension"),
+}
+
+
+def _judge_meta_keys(ctx: ClientContext, w: Wire, fail: Any, ok: Any) -> None:
+    """basic/index#_meta and basic/versioning#extension-negotiation on every message the client
+    wrote: the first violation of each rule is reported (the W checks' way)."""
+    active = {rule: rid for rid, (rule, *_) in _META_RULES.items() if rid in ctx.requirements}
+    if not active:
+        return
+    seen = {rule: 0 for rule in active}
+    first: dict[str, tuple[Msg, str, str]] = {}
+    for m in w.msgs:
+        found, counted = mk.findings(m.env.value)
+        for rule in active:
+            seen[rule] += counted[rule]
+        for rule, path, why in found:
+            if rule in active and rule not in first:
+                first[rule] = (m, path, why)
+    for rule, rid in active.items():
+        _, problem, skip = _META_RULES[rid]
+        if rule in first:
+            m, path, why = first[rule]
+            ctx.check(rid, False, problem=problem, message=f"the client's {m.env.method or m.env.kind.value}: {why}",
+                      expected="the W3C Trace Context / W3C Baggage format" if rule == mk.TRACE
+                      else "a key name as basic/index#_meta defines it", actual=path, json_path=path,
+                      entries=[m.entry], peer=w.run.peer)
+        elif seen[rule]:
+            ok(rid)
+        else:
+            ctx.not_reached(rid, skip)
+
+
+def _judge_network_ref(ctx: ClientContext, run: ClientRun, w: Wire) -> None:
+    """The ref_probe tool's inputSchema holds a $ref to a URL of the suite's own HTTP endpoint: any
+    request for it is the client dereferencing a network $ref."""
+    rid = "client.basic.schema-no-network-ref"
+    listed = next((e for e in w.out if e.envelope is not None and e.envelope.kind is Kind.RESULT
+                   and REF_PROBE_PATH in (e.raw or b"").decode("utf-8", "replace")), None)
+    ep = run.endpoint
+    if listed is None or ep is None:
+        ctx.not_reached(rid, "the client was not sent the tool whose inputSchema holds a network $ref (it listed no "
+                             "tools, or this run's server lists others)")
+        return
+    fetched = [r for r in ep.requests if r.path.endswith("/" + REF_PROBE_PATH)]
+    if fetched:
+        r = fetched[0]
+        ctx.check(rid, False, problem="NetworkRefDereferenced",
+                  message=f"the client fetched {r.method} {r.path}, the network URI a $ref of the ref_probe tool's "
+                          "inputSchema names: it dereferenced a network $ref by itself",
+                  expected="no request for the $ref's URI", actual=f"{r.method} {r.path}", entries=[listed], peer=run.peer)
+    else:
+        ctx.check(rid, True, message="the tool whose inputSchema holds a $ref to a network URI of the suite's "
+                                     "server was listed; nothing fetched it", peer=run.peer)
 
 
 def _raw(entry: TranscriptEntry) -> str:
@@ -564,6 +644,28 @@ def _judge_initialized(ctx: ClientContext, w: Wire, init: Msg, fail: Any, ok: An
              expected="notifications/initialized first", actual=others[0].env.method)
         return
     ok("client.lifecycle.initialized-sent")
+
+
+def _judge_version_latest(ctx: ClientContext, w: Wire, init: Msg, fail: Any, ok: Any) -> None:
+    """The version in initialize "SHOULD be the latest version supported by the client": a client
+    that goes on with a later version our initialize result offered supports a later one."""
+    rid = "client.lifecycle.version-latest"
+    if rid not in ctx.requirements:
+        return
+    from conformance.spec.versions import VERSIONS
+
+    asked = init.env.params.get("protocolVersion") if isinstance(init.env.params, dict) else None
+    offered = _offered_version(w)
+    if asked not in VERSIONS or offered not in VERSIONS or not engaged(w, ctx.version):
+        ctx.not_reached(rid, "the client did not go on after an initialize result naming a known version")
+        return
+    if VERSIONS.index(offered) > VERSIONS.index(asked):
+        fail(rid, init, "InitializeVersionNotLatest",
+             f"the client asked for {asked} in initialize, then went on with {offered}, which the server offered: it "
+             f"supports the later {offered}, so {asked} was not the latest version it supports",
+             expected=f"protocolVersion {offered} or later", actual=asked)
+    else:
+        ok(rid, f"the client asked for {asked} and went on with {offered}: no later version seen supported")
 
 
 def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any, *, negotiated: bool = True) -> None:

@@ -12,7 +12,8 @@ from conformance.client.context import ClientContext
 from conformance.client.role import ClientRun
 from conformance.connect import TargetError
 from conformance.scenarios.client._judge import Wire, engaged, judge_run
-from conformance.scenarios.client._server import ScenarioServer
+from conformance.scenarios.client._server import REF_PROBE_PATH, ScenarioServer
+from conformance.spec.versions import spec
 
 __all__ = ["Played", "play", "describe_exit"]
 
@@ -71,6 +72,8 @@ async def play(
             hint="pass {server} (stdio) or {url} (HTTP) where the client expects the server, or raise --timeout",
         )
     server = ScenarioServer(peer, ctx.version)
+    if run.endpoint is not None and spec(ctx.version).stateless:
+        server.ref_probe = run.endpoint.url.rsplit("/", 1)[0] + "/" + REF_PROBE_PATH
     if configure is not None:
         configure(server)
     budget = client.target.run_timeout if budget is None else budget

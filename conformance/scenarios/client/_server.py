@@ -22,7 +22,7 @@ from conformance.peer import ConnectionLost, ExpectTimeout, RawPeer
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import Envelope, Kind
 
-__all__ = ["CURSOR", "ScenarioServer", "Answer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE", "unsupported_version", "request_meta"]
+__all__ = ["CURSOR", "REF_PROBE_PATH", "ScenarioServer", "Answer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE", "unsupported_version", "request_meta"]
 
 SERVER_INFO = {"name": "mcp-conformance-scenario-server", "version": __version__}
 MODERN = [v for v in VERSIONS if spec(v).stateless]
@@ -45,6 +45,19 @@ TOOL_2 = {
     "description": "Echo a text.",
     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
 }
+#: the path, under the suite's HTTP endpoint, that the ``$ref`` of the ref_probe tool names
+#: (basic/index#ref-resolution: "Implementations MUST NOT automatically dereference $ref values
+#: that resolve to a network URI"): a request for it is a client that fetched it
+REF_PROBE_PATH = "mcp-conformance-ref/value.schema.json"
+
+
+def ref_probe_tool(url: str) -> dict[str, Any]:
+    """A read-only tool whose inputSchema has a property that is a ``$ref`` to ``url``."""
+    return {"name": "ref_probe", "description": "A tool whose one parameter is defined by a network $ref.",
+            "inputSchema": {"type": "object", "properties": {"value": {"$ref": url}}},
+            "annotations": {"readOnlyHint": True}}
+
+
 PROMPT = {"name": "greeting", "description": "A greeting.",
           "arguments": [{"name": "name", "description": "who to greet", "required": False}]}
 RESOURCE = {"uri": "mcp-conformance://hello", "name": "hello", "mimeType": "text/plain"}
@@ -113,6 +126,8 @@ class ScenarioServer:
     #: with the same token meanwhile is in flight with it, as the server sees it (over HTTP+SSE
     #: an answer sent at once can beat the client's next POST)
     progress_hold: float = 0.0
+    #: 2026-07-28 over HTTP: the URL the ref_probe tool's $ref names (listed with add_numbers)
+    ref_probe: str | None = None
     requests: list[Envelope] = field(default_factory=list)
     initialized: bool = False
     first_request: Envelope | None = None
@@ -283,7 +298,8 @@ class ScenarioServer:
         if method == "tools/list" and "tools" in caps:
             cursor = params.get("cursor", None)
             if cursor is None:
-                return Answer(result=self._result(method, {"tools": [TOOL], "nextCursor": CURSOR}))
+                first = [TOOL, ref_probe_tool(self.ref_probe)] if self.ref_probe else [TOOL]
+                return Answer(result=self._result(method, {"tools": first, "nextCursor": CURSOR}))
             if cursor == CURSOR:
                 return Answer(result=self._result(method, {"tools": [TOOL_2]}))
             # "Invalid cursors SHOULD result in an error with code -32602 (Invalid params)."
@@ -297,6 +313,8 @@ class ScenarioServer:
                     return Answer(result=self._result(method, {"content": [{"type": "text", "text": str(a + b)}]}))
                 return Answer(result=self._result(method, {"content": [{"type": "text", "text": "a and b must be numbers"}],
                                                            "isError": True}))
+            if name == "ref_probe" and self.ref_probe:
+                return Answer(result=self._result(method, {"content": [{"type": "text", "text": "ok"}]}))
             if name == "echo":
                 return Answer(result=self._result(method, {"content": [{"type": "text", "text": str(args.get("text", ""))}]}))
             return Answer(error={"code": -32602, "message": f"Unknown tool: {name}"})

@@ -39,7 +39,7 @@ P_REQUIREMENTS = (
     "client.cancel.no-response", "client.elicitation.undeclared-mode-error", "client.elicitation.defaults",
     "client.jsonrpc.parse-error", "client.elicitation.content-valid", "client.elicitation.content-valid-2025-06",
     "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored", "client.elicitation.declare-mode",
-    "client.sampling.tools-declare",
+    "client.sampling.tools-declare", "client.basic.schema-dialect-2020-12", "client.basic.schema-dialect-unsupported",
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -228,11 +228,13 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         if "client.sampling.tools-declare" in ctx.requirements:
             await _undeclared_tools(ctx, caps, ask, judge_answer)
         # 5. elicitation/create
+        plain: Envelope | None = None
         if vspec.elicitation:
             # every field has a default: a client that fills the form pre-populates them
             params = {"message": "mcp-conformance: may I ask?",
                       "requestedSchema": {"type": "object", "properties": FORM_DEFAULTS}}
             rid, resp = await ask("elicitation/create", params)
+            plain = resp
             if resp is not None and judge_answer(rid, resp, "elicitation/create"):
                 declared = "elicitation" in caps
                 _judge_defaults(ctx, resp, declared)
@@ -252,6 +254,9 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         # 5b. elicitation in a mode the client did not declare (2025-11-25: form and url modes)
         if "client.elicitation.undeclared-mode-error" in ctx.requirements:
             await _undeclared_mode(ctx, caps, ask, judge_answer)
+        # 5c. the form with its dialect named: 2020-12, and one no implementation supports
+        if "client.basic.schema-dialect-unsupported" in ctx.requirements:
+            await _dialects(ctx, caps, ask, judge_answer, plain)
         # 6. notifications, then a barrier ping: nothing may answer them
         await peer.notify("notifications/message", {"level": "info", "logger": "mcp-conformance", "data": "hello"})
         await peer.notify("notifications/tools/list_changed")
@@ -482,6 +487,60 @@ async def _undeclared_mode(ctx: ClientContext, caps: dict[str, Any], ask: Any, j
               message="" if code == -32602 else f"elicitation/create in {mode} mode, which the client did not declare "
                                                  f"(it declared {', '.join(sorted(modes))}), was answered with {_answer(resp)}",
               expected="error -32602 (Invalid params)", actual=_answer(resp), entries=[resp])
+
+
+DIALECT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+#: a dialect no implementation supports: the URI names no JSON Schema dialect
+DIALECT_UNKNOWN = "https://mcp-conformance.invalid/json-schema/no-such-dialect"
+
+
+async def _dialects(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_answer: Any, plain: Envelope | None) -> None:
+    """basic/index#json-schema-usage on the form of elicitation/create (whose requestedSchema may
+    carry $schema): the same form naming 2020-12 must be served as the form without $schema was;
+    naming a dialect that does not exist, it must be refused with an error."""
+    supported, unsupported = "client.basic.schema-dialect-2020-12", "client.basic.schema-dialect-unsupported"
+    modes = _modes(caps)
+    if modes is None or "form" not in modes:
+        for rid in (supported, unsupported):
+            ctx.not_reached(rid, "the client did not declare elicitation in form mode (the one request of a server "
+                                 "whose schema a client validates)")
+        return
+    form = {"type": "object", "properties": {"ok": {"type": "boolean", "default": True}}}
+    # the form naming 2020-12: refused only where the same form without $schema was not
+    req_id, resp = await ask("elicitation/create", {"mode": "form", "message": "mcp-conformance: may I ask?",
+                                                    "requestedSchema": {"$schema": DIALECT_2020_12, **form}})
+    if plain is None or plain.kind is not Kind.RESULT:
+        ctx.not_reached(supported, "the client did not answer the form without $schema with a result, so a refusal "
+                                   "of the same form naming 2020-12 would say nothing of the dialect")
+    elif resp is None:
+        ctx.check(supported, False, problem="Dialect2020_12NotAnswered",
+                  message=f"the client did not answer elicitation/create whose requestedSchema names {DIALECT_2020_12} "
+                          f"within {ctx.timeout:g} s (the same form without $schema got a result)",
+                  expected="a result, as for the form without $schema", actual=None)
+    elif judge_answer(req_id, resp, "elicitation/create (2020-12 named)"):
+        ok = resp.kind is Kind.RESULT
+        ctx.check(supported, ok, problem="Dialect2020_12Refused",
+                  message="" if ok else f"the form whose requestedSchema names {DIALECT_2020_12} was answered with "
+                                        f"{_answer(resp)}, though the same form without $schema got a result",
+                  expected="a result: 2020-12 is the dialect every implementation supports", actual=_answer(resp),
+                  entries=[resp])
+    # the form naming a dialect that does not exist: an error, not a form served under another dialect
+    req_id, resp = await ask("elicitation/create", {"mode": "form", "message": "mcp-conformance: may I ask?",
+                                                    "requestedSchema": {"$schema": DIALECT_UNKNOWN, **form}})
+    if resp is None:
+        ctx.check(unsupported, False, problem="UnsupportedDialectNotAnswered",
+                  message=f"the client did not answer elicitation/create whose requestedSchema names the dialect "
+                          f"{DIALECT_UNKNOWN} (which does not exist) within {ctx.timeout:g} s",
+                  expected="an error saying the dialect is not supported", actual=None)
+    elif judge_answer(req_id, resp, "elicitation/create (an unknown dialect named)"):
+        ok = resp.kind is Kind.ERROR
+        action = (resp.result or {}).get("action") if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else None
+        ctx.check(unsupported, ok, problem="UnsupportedDialectServed",
+                  message="" if ok else f"the form whose requestedSchema names {DIALECT_UNKNOWN}, a dialect that does not "
+                                        f"exist, was answered with {_answer(resp)}"
+                                        + (f" (action {action!r})" if action else "")
+                                        + " instead of an error saying the dialect is not supported",
+                  expected="an error response (the dialect is not supported)", actual=_answer(resp), entries=[resp])
 
 
 async def _cancelled_request(ctx: ClientContext, server: ScenarioServer, caps: dict[str, Any], n: int, barrier: Any) -> None:

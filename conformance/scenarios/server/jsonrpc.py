@@ -400,7 +400,13 @@ async def invalid_params(ctx: ScenarioContext) -> None:
 
 # -- the shape of every response -----------------------------------------------------------------
 
-_SHAPE_REQS = ("jsonrpc.response.result-xor-error", "jsonrpc.error.object", "basic.error.code-integer")
+_SHAPE_REQS = ("jsonrpc.response.result-xor-error", "jsonrpc.error.object", "basic.error.code-integer",
+               "basic.error.code-message", "basic.response.error-field", "basic.response.result-field")
+_SHAPE_PROBLEM = {"jsonrpc.response.result-xor-error": "ResultXorError", "basic.response.result-field": "ResultXorError",
+                  "jsonrpc.error.object": "MalformedErrorObject", "basic.error.code-message": "MalformedErrorObject",
+                  "basic.response.error-field": "MalformedErrorObject"}
+_SHAPE_EXPECTED = {"jsonrpc.response.result-xor-error": 'exactly one of "result" and "error"',
+                   "basic.response.result-field": 'a "result" member (or an "error" member)'}
 _MAX_REPORTED = 10
 
 
@@ -411,7 +417,7 @@ async def response_shapes(ctx: ScenarioContext) -> None:
     integer code."""
     await ctx.connect()
     counted = 0
-    bad: dict[str, int] = {r: 0 for r in _SHAPE_REQS}
+    bad: dict[str, int] = {r: 0 for r in _SHAPE_REQS if ctx.applies(r)}
     for conn in ctx.connections():
         if conn.info is not None and conn.info.unsupported:
             continue
@@ -423,20 +429,19 @@ async def response_shapes(ctx: ScenarioContext) -> None:
             for value in values:
                 if isinstance(value, dict) and "method" not in value and ("id" in value or "result" in value or "error" in value):
                     counted += 1
-                for req, problem in response_shape_problems(value):
-                    bad[req] += 1
+                for req, problem in response_shape_problems(value, ctx.version):
+                    bad[req] = bad.get(req, 0) + 1
+                    whole = req in _SHAPE_EXPECTED  # about the response, not its error object
                     if bad[req] <= _MAX_REPORTED:
                         ctx.check(
                             req,
                             False,
-                            problem={"jsonrpc.response.result-xor-error": "ResultXorError", "jsonrpc.error.object": "MalformedErrorObject"}.get(req, "NonIntegerErrorCode"),
+                            problem=_SHAPE_PROBLEM.get(req, "NonIntegerErrorCode"),
                             message=f"{problem} (on {conn.label})",
-                            expected={
-                                "jsonrpc.response.result-xor-error": 'exactly one of "result" and "error"',
-                                "jsonrpc.error.object": {"code": "<integer>", "message": "<string>"},
-                            }.get(req, "an integer code"),
-                            actual=value.get("error", MISSING) if req != "jsonrpc.response.result-xor-error" else sorted(value),
-                            json_path="$" if req == "jsonrpc.response.result-xor-error" else "$.error",
+                            expected=_SHAPE_EXPECTED.get(req) or (
+                                "an integer code" if req == "basic.error.code-integer" else {"code": "<integer>", "message": "<string>"}),
+                            actual=sorted(value) if whole else value.get("error", MISSING),
+                            json_path="$" if whole else "$.error",
                             entries=[entry.seq],
                             peer=conn.peer,
                         )

@@ -147,7 +147,7 @@ async def initialize_handshake(ctx: ScenarioContext) -> None:
 
 
 @scenario(
-    requirements=["lifecycle.version-negotiation.fallback"],
+    requirements=["lifecycle.version-negotiation.fallback", "lifecycle.version-negotiation.fallback-latest"],
     until=LATEST_STATEFUL,
     connection=ConnectionKind.ONCE,  # the request is the same whatever the version under test
     skip_reason=NO_HANDSHAKE,
@@ -159,6 +159,7 @@ async def unsupported_version(ctx: ScenarioContext) -> None:
     test, so one connection asks for every version (one process on stdio, not one per version)."""
     env, peer = await ctx.once("initialize-unsupported-version", _ask_unsupported_version)
     req = "lifecycle.version-negotiation.fallback"
+    await _fallback_latest(ctx, env)
     if env.kind is Kind.ERROR:
         code = env.error_code
         ctx.check(
@@ -193,6 +194,30 @@ async def unsupported_version(ctx: ScenarioContext) -> None:
         json_path="$.result.protocolVersion",
         entries=[env],
     )
+
+
+async def _fallback_latest(ctx: ScenarioContext, env: Envelope) -> None:
+    """The version offered for an unsupported one "SHOULD be the latest version supported by the
+    server": one earlier than the version under test, which the server echoes, is not."""
+    req = "lifecycle.version-negotiation.fallback-latest"
+    offered = env.result.get("protocolVersion") if env.kind is Kind.RESULT and isinstance(env.result, dict) else None
+    if offered not in VERSIONS:
+        ctx.not_reached(req, "the server offered no protocol version for the unsupported one"
+                        + (" (it answered with an error)" if env.kind is Kind.ERROR else ""))
+        return
+    own = await ctx.shared_handshake()
+    echoed = own is not None and own.kind is Kind.RESULT and isinstance(own.result, dict) \
+        and own.result.get("protocolVersion") == ctx.version
+    if echoed and VERSIONS.index(offered) < VERSIONS.index(ctx.version):
+        ctx.check(req, False, problem="FallbackNotLatest",
+                  message=(f"asked for the unsupported {UNSUPPORTED_VERSION_PROBE!r}, the server offered {offered}; yet it "
+                           f"supports the later {ctx.version} (it echoed it), so {offered} is not its latest version"),
+                  expected=f"{ctx.version} or later", actual=offered, json_path="$.result.protocolVersion", entries=[env])
+    elif echoed:
+        ctx.check(req, True, message=f"the server offered {offered} for an unsupported version; {ctx.version}, which it "
+                                     "supports, is not later", entries=[env])
+    else:
+        ctx.not_reached(req, f"the server does not speak {ctx.version}: nothing to compare {offered} with")
 
 
 async def _ask_unsupported_version(peer: RawPeer) -> Envelope:

@@ -279,6 +279,9 @@ _EXTENSION_RESULT_TYPES: dict[str, frozenset[str]] = {TASKS_EXTENSION: frozenset
 _INPUT_REQUIRED_METHODS = ("tools/call", "prompts/get", "resources/read")
 _RESERVED = errors.MCP_RESERVED_RANGE  # -32099 .. -32020
 _DEFINED = (errors.HEADER_MISMATCH, errors.MISSING_REQUIRED_CLIENT_CAPABILITY, errors.UNSUPPORTED_PROTOCOL_VERSION)
+_LEGACY = range(-32019, -31999)  # -32000 .. -32019
+_JSONRPC_RESERVED_LOW = -32768
+_JSONRPC_CODES = (errors.PARSE_ERROR, errors.INVALID_REQUEST, errors.METHOD_NOT_FOUND, errors.INVALID_PARAMS, errors.INTERNAL_ERROR)
 _RETIRED = {errors.RESOURCE_NOT_FOUND_LEGACY: "resource not found (2025-11-25 and earlier)", errors.URL_ELICITATION_REQUIRED: "URL elicitation required (2025-11-25 only)"}
 
 
@@ -349,6 +352,9 @@ def _input_required_problems(result: dict[str, Any], raw: bytes | None, where: s
         "stateless.result-meta.server-info",
         "stateless.error-codes.reserved-range",
         "stateless.error-codes.retired",
+        "stateless.error-codes.legacy-range",
+        "stateless.error-codes.outside-reserved",
+        "versioning.extension-fallback",
         "mrtr.supported-requests",
         "mrtr.input-required.non-empty",
         "mrtr.input-requests.kinds",
@@ -436,6 +442,15 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
                                   "(and no extension the server advertises defines it)"),
                          expected={"resultType": "complete | input_required"}, actual=rt, json_path="$.result.resultType",
                          entries=[entry.seq], peer=cpeer)
+                if extensions and isinstance(rt, str) and rt not in _CORE_RESULT_TYPES and key(env.id) not in opted \
+                        and not method.startswith("tasks/") and rt not in _EXTENSION_RESULT_TYPES[TASKS_EXTENSION]:
+                    # ("task" to a request without the tasks extension is tasks.ext.undeclared.no-task's)
+                    flag("versioning.extension-fallback", problem="ExtensionResultWithoutOptIn",
+                         message=(f"{where} has resultType {rt!r}, which no core result has, though the request named no "
+                                  "extension in its client capabilities: a server supporting an extension the client "
+                                  "does not must answer with core behaviour or an error"),
+                         expected={"resultType": "complete | input_required"}, actual=rt, json_path="$.result.resultType",
+                         entries=[entry.seq], peer=cpeer)
                 if rt == "input_required" and method not in _INPUT_REQUIRED_METHODS:
                     flag("mrtr.supported-requests", problem="InputRequiredOnUnsupportedMethod",
                          message=f"{where} is an InputRequiredResult; only {', '.join(_INPUT_REQUIRED_METHODS)} may answer with one",
@@ -461,6 +476,19 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
                                   "allocates; 2026-07-28 defines -32020, -32021 and -32022 there"),
                          expected="a code defined by the specification, or one outside -32768..-32000", actual=env.error,
                          json_path="$.error.code", entries=[entry.seq], peer=cpeer)
+                if isinstance(code, int) and not isinstance(code, bool) and code in _LEGACY and code != errors.RESOURCE_NOT_FOUND_LEGACY:
+                    flag("stateless.error-codes.legacy-range", problem="LegacyRangeCode",
+                         message=(f"{where} uses code {code}, in the legacy sub-range -32000..-32019 that new "
+                                  "implementations should not use at all"),
+                         expected="a code outside -32768..-32000, or one the specification defines", actual=env.error,
+                         json_path="$.error.code", entries=[entry.seq], peer=cpeer)
+                if isinstance(code, int) and not isinstance(code, bool) and _JSONRPC_RESERVED_LOW <= code < _RESERVED.start \
+                        and code not in _JSONRPC_CODES:
+                    flag("stateless.error-codes.outside-reserved", problem="CodeInJsonRpcReservedRange",
+                         message=(f"{where} uses code {code}, in the JSON-RPC reserved range -32768..-32000 but none of "
+                                  "JSON-RPC's own codes; new codes belong outside it"),
+                         expected="a code outside -32768..-32000, or one JSON-RPC or MCP defines", actual=env.error,
+                         json_path="$.error.code", entries=[entry.seq], peer=cpeer)
                 if code in _RETIRED and not (code == errors.RESOURCE_NOT_FOUND_LEGACY and method == "resources/read"):
                     flag("stateless.error-codes.retired", problem="RetiredErrorCode",
                          message=f"{where} uses code {code} ({_RETIRED[code]}), which implementations of 2026-07-28 must not emit",
@@ -476,7 +504,9 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
             ctx.check(rid, True, message="the server sent no notifications/cancelled during the run")
         elif rid == "stateless.no-server-requests":
             ctx.check(rid, True, message=f"the server sent no request on {n_conn} connection(s)")
-        elif rid in ("stateless.error-codes.reserved-range", "stateless.error-codes.retired"):
+        elif rid == "versioning.extension-fallback" and not extensions:
+            ctx.not_reached(rid, "the server advertises no extension")
+        elif rid.startswith("stateless.error-codes."):
             ctx.check(rid, True, message=summary)
         elif rid in _INPUT_REQUIRED_RULES:
             if seen_input:

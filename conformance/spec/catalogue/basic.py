@@ -100,3 +100,131 @@ define(
     area="basic",
     note="Checked on every error response the server sent during the run, on every connection.",
 )
+
+# -- _meta key names (2025-06-18 and later) ---------------------------------------------------------
+
+_META_KEYS_NOTE = (
+    "Checked on every `_meta` object of every message the server sent during the run: "
+    "params._meta, result._meta and those of the protocol objects inside (tools, resources, "
+    "prompts, content blocks, ...), not those inside data of the server's own (structured "
+    "content, arguments, schemas, error data, experimental and extension settings). A key is an "
+    "optional prefix (everything up to the last slash) and a name."
+)
+
+define(
+    "basic.meta.key-prefix",
+    "MUST",
+    since="2025-06-18",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote=(
+        "If specified, MUST be a series of labels separated by dots (`.`), followed by a slash "
+        "(`/`). - Labels MUST start with a letter and end with a letter or digit; interior "
+        "characters can be letters, digits, or hyphens (`-`)."
+    ),
+    area="basic",
+    note=_META_KEYS_NOTE + (
+        " Flagged: an empty prefix ('/x'), an empty label ('a..b/x'), a prefix holding a slash "
+        "('a/b/x'), a label that starts with a digit or a hyphen, ends with a hyphen, or holds "
+        "another character ('a_b/x')."
+    ),
+)
+
+define(
+    "basic.meta.key-name",
+    "MUST",
+    since="2025-06-18",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote="Unless empty, MUST begin and end with an alphanumeric character (`[a-z0-9A-Z]`).",
+    area="basic",
+    note=_META_KEYS_NOTE + (
+        " Flagged: a non-empty name whose first or last character is not an ASCII letter or digit "
+        "('_x', 'x-'). The characters in between are not judged: the page only says a name MAY "
+        "contain hyphens, underscores, dots and alphanumerics there."
+    ),
+)
+
+define(
+    "basic.meta.reverse-dns",
+    "SHOULD",
+    since="2025-11-25",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote="Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).",
+    area="basic",
+    note=_META_KEYS_NOTE + (
+        " Flagged: a prefix of two labels or more in forward DNS order, that is whose last label is "
+        "a top-level domain (a two-letter country code or a common generic one: com, org, net, io, "
+        "dev, ai, ...) and whose first label is not ('example.com/'). A single-label prefix "
+        "('acme/') or one whose order cannot be told is not judged."
+    ),
+)
+
+define(
+    "basic.meta.trace-context",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote=(
+        "When present, their values MUST follow W3C Trace Context and W3C Baggage formats "
+        "respectively."
+    ),
+    area="basic",
+    note=(
+        "The keys are traceparent, tracestate (W3C Trace Context) and baggage (W3C Baggage). "
+        "Checked on every `_meta` object of every message the server sent during the run (as for "
+        "basic.meta.key-prefix): a value that is not a string, a traceparent other than "
+        "version-traceid-parentid-flags in lower-case hex (version ff, an all-zero trace-id or "
+        "parent-id), a tracestate or baggage list member that is not key=value in its grammar. "
+        "Skipped when the server sent none of the keys."
+    ),
+)
+
+# -- the members of results and errors ------------------------------------------------------------------
+# JSON-RPC 2.0 words them too (jsonrpc.error.object, jsonrpc.response.result-xor-error); where a
+# version's own page words a rule, its sentence is cited (conformance.wire.rules.shape_requirement).
+
+_SHAPES_NOTE = "Checked on every response the server sent during the run, on every connection."
+
+define(
+    "basic.error.code-message",
+    "MUST",
+    versions=("2025-03-26", "2025-06-18"),
+    url=spec_url("2025-06-18", PAGE, "responses"),
+    quote=(
+        "Results MAY follow any JSON object structure, while errors MUST include an error code and "
+        "message at minimum."
+    ),
+    area="basic",
+    note=_SHAPES_NOTE + (
+        " Flagged: an error member that is not an object, an error object without code, or without "
+        "a message string (JSON-RPC 2.0: 'A String providing a short description of the error'). "
+        "A code that is not an integer is basic.error.code-integer."
+    ),
+)
+
+define(
+    "basic.response.error-field",
+    "MUST",
+    since="2025-11-25",
+    url=spec_url(LATEST, PAGE, "error-responses"),
+    quote="Error responses MUST include an `error` field with a `code` and `message`.",
+    area="basic",
+    note=_SHAPES_NOTE + (
+        " Flagged: an error member that is not an object, an error object without code, or without "
+        "a message string (the schema's Error.message is a string). A code that is not an integer is "
+        "basic.error.code-integer."
+    ),
+)
+
+define(
+    "basic.response.result-field",
+    "MUST",
+    since="2025-11-25",
+    url=spec_url(LATEST, PAGE, "result-responses"),
+    quote="Result responses MUST include a `result` field.",
+    area="basic",
+    note=_SHAPES_NOTE + (
+        " Flagged: a response (an id, no method) with neither result nor error: it is no error "
+        "response, so as a result response it lacks its result. A response with both is "
+        "jsonrpc.response.result-xor-error."
+    ),
+)

@@ -285,3 +285,138 @@ define(
         "batch or one by one."
     ),
 )
+
+# -- _meta key names (2025-06-18 and later) ---------------------------------------------------------
+
+_META_KEYS_NOTE = (
+    "Judged on every `_meta` object of every message the client sent: params._meta of its "
+    "requests and notifications, result._meta of its responses (up to 2025-11-25) and those of "
+    "the protocol objects inside, not those inside data of its own (arguments, form content, "
+    "schemas, experimental and extension settings). The server-side twin is "
+)
+
+define(
+    "client.basic.meta-key-prefix",
+    "MUST",
+    since="2025-06-18",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote=(
+        "If specified, MUST be a series of labels separated by dots (`.`), followed by a slash "
+        "(`/`). - Labels MUST start with a letter and end with a letter or digit; interior "
+        "characters can be letters, digits, or hyphens (`-`)."
+    ),
+    role="client",
+    area=AREA,
+    note=_META_KEYS_NOTE + "basic.meta.key-prefix, whose note says what is flagged.",
+)
+
+define(
+    "client.basic.meta-key-name",
+    "MUST",
+    since="2025-06-18",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote="Unless empty, MUST begin and end with an alphanumeric character (`[a-z0-9A-Z]`).",
+    role="client",
+    area=AREA,
+    note=_META_KEYS_NOTE + "basic.meta.key-name, whose note says what is flagged.",
+)
+
+define(
+    "client.basic.meta-reverse-dns",
+    "SHOULD",
+    since="2025-11-25",
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote="Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather than `example.com/`).",
+    role="client",
+    area=AREA,
+    note=_META_KEYS_NOTE + "basic.meta.reverse-dns, whose note says what is flagged.",
+)
+
+define(
+    "client.basic.meta-trace-context",
+    "MUST",
+    since=LATEST,
+    url=spec_url(LATEST, PAGE, "_meta"),
+    quote=(
+        "When present, their values MUST follow W3C Trace Context and W3C Baggage formats "
+        "respectively."
+    ),
+    role="client",
+    area=AREA,
+    note=_META_KEYS_NOTE + (
+        "basic.meta.trace-context, whose note says what is flagged (the page's example puts "
+        "traceparent in the _meta of a client's tools/call). Skipped when the client sent none "
+        "of traceparent, tracestate, baggage."
+    ),
+)
+
+# -- JSON Schema dialects (2025-11-25 and later) -------------------------------------------------------
+
+_DIALECT_PROBE = (
+    "Probe, with the other server requests of 2025-11-25 (scenario server_requests), to a client "
+    "that declared elicitation in form mode: elicitation/create whose requestedSchema (which may "
+    "carry $schema) is a one-field form. In 2026-07-28 elicitation is an input request inside an "
+    "InputRequiredResult and the client sends no responses, so there is no error for it to return: "
+    "the rule is judged on 2025-11-25 only."
+)
+
+define(
+    "client.basic.schema-dialect-2020-12",
+    "MUST",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "schema-dialect"),
+    quote=(
+        "Supported dialects: Implementations MUST support at least 2020-12 and SHOULD document "
+        "which additional dialects they support"
+    ),
+    role="client",
+    area=AREA,
+    note=_DIALECT_PROBE + (
+        " The form names \"$schema\": \"https://json-schema.org/draft/2020-12/schema\"; judged "
+        "against the same client's answer to the form without $schema (the default dialect, "
+        "2020-12 too): a result there and an error here means the client does not support 2020-12 "
+        "named explicitly. A client that refused the plain form as well is not judged. Documentation "
+        "of further dialects is not observable."
+    ),
+)
+
+define(
+    "client.basic.schema-dialect-unsupported",
+    "MUST",
+    versions=(LATEST_STATEFUL,),
+    url=spec_url(LATEST_STATEFUL, PAGE, "implementation-requirements"),
+    quote=(
+        "Clients and servers MUST validate schemas according to their declared or default dialect. "
+        "They MUST handle unsupported dialects gracefully by returning an appropriate error "
+        "indicating the dialect is not supported."
+    ),
+    role="client",
+    area=AREA,
+    note=_DIALECT_PROBE + (
+        " The form names \"$schema\": \"https://mcp-conformance.invalid/json-schema/no-such-dialect\", "
+        "a URI that names no dialect, so no implementation supports it: expected an error response "
+        "(any code; the wording of its message is not judged). A result -- accept, decline or "
+        "cancel -- is flagged: the client served or refused the form as a form instead of saying the "
+        "dialect is not supported; no answer within the timeout is flagged too."
+    ),
+)
+
+define(
+    "client.basic.schema-no-network-ref",
+    "MUST",
+    since=LATEST,
+    transports=("streamable-http",),
+    url=spec_url(LATEST, PAGE, "ref-resolution"),
+    quote="Implementations MUST NOT automatically dereference `$ref` values that resolve to a network URI.",
+    role="client",
+    area=AREA,
+    note=(
+        "Probe, in every 2026-07-28 run over streamable HTTP whose scenario server lists its default "
+        "tools: beside add_numbers, the first page of tools/list holds ref_probe, whose inputSchema "
+        "defines its one property as {\"$ref\": \"http://127.0.0.1:<port>/<token>/mcp-conformance-"
+        "ref/value.schema.json\"}, a URI of the suite's own HTTP listener. Any HTTP request for it "
+        "during the run is the client dereferencing a network $ref (an opt-in mode that does so 'MUST be "
+        "disabled by default'). A pass says only that nothing fetched it: a client that never looked "
+        "at the schema passes as well. On stdio the suite has no listener to see a fetch."
+    ),
+)

@@ -105,6 +105,25 @@ define(
 )
 
 define(
+    "client.lifecycle.version-latest",
+    "SHOULD",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "version-negotiation"),
+    quote="This SHOULD be the latest version supported by the client.",
+    role="client",
+    area=AREA,
+    note=(
+        "Which versions a client supports shows in what it goes on with. Judged on every run of "
+        "the version under test V: the suite's server answers initialize with V (echoed when asked "
+        "for, counter-offered otherwise); a client that asked for an earlier version than V and "
+        "then went on with V (notifications/initialized and requests) supports V, so what it asked "
+        "for was not its latest. A client that asked for V (or later) is not faulted; one that "
+        "does not go on is client.lifecycle.version-unsupported-disconnect's. A client the user "
+        "configured to ask for an older version reads the same on the wire and is flagged too."
+    ),
+)
+
+define(
     "client.lifecycle.version-unsupported-disconnect",
     "SHOULD",
     until=LATEST_STATEFUL,

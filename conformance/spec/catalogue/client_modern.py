@@ -90,17 +90,17 @@ define(
     "client.result-type.absent-complete",
     "MUST",
     since=V,
-    url=spec_url(V, "schema", "result"),
+    url=spec_url(V, "basic/index", "resulttype"),
     quote=(
-        "For backward compatibility, when a client receives a result from a server implementing an "
-        "earlier protocol version (which does not include resultType), the client MUST treat the "
-        "absent field as \"complete\"."
+        "For backward compatibility with servers implementing earlier protocol versions, which do "
+        "not include `resultType`, clients MUST treat an absent `resultType` as `\"complete\"`."
     ),
     role="client",
     area="stateless",
     aliases=("sep-2322-default-result-type-complete",),
     note=(
-        "The description of Result.resultType in the generated schema page. Probe "
+        "The description of Result.resultType in the generated schema page says the same ('the "
+        "client MUST treat the absent field as \"complete\"'). Probe "
         "(result_type_absent): the client's first tools/call, prompts/get or resources/read is "
         "answered with its result without resultType (otherwise complete); a client that then "
         "retries that request with inputResponses or a requestState did not take it as complete "
@@ -334,4 +334,22 @@ define(
     note=_MRTR_NOTE + " Flagged: a request other than the retry of the original request (another "
     "method, or the same method with other arguments) that carries the requestState or "
     "inputResponses answering those inputRequests.",
+)
+
+# -- extension identifiers (basic/versioning) ------------------------------------------------------
+
+define(
+    "client.versioning.extension-identifiers",
+    "MUST",
+    since=V,
+    url=spec_url(V, "basic/versioning", "extension-negotiation"),
+    quote="Extension identifiers MUST follow the `_meta` key naming rules, with a mandatory prefix.",
+    role="client",
+    area="versioning",
+    note=(
+        "Judged on every request the client sent: the keys of "
+        "_meta['io.modelcontextprotocol/clientCapabilities'].extensions must each have a prefix "
+        "(a slash) of dot-separated labels and a valid name, as the server-side twin "
+        "versioning.extension-identifiers says. Skipped when the client advertises no extension."
+    ),
 )

@@ -112,6 +112,7 @@ define(
 define(
     "jsonrpc.error.object",
     "MUST",
+    versions=("2024-11-05",),
     url=f"{URL}#error_object",
     quote=(
         "When a rpc call encounters an error, the Response Object MUST contain the error member "
@@ -124,7 +125,9 @@ define(
         "error'); data may be omitted. MCP says the same: 'errors MUST include an error code and "
         "message at minimum' (2025-03-26, 2025-06-18), 'Error responses MUST include an error "
         "field with a code and message' (2025-11-25 and later). Checked on every error response "
-        "of the run; the integer type of the code is basic.error.code-integer."
+        "of the run; the integer type of the code is basic.error.code-integer. Cited for 2024-11-05 "
+        "only: from 2025-03-26 basic/index words the rule itself (basic.error.code-message, "
+        "basic.response.error-field), and those sentences are cited there."
     ),
 )
 

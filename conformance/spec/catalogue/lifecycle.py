@@ -45,6 +45,23 @@ define(
     ),
 )
 
+define(
+    "lifecycle.version-negotiation.fallback-latest",
+    "SHOULD",
+    until=LATEST_STATEFUL,
+    url=spec_url(LATEST_STATEFUL, PAGE, "version-negotiation"),
+    quote="This SHOULD be the latest version supported by the server.",
+    area="lifecycle",
+    note=(
+        "Which versions a server supports shows in what it echoes. Judged per version under test "
+        "V, with the probes lifecycle.version-negotiation.echo and .fallback already make: a "
+        "server that echoes V (so supports it) but answers initialize for an unsupported version "
+        "with an earlier version than V did not offer its latest. An error answer to the "
+        "unsupported version is .fallback's to judge (skipped here)."
+    ),
+)
+
+
 # -- before, during and after the handshake --------------------------------------------------------
 # Only the client's duties are worded for what precedes initialization; what a server does with an
 # early message rests on practice and JSON-RPC ("the Server MUST reply with a Response"), so these

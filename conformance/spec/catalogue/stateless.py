@@ -178,6 +178,46 @@ define(
 )
 
 define(
+    "stateless.error-codes.legacy-range",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, PAGE, "error-codes"),
+    quote=(
+        "`-32000` to `-32019` — legacy. Codes in this sub-range were allocated by implementations "
+        "before this policy was introduced. New codes MUST NOT be allocated in this sub-range, and "
+        "new implementations SHOULD NOT use codes from this sub-range at all. Apart from `-32002` "
+        "(see below), receivers MUST NOT assume any specific meaning for these codes."
+    ),
+    area="stateless",
+    note=(
+        "What the wire shows is a code in -32000..-32019 in an error the server sent to a "
+        "2026-07-28 request; whether the code was allocated before the policy, and whether the "
+        "implementation is 'new', is not, so the observable part is graded as the SHOULD NOT: a "
+        "warning. -32002 is stateless.error-codes.retired's (a MUST). What a receiver assumes "
+        "about these codes is internal (the client side of the sentence is not judged)."
+    ),
+)
+
+define(
+    "stateless.error-codes.outside-reserved",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, PAGE, "error-codes"),
+    quote=(
+        "New error codes for purposes not defined by this specification SHOULD be allocated "
+        "outside the JSON-RPC reserved range (`-32768` to `-32000`); the remainder of the integer "
+        "space is available for application-defined errors."
+    ),
+    area="stateless",
+    note=(
+        "Checked on every error the server sent to a 2026-07-28 request during the run: a code in "
+        "-32768..-32100 other than JSON-RPC's own (-32700, -32600 to -32603) is flagged. "
+        "-32000..-32019 is stateless.error-codes.legacy-range's, -32020..-32099 "
+        "stateless.error-codes.reserved-range's."
+    ),
+)
+
+define(
     "stateless.no-server-requests",
     "MUST",
     since=V,

@@ -73,3 +73,43 @@ define(
         "status of a -32601 answer is headers.unknown-method-404."
     ),
 )
+
+_EXTENSION_IDS_QUOTE = (
+    "Extension identifiers MUST follow the `_meta` key naming rules, with a mandatory prefix."
+)
+
+define(
+    "versioning.extension-identifiers",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "extension-negotiation"),
+    quote=_EXTENSION_IDS_QUOTE,
+    area="versioning",
+    note=(
+        "Checked on every capabilities object the server sent during the run that advertises "
+        "extensions (the DiscoverResult's capabilities.extensions): each key must have a prefix "
+        "(a slash) that is a series of dot-separated labels, each starting with a letter, ending "
+        "with a letter or digit and holding only letters, digits and hyphens, and a name that, "
+        "unless empty, begins and ends with an ASCII letter or digit (basic/index#_meta). Skipped "
+        "when the server advertises no extension."
+    ),
+)
+
+define(
+    "versioning.extension-fallback",
+    "MUST",
+    since=V,
+    url=spec_url(V, PAGE, "extension-negotiation"),
+    quote=(
+        "If one party supports an extension but the other does not, the supporting party MUST either "
+        "revert to core protocol behavior or reject the request with an appropriate error."
+    ),
+    area="versioning",
+    note=(
+        "Checked on every result the server sent to a 2026-07-28 request during the run, when the "
+        "server advertises extensions: a request whose client capabilities name no extension must "
+        "get a core result (resultType complete or input_required) or an error; another resultType "
+        "is an extension's behaviour the client did not opt in to. The tasks extension's own form "
+        "of the rule (a CreateTaskResult, resultType task) is judged by tasks.ext.undeclared.no-task."
+    ),
+)

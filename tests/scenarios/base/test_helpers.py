@@ -42,6 +42,29 @@ from conformance.wire.envelope import MISSING
 )
 def test_response_shape_problems_name_the_requirement(value, expected) -> None:
     assert sorted(req for req, _ in response_shape_problems(value)) == sorted(expected)
+    assert response_shape_problems(value, "2024-11-05") == response_shape_problems(value)
+
+
+@pytest.mark.parametrize(
+    "value,version,expected",
+    [
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601}}, "2025-03-26", ["basic.error.code-message"]),
+        ({"jsonrpc": "2.0", "id": 1, "error": "boom"}, "2025-06-18", ["basic.error.code-message"]),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"message": "x"}}, "2025-11-25", ["basic.response.error-field"]),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}}, "2026-07-28",
+         ["basic.error.code-integer", "basic.response.error-field"]),
+        ({"jsonrpc": "2.0", "id": 1}, "2025-06-18", ["jsonrpc.response.result-xor-error"]),
+        ({"jsonrpc": "2.0", "id": 1}, "2025-11-25", ["basic.response.result-field"]),
+        ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "x"}}, "2026-07-28",
+         ["jsonrpc.response.result-xor-error"]),
+    ],
+)
+def test_a_version_that_words_a_response_rule_is_cited_for_it(value, version, expected) -> None:
+    from conformance.spec.requirements import catalogue
+
+    got = sorted(req for req, _ in response_shape_problems(value, version))
+    assert got == sorted(expected)
+    assert all(version in catalogue()[req].versions for req in got)
 
 
 @pytest.mark.parametrize(
