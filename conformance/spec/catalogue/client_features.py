@@ -230,13 +230,15 @@ _CONTENT_NOTE = (
 define(
     "client.elicitation.content-valid",
     "SHOULD",
-    versions=("2025-11-25",),
+    versions=("2025-11-25", LATEST),
     url=spec_url("2025-11-25", "client/elicitation", "form-mode-security"),
     quote="Clients SHOULD validate all responses against the provided schema",
     role="client",
     area="elicitation",
-    note=_CONTENT_NOTE + " 2026-07-28 has the same sentence; its forms come as InputRequiredResult inputs and are "
-                         "not judged here yet.",
+    note=_CONTENT_NOTE + " 2026-07-28 has the same sentence: there the form is the elicitation input request of "
+                         "the InputRequiredResult the suite's server answers the client's first tools/call (prompts/get, "
+                         "resources/read) with (mrtr), and the content judged is the elicitation entry of the retry's "
+                         "inputResponses, when the client declared elicitation in that request's _meta.",
 )
 
 define(
@@ -288,7 +290,7 @@ define(
 define(
     "client.elicitation.declare-mode",
     "MUST",
-    versions=("2025-11-25",),
+    versions=("2025-11-25", LATEST),
     url=spec_url("2025-11-25", "client/elicitation", "capabilities"),
     quote="Clients declaring the `elicitation` capability MUST support at least one mode (`form` or `url`).",
     role="client",
@@ -298,8 +300,9 @@ define(
         "naming it in the elicitation object ('form', 'url'), and 'For backwards compatibility, an empty capabilities "
         "object is equivalent to declaring support for form mode only.' An elicitation object that is neither empty nor "
         "names form or url declares no mode: flagged. Whether a declared mode really works is judged by the other "
-        "elicitation requirements. 2026-07-28 has the same sentence; its capabilities travel in each request's _meta "
-        "and are not judged here yet."
+        "elicitation requirements. 2026-07-28 has the same sentence; its capabilities travel in each request's _meta: "
+        "read there on the client's first tools/call (prompts/get, resources/read), the request the suite's server "
+        "answers with an InputRequiredResult (mrtr)."
     ),
 )
 
