@@ -25,6 +25,7 @@ from conformance.spec import errors
 from conformance.transcript import Direction
 from conformance.wire.envelope import Envelope, Kind, dumps, id_repr
 
+from ._features import open_notification_stream
 from ._helpers import barrier
 from ._stateless import CLIENT_CAPABILITIES_KEY, FULL_CAPS, ask, input_requests_of, input_responses, is_input_required, list_tools
 
@@ -61,6 +62,7 @@ REQS = [
     "elicitation.url-required.elicitations",
     "elicitation.url-required.code",
     "elicitation.complete.elicitation-id",
+    "elicitation.complete.initiator-only",
     "elicitation.content.validated",
     "elicitation.declined.handled",
 ]
@@ -335,6 +337,11 @@ async def elicitation_requests(ctx: ScenarioContext) -> None:
         probe.stateful_peers.append(conn)
         for name, args in candidates:
             await _call_stateful(ctx, conn, probe, name, args, _declared_modes(caps))
+        if caps is FORM_ONLY and ctx.applies("elicitation.complete.initiator-only"):
+            # this client stays connected, listening, while the other one completes url elicitations
+            said = await open_notification_stream(ctx, conn)
+            if said:
+                ctx.note(f"the connection that declared form mode only: {said}", requirement="elicitation.complete.initiator-only")
         try:
             await barrier(conn, ctx.version)  # a completion notification sent late is in by now
         except PeerError as exc:
@@ -496,13 +503,14 @@ def judge_url_required(ctx: ScenarioContext, probe: Probe) -> None:
 
 
 def judge_completions(ctx: ScenarioContext, probe: Probe) -> None:
-    rid = "elicitation.complete.elicitation-id"
+    rid, only = "elicitation.complete.elicitation-id", "elicitation.complete.initiator-only"
+    known = {id(peer): {s.params["elicitationId"] for s in probe.requests
+                        if s.peer is peer and isinstance(s.params.get("elicitationId"), str)}
+             for peer in probe.stateful_peers}
     n = 0
     for peer in probe.stateful_peers:
-        known: set[str] = set()
-        for s in probe.requests:
-            if s.peer is peer and isinstance(s.params.get("elicitationId"), str):
-                known.add(s.params["elicitationId"])
+        mine = known[id(peer)]
+        elsewhere = set().union(*(ids for key, ids in known.items() if key != id(peer))) - mine
         for entry in peer.transcript.entries:
             env = entry.envelope
             if entry.direction != Direction.IN or env is None or env.kind is not Kind.NOTIFICATION:
@@ -512,15 +520,25 @@ def judge_completions(ctx: ScenarioContext, probe: Probe) -> None:
             n += 1
             params = env.params if isinstance(env.params, dict) else {}
             eid = params.get("elicitationId")
-            ok = isinstance(eid, str) and eid in known
+            if isinstance(eid, str) and eid in elsewhere:
+                ctx.check(only, False, problem="CompletionToOtherClient",
+                          message=(f"notifications/elicitation/complete for the elicitationId {eid!r} reached a client "
+                                   "that did not initiate that elicitation (another connection did)"),
+                          expected="the notification only on the connection that got the elicitation",
+                          actual=params, entries=[entry.seq], peer=peer)
+                continue
+            ok = isinstance(eid, str) and eid in mine
             ctx.check(rid, ok, problem="UnknownElicitationId",
                       message=(f"notifications/elicitation/complete names the elicitationId {eid!r}, established in an "
                                "elicitation of this connection" if ok else
                                f"notifications/elicitation/complete names the elicitationId {eid!r}, which no url mode "
-                               f"elicitation of this connection established (known: {sorted(known) or 'none'})"),
-                      expected=sorted(known), actual=params, json_path="$.params.elicitationId", entries=[entry.seq], peer=peer)
+                               f"elicitation of this connection established (known: {sorted(mine) or 'none'})"),
+                      expected=sorted(mine), actual=params, json_path="$.params.elicitationId", entries=[entry.seq], peer=peer)
+            if ok:
+                ctx.check(only, True, message=f"notifications/elicitation/complete for {eid!r} on the connection that initiated it")
     if not n:
         ctx.not_reached(rid, "the server sent no notifications/elicitation/complete (servers MAY send it)")
+        ctx.not_reached(only, "the server sent no notifications/elicitation/complete (servers MAY send it)")
 
 
 def _echoes(env: Envelope) -> bool:

@@ -222,6 +222,24 @@ define(
 )
 
 define(
+    "elicitation.complete.initiator-only",
+    "MUST",
+    versions=(V2511,),
+    transports=("streamable-http", "sse"),
+    url=spec_url(V2511, PAGE, "completion-notifications-for-url-mode-elicitation"),
+    quote="MUST only send the notification to the client that initiated the elicitation request.",
+    area="elicitation",
+    note=(
+        "The sentence is an item of 'Servers sending notifications:'. Over HTTP, where clients share one server: the "
+        "connection of the elicitation probes that declared form mode only keeps its GET stream open (streamable "
+        "HTTP; the SSE connection is its stream) while the other connection goes through the url mode elicitation; "
+        "a notifications/elicitation/complete that reaches a connection naming an elicitationId established only on "
+        "the other one went to a client that did not initiate it: flagged. On stdio every client has a server of "
+        "its own. Not judged when the server sends no completion (a MAY). 2025-11-25 only."
+    ),
+)
+
+define(
     "elicitation.content.validated",
     "SHOULD",
     versions=MODES,
