@@ -318,25 +318,27 @@ async def elicitation_requests(ctx: ScenarioContext) -> None:
     elicitation request judged, the -32042 errors and completion notifications (2025-11-25), one
     form answered with invalid content, and (2026-07-28) declined and cancelled."""
     peer = await ctx.connect()
-    tools, failed = await list_tools(peer)
-    candidates = _candidates(tools)
-    if not candidates:
-        why = "tools/list failed" if failed is not None else "no tool of the server elicits"
-        ctx.skip(f"{why} (official fixtures such as test_elicitation, or tools whose name or description speaks of "
-                 "elicitation and that need no argument)")
     modern = ctx.version == LATEST
     two_modes = ctx.version in (V2511, LATEST)
     probe = Probe()
     passes = [FORM_ONLY, BOTH_MODES] if two_modes else [FORM_ONLY]
+    tried: dict[str, dict[str, Any]] = {}
+    failed: Any = None
     for caps in passes:
-        if modern:
-            for name, args in candidates:
-                await _call_modern(ctx, peer, probe, name, args, caps)
-            continue
-        conn = await ctx.connect(fresh=True, capabilities=caps)
-        probe.stateful_peers.append(conn)
+        # a server may list the tools that elicit only to a client that declared elicitation
+        conn = peer if modern else await ctx.connect(fresh=True, capabilities=caps)
+        tools, failed = await list_tools(conn)
+        candidates = _candidates(tools)
+        tried.update(candidates)
+        if not modern:
+            probe.stateful_peers.append(conn)
         for name, args in candidates:
-            await _call_stateful(ctx, conn, probe, name, args, _declared_modes(caps))
+            if modern:
+                await _call_modern(ctx, peer, probe, name, args, caps)
+            else:
+                await _call_stateful(ctx, conn, probe, name, args, _declared_modes(caps))
+        if modern:
+            continue
         if caps is FORM_ONLY and ctx.applies("elicitation.complete.initiator-only"):
             # this client stays connected, listening, while the other one completes url elicitations
             said = await open_notification_stream(ctx, conn)
@@ -346,6 +348,11 @@ async def elicitation_requests(ctx: ScenarioContext) -> None:
             await barrier(conn, ctx.version)  # a completion notification sent late is in by now
         except PeerError as exc:
             ctx.note(f"the closing ping on the connection that declared {caps} failed ({exc})")
+    if not tried:
+        why = "tools/list failed" if failed is not None else "no tool of the server elicits"
+        ctx.skip(f"{why} (official fixtures such as test_elicitation, or tools whose name or description speaks of "
+                 "elicitation and that need no argument)")
+    candidates = list(tried.items())
     form_tools = list(dict.fromkeys(s.tool for s in probe.requests if _mode(s.params) == "form"))
     if ctx.version == V2511:
         judge_url_required(ctx, probe)  # its elicitations are elicitation requests too
