@@ -307,6 +307,27 @@ define(
 )
 
 define(
+    "client.elicitation.url-no-prefetch",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/elicitation", "safe-url-handling"),
+    quote="MUST NOT automatically pre-fetch the URL or any of its metadata.",
+    role="client",
+    area="elicitation",
+    note=(
+        "The sentence is an item of 'When handling URL mode elicitation requests, MCP clients:'. Probe (server_requests): "
+        "the url of every url mode elicitation the suite's server sends (the undeclared-mode probe to a client that "
+        "declared form only; one more to a client that declared url mode) points at a loopback listener of the suite, "
+        "which records every connection until the probes end. A fetch of the URL of an elicitation the client did not "
+        "accept (declined, cancelled, refused with an error, or left unanswered) was made without the user's consent: "
+        "flagged; so is a connection that asks for another path of that host when the client accepted none. After an "
+        "accept, a fetch may be the opening the user consented to and is not judged (a client that accepts and then "
+        "pre-fetches is not seen). 2026-07-28 has the same sentence; its url elicitations come as input requests and "
+        "are not probed here yet."
+    ),
+)
+
+define(
     "client.sampling.tools-declare",
     "MUST",
     versions=("2025-11-25",),
