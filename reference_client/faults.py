@@ -141,11 +141,13 @@ FAULTS: dict[str, Fault] = {
     "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "
                                    "only) is answered with a decline result, not -32602", ("2025-11-25",)),
     "elicitation-invalid-content": _f("a form elicitation is accepted with content of the wrong types for its "
-                                      "requestedSchema (a string for a boolean, a number for a string)", ("2025-11-25",)),
+                                      "requestedSchema (a string for a boolean, a number for a string)", ("2025-11-25", "2026-07-28")),
     "elicitation-no-mode": _f("elicitation is declared as {\"mcp-reference-client\": {}}: not empty (which means form "
-                              "mode) and naming neither form nor url", ("2025-11-25",)),
+                              "mode) and naming neither form nor url", ("2025-11-25", "2026-07-28")),
     "modeless-not-form": _f("elicitation/create without a mode field is not taken as form mode: refused with -32602 "
                             "like an undeclared mode", ("2025-11-25",)),
+    "prefetch-url": _f("the URL of a url mode elicitation is fetched (an HTTP GET) before the request is answered; only "
+                       "a URL on the loopback interface (the suite's), never the network", ("2025-11-25",)),
     "exit-on-unknown-complete": _f("notifications/elicitation/complete naming an unknown elicitationId makes the "
                                    "client quit", ("2025-11-25",)),
     "no-defaults": _f("a form elicitation is accepted with the fields that have a default left out", ("2025-11-25",)),

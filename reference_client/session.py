@@ -284,6 +284,8 @@ class Session:
             # request by the server does not stop its answer
             self.link._tg.start_soon(self._answer_later, incoming.reply)
             return []
+        if self.faulty("prefetch-url") and incoming.kind == "request" and incoming.method == "elicitation/create":
+            await self._prefetch(incoming.message)
         for i in items:
             if i.later is not None and getattr(self.link, "_tg", None) is not None:
                 # a tasks/result of a task still working: answered once the task ends
@@ -293,6 +295,26 @@ class Session:
         if replies:
             await self.link.send(replies if incoming.kind == "batch" else replies[0])
         return [i.message for i in items if i.kind == "response"]
+
+    async def _prefetch(self, msg: Any) -> None:
+        """Fault prefetch-url: GET the URL of a url mode elicitation before answering it (a link
+        preview nobody asked for); only on the loopback interface, never the network."""
+        from urllib.parse import urlsplit
+
+        params = msg.get("params") if isinstance(msg, dict) else None
+        url = params.get("url") if isinstance(params, dict) and params.get("mode") == "url" else None
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
+            return
+        with anyio.move_on_after(2.0):
+            try:
+                async with await anyio.connect_tcp(parts.hostname, parts.port or 80) as stream:
+                    target = parts.path + (f"?{parts.query}" if parts.query else "")
+                    await stream.send(f"GET {target or '/'} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode())
+                    await stream.receive(1024)
+            except Exception:  # noqa: BLE001 - a failed fetch is still a fetch
+                pass
+        self.log(f"fault prefetch-url: fetched {url}")
 
     async def _task_result_later(self, rid: Any, wait: float, tid: str) -> None:
         """``tasks/result`` blocks until the task is terminal ("MUST block the response until the

@@ -38,7 +38,7 @@ from reference_server.errors import RPCError
 if TYPE_CHECKING:  # pragma: no cover
     from reference_server.messages import RequestContext
 
-__all__ = ["InputRequired", "run_with_inputs", "required_capability", "MissingCapability", "missing_capabilities", "InputState", "elicit", "sample", "list_roots", "accepted"]
+__all__ = ["InputRequired", "run_with_inputs", "required_capability", "MissingCapability", "missing_capabilities", "InputState", "elicit", "sample", "list_roots", "accepted", "form_schemas", "content_errors"]
 
 _KEY = secrets.token_bytes(32)
 _STATE_TTL = 600.0
@@ -150,11 +150,18 @@ def initial_state(ctx: "RequestContext") -> InputState:
     token = params.get("requestState")
     state: Any = None
     round_ = 0
+    schemas: dict[str, Any] = {}
     if token is not None:
         state, round_ = verify_state(ctx, token)
+        if isinstance(state, dict) and _SCHEMAS in state:  # the forms asked for, kept beside the handler's state
+            schemas, state = state.get(_SCHEMAS) or {}, state.get("state")
     if responses is not None and not isinstance(responses, dict):
         raise RPCError(codes.INVALID_PARAMS, "Invalid params: inputResponses must be an object", {"inputResponses": "not an object"}, http_status=400)
-    return InputState(responses=dict(responses or {}), state=state, round=round_)
+    kept = {k: v for k, v in (responses or {}).items() if not content_errors(v, schemas.get(k))}
+    # an answer whose content does not match its form is left out: the handler asks for it again
+    # ("Servers SHOULD validate received data matches the requested schema"; basic/patterns/mrtr: a
+    # server SHOULD ask for missing information again with a new InputRequiredResult)
+    return InputState(responses=kept, state=state, round=round_)
 
 
 async def run_with_inputs(ctx: "RequestContext", call: Callable[[InputState], Any], *, on_missing: Callable[[dict[str, Any]], Any] | None = None) -> Any:
@@ -184,14 +191,46 @@ async def run_with_inputs(ctx: "RequestContext", call: Callable[[InputState], An
             out: dict[str, Any] = {"resultType": "input_required"}
             if result.requests:
                 out["inputRequests"] = result.requests
-            out["requestState"] = sign_state(ctx, result.state, inputs.round + 1)
+            forms = form_schemas(result.requests)
+            state = {_SCHEMAS: forms, "state": result.state} if forms else result.state
+            out["requestState"] = sign_state(ctx, state, inputs.round + 1)
             return out
         # legacy: ask the client now, on this request's stream, and run again
         responses: dict[str, Any] = {}
+        forms = form_schemas(result.requests)
         for key, req in result.requests.items():
             responses[key] = await ctx.request(req["method"], req.get("params"))
+            problems = content_errors(responses[key], forms.get(key))
+            if problems:
+                # "Servers SHOULD validate received data matches the requested schema" (client/elicitation)
+                raise RPCError(codes.INVALID_PARAMS, "Invalid params: the elicitation content does not match the requested schema", {"elicitation": key, "problems": problems[:5]})
         inputs = InputState(responses=responses, state=result.state, round=inputs.round + 1)
     raise RPCError(codes.INTERNAL_ERROR, "too many input rounds")
+
+
+_SCHEMAS = "mcp-reference-server/requestedSchemas"
+
+
+def form_schemas(requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """key -> requestedSchema of every form mode elicitation among ``requests``."""
+    out: dict[str, Any] = {}
+    for key, req in requests.items():
+        params = req.get("params") if isinstance(req, dict) else None
+        if req.get("method") == "elicitation/create" and isinstance(params, dict) and params.get("mode", "form") == "form":
+            if isinstance(params.get("requestedSchema"), dict):
+                out[key] = params["requestedSchema"]
+    return out
+
+
+def content_errors(response: Any, schema: Any) -> list[str]:
+    """What is wrong with the content of an accepted ElicitResult for the form ``schema`` (None: no form)."""
+    if not isinstance(schema, dict) or not isinstance(response, dict) or response.get("action") != "accept":
+        return []
+    content = response.get("content", {})
+    from conformance.schema.validate import import_jsonschema
+
+    validator = import_jsonschema().Draft202012Validator(schema)
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(content)'}: {e.message}" for e in validator.iter_errors(content)]
 
 
 def elicit(version: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:

@@ -163,7 +163,7 @@ class ScriptServer:
         declared = ((init.get("params") or {}).get("capabilities") or {}).get("elicitation")
         if v == "2025-11-25" and isinstance(declared, dict) and "url" not in declared:  # url mode, which the client (form only) did not declare
             out.append({"jsonrpc": "2.0", "id": 109, "method": "elicitation/create", "params": {
-                "mode": "url", "message": "open this", "url": "https://example.com/x", "elicitationId": "e1"}})
+                "mode": "url", "message": "open this", "url": "http://127.0.0.1:9/x", "elicitationId": "e1"}})  # (port 9: refused at once)
         sampling = ((init.get("params") or {}).get("capabilities") or {}).get("sampling")
         if v == "2025-11-25" and isinstance(sampling, dict) and "tools" not in sampling:  # tools it did not declare
             out.append({"jsonrpc": "2.0", "id": 111, "method": "sampling/createMessage", "params": {
@@ -584,6 +584,13 @@ def _expect_removed(pred: Callable[[Any], bool]) -> Callable[[Run, Run], None]:
     return check
 
 
+def _check_prefetch(strict: Run, faulty: Run) -> None:
+    # the fetch is not on the MCP wire: the same messages, and the fault says it fetched the URL
+    assert diff(strict, faulty) == []
+    assert any("fault prefetch-url: fetched http://127.0.0.1:9/x" in line for line in faulty.log), faulty.log
+    assert not any("prefetch-url" in line for line in strict.log)
+
+
 def _no_diff(strict: Run, faulty: Run) -> None:
     assert diff(strict, faulty) == []  # the fault lives in a link (shutdown, DELETE, 404): tested below
 
@@ -711,6 +718,7 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "modeless-not-form": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept"
                                                and b["error"]["code"] == -32602),
     "exit-on-unknown-complete": _check_quit,
+    "prefetch-url": _check_prefetch,
     "ignore-parse-error": _expect_removed(lambda v: v == {"jsonrpc": "2.0", "id": None,
                                                           "error": {"code": -32700, "message": "Parse error"}}),
     "pretty-json": _expect_extra(lambda w: w.raw.count(b"\n") > 2 and w.value is not None),

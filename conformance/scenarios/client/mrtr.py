@@ -38,11 +38,13 @@ INPUTS = {
                             "maxTokens": 16}},
     "elicitation": {"method": "elicitation/create",
                     "params": {"mode": "form", "message": "mcp-conformance: may I ask?",
-                               "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}},
+                               "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                                                   "required": ["ok"]}}},
 }
 
 
 MRTR = ("client.mrtr.echo-state", "client.mrtr.new-id", "client.mrtr.retry-only", "client.mrtr.construct-inputs")
+ELICITATION = ("client.elicitation.declare-mode", "client.elicitation.content-valid")
 
 
 async def _play_first_call(ctx: ClientContext, answer: Callable[[ScenarioServer, Envelope], Answer | None]
@@ -78,8 +80,8 @@ def _target(env: Any) -> tuple[Any, Any]:
     return env.method, params.get("name", params.get("uri"))
 
 
-@scenario(requirements=[*DECLARE.values(), "client.roots.file-uri", *MRTR, *W_REQUIREMENTS], role="client",
-          versions=[LATEST], order=4)
+@scenario(requirements=[*DECLARE.values(), "client.roots.file-uri", *MRTR, *ELICITATION, *W_REQUIREMENTS],
+          role="client", versions=[LATEST], order=4)
 async def input_requests(ctx: ClientContext) -> None:
     """The first tools/call, prompts/get or resources/read is answered with an InputRequiredResult
     asking for roots, a sampled message and an elicitation; the retry is served normally."""
@@ -90,7 +92,7 @@ async def input_requests(ctx: ClientContext) -> None:
 
     played, asked = await _play_first_call(ctx, ask)
     if asked is None:
-        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR]:
+        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR, *ELICITATION]:
             ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read, so the server had no "
                                  f"request to ask for input on{_call_hint(ctx)}")
         return
@@ -115,8 +117,9 @@ async def input_requests(ctx: ClientContext) -> None:
     _judge_state(ctx, wire, asked, retries, played.run.peer, also=bare)
     caps = request_meta(asked).get(META_CAPS)
     caps = caps if isinstance(caps, dict) else {}
+    _judge_modes(ctx, caps, asked, played.run.peer)
     if not retries:
-        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR[:2]]:
+        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR[:2], "client.elicitation.content-valid"]:
             ctx.not_reached(rid, f"the client did not retry {asked.method} with inputResponses")
         return
     retry = retries[0]
@@ -131,6 +134,7 @@ async def input_requests(ctx: ClientContext) -> None:
                                         f"declaring the {kind} capability in _meta",
                   expected=f"no {kind} answer unless {kind} is declared", actual=responses.get(kind),
                   entries=[retry.entry], peer=played.run.peer)
+    _judge_content(ctx, caps, responses.get("elicitation"), retry, played.run.peer)
     roots = responses.get("roots")
     listed = roots.get("roots") if isinstance(roots, dict) else None
     if isinstance(listed, list) and listed:
@@ -141,6 +145,37 @@ async def input_requests(ctx: ClientContext) -> None:
     else:
         ctx.not_reached("client.roots.file-uri", "the client listed no roots")
 
+
+def _judge_modes(ctx: ClientContext, caps: dict[str, Any], asked: Envelope, peer: Any) -> None:
+    """The elicitation object of the request's clientCapabilities names a mode, or is empty (form)."""
+    rid = "client.elicitation.declare-mode"
+    el = caps.get("elicitation")
+    if not isinstance(el, dict):
+        ctx.not_reached(rid, f"the client did not declare elicitation in the _meta of its {asked.method}")
+        return
+    ok = not el or "form" in el or "url" in el
+    ctx.check(rid, ok, problem="NoElicitationMode",
+              message="" if ok else f"the client's {asked.method} declares elicitation as {el!r} in its _meta: not empty "
+                                    "(form mode) and naming neither form nor url",
+              expected={"form": {}, "url": {}}, actual=el, entries=[asked], peer=peer)
+
+
+def _judge_content(ctx: ClientContext, caps: dict[str, Any], answer: Any, retry: Any, peer: Any) -> None:
+    """An accepted form's content is valid for its requestedSchema ('Clients SHOULD validate all
+    responses against the provided schema')."""
+    rid = "client.elicitation.content-valid"
+    content = answer.get("content") if isinstance(answer, dict) and answer.get("action") == "accept" else None
+    if not isinstance(caps.get("elicitation"), dict) or not isinstance(content, dict):
+        ctx.not_reached(rid, "the client did not accept the form it was asked to fill (only accepted content is judged)")
+        return
+    from conformance.schema.validate import import_jsonschema
+
+    schema = INPUTS["elicitation"]["params"]["requestedSchema"]
+    errors = sorted(import_jsonschema().Draft202012Validator(schema).iter_errors(content), key=lambda e: list(e.path))
+    ctx.check(rid, not errors, problem="ContentNotValidForSchema",
+              message="" if not errors else f"the accepted content is not valid for the requestedSchema: {errors[0].message}"
+                                             + (f" (at {'/'.join(map(str, errors[0].path))})" if errors[0].path else ""),
+              expected=schema, actual=content, entries=[retry.entry], peer=peer)
 
 
 def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[Any], peer: Any, also: list[Any] = ()) -> None:

@@ -24,6 +24,7 @@ from conformance.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS
 from conformance.scenarios.client._run import play
 from conformance.scenarios.client._server import ScenarioServer
+from conformance.scenarios.client._urltrap import PREFETCH, UrlTrap
 from conformance.spec.versions import LATEST_STATEFUL, spec
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 from conformance.wire.rules import elicitation_accepted, non_file_roots
@@ -40,6 +41,7 @@ P_REQUIREMENTS = (
     "client.jsonrpc.parse-error", "client.elicitation.content-valid", "client.elicitation.content-valid-2025-06",
     "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored", "client.elicitation.declare-mode",
     "client.sampling.tools-declare", "client.basic.schema-dialect-2020-12", "client.basic.schema-dialect-unsupported",
+    PREFETCH,
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -66,7 +68,13 @@ async def server_requests(ctx: ClientContext) -> None:
 
         async def probes(env: Envelope) -> None:
             state["probed"] = True
-            await _probe(ctx, server, state)
+            if PREFETCH not in ctx.requirements:
+                await _probe(ctx, server, state)
+                return
+            async with UrlTrap() as trap:  # the URL of every url mode elicitation: a loopback listener
+                state["trap"] = trap
+                await _probe(ctx, server, state)
+            trap.judge(ctx)
 
         server.on_first_request = probes
 
@@ -253,10 +261,13 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                           actual=_answer(resp), entries=[resp])
         # 5b. elicitation in a mode the client did not declare (2025-11-25: form and url modes)
         if "client.elicitation.undeclared-mode-error" in ctx.requirements:
-            await _undeclared_mode(ctx, caps, ask, judge_answer)
+            await _undeclared_mode(ctx, caps, ask, judge_answer, state.get("trap"))
         # 5c. the form with its dialect named: 2020-12, and one no implementation supports
         if "client.basic.schema-dialect-unsupported" in ctx.requirements:
             await _dialects(ctx, caps, ask, judge_answer, plain)
+        # 5d. a url mode elicitation to a client that declared url mode (its URL must not be pre-fetched)
+        if state.get("trap") is not None:
+            await _url_elicitation(ctx, caps, ask, judge_answer, state["trap"])
         # 6. notifications, then a barrier ping: nothing may answer them
         await peer.notify("notifications/message", {"level": "info", "logger": "mcp-conformance", "data": "hello"})
         await peer.notify("notifications/tools/list_changed")
@@ -459,7 +470,8 @@ def _modes(caps: dict[str, Any]) -> set[str] | None:
     return modes or {"form"}
 
 
-async def _undeclared_mode(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_answer: Any) -> None:
+async def _undeclared_mode(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_answer: Any,
+                           trap: UrlTrap | None = None) -> None:
     rid = "client.elicitation.undeclared-mode-error"
     modes = _modes(caps)
     if modes is None:
@@ -469,12 +481,15 @@ async def _undeclared_mode(ctx: ClientContext, caps: dict[str, Any], ask: Any, j
         ctx.not_reached(rid, "the client declared both elicitation modes")
         return
     if "url" not in modes:
+        url = trap.url("undeclared") if trap is not None else "https://example.com/mcp-conformance/elicit"
         mode, params = "url", {"mode": "url", "message": "mcp-conformance: please open this page",
-                               "url": "https://example.com/mcp-conformance/elicit", "elicitationId": "mcpc-elicitation-1"}
+                               "url": url, "elicitationId": "mcpc-elicitation-1"}
     else:
         mode, params = "form", {"mode": "form", "message": "mcp-conformance: may I ask?",
                                 "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}
     req_id, resp = await ask("elicitation/create", params)
+    if trap is not None and mode == "url":
+        trap.answered("undeclared", _action(resp))
     if resp is None:
         ctx.check(rid, False, problem="UndeclaredModeNotAnswered",
                   message=f"the client did not answer elicitation/create in {mode} mode (it declared only "
@@ -541,6 +556,30 @@ async def _dialects(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_an
                                         + (f" (action {action!r})" if action else "")
                                         + " instead of an error saying the dialect is not supported",
                   expected="an error response (the dialect is not supported)", actual=_answer(resp), entries=[resp])
+
+
+def _action(resp: Envelope | None) -> str:
+    """What an answer to elicitation/create says: 'accept', 'decline', 'cancel', 'error -32602', ..."""
+    if resp is None:
+        return "no answer"
+    if resp.kind is Kind.ERROR:
+        return f"error {id_repr(resp.error_code)}"
+    result = resp.result if isinstance(resp.result, dict) else {}
+    action = result.get("action")
+    return action if isinstance(action, str) else "a result without an action"
+
+
+async def _url_elicitation(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_answer: Any, trap: UrlTrap) -> None:
+    """A url mode elicitation whose URL is the trap's, to a client that declared url mode."""
+    modes = _modes(caps)
+    if modes is None or "url" not in modes:
+        return  # (a client without url mode got one in the undeclared-mode probe)
+    params = {"mode": "url", "message": "mcp-conformance: please open this page (you may decline)",
+              "url": trap.url("declared"), "elicitationId": "mcpc-elicitation-2"}
+    req_id, resp = await ask("elicitation/create", params)
+    trap.answered("declared", _action(resp))
+    if resp is not None:
+        judge_answer(req_id, resp, "elicitation/create (url mode)")
 
 
 async def _cancelled_request(ctx: ClientContext, server: ScenarioServer, caps: dict[str, Any], n: int, barrier: Any) -> None:

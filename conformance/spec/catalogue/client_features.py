@@ -230,13 +230,15 @@ _CONTENT_NOTE = (
 define(
     "client.elicitation.content-valid",
     "SHOULD",
-    versions=("2025-11-25",),
+    versions=("2025-11-25", LATEST),
     url=spec_url("2025-11-25", "client/elicitation", "form-mode-security"),
     quote="Clients SHOULD validate all responses against the provided schema",
     role="client",
     area="elicitation",
-    note=_CONTENT_NOTE + " 2026-07-28 has the same sentence; its forms come as InputRequiredResult inputs and are "
-                         "not judged here yet.",
+    note=_CONTENT_NOTE + " 2026-07-28 has the same sentence: there the form is the elicitation input request of "
+                         "the InputRequiredResult the suite's server answers the client's first tools/call (prompts/get, "
+                         "resources/read) with (mrtr), and the content judged is the elicitation entry of the retry's "
+                         "inputResponses, when the client declared elicitation in that request's _meta.",
 )
 
 define(
@@ -288,7 +290,7 @@ define(
 define(
     "client.elicitation.declare-mode",
     "MUST",
-    versions=("2025-11-25",),
+    versions=("2025-11-25", LATEST),
     url=spec_url("2025-11-25", "client/elicitation", "capabilities"),
     quote="Clients declaring the `elicitation` capability MUST support at least one mode (`form` or `url`).",
     role="client",
@@ -298,8 +300,30 @@ define(
         "naming it in the elicitation object ('form', 'url'), and 'For backwards compatibility, an empty capabilities "
         "object is equivalent to declaring support for form mode only.' An elicitation object that is neither empty nor "
         "names form or url declares no mode: flagged. Whether a declared mode really works is judged by the other "
-        "elicitation requirements. 2026-07-28 has the same sentence; its capabilities travel in each request's _meta "
-        "and are not judged here yet."
+        "elicitation requirements. 2026-07-28 has the same sentence; its capabilities travel in each request's _meta: "
+        "read there on the client's first tools/call (prompts/get, resources/read), the request the suite's server "
+        "answers with an InputRequiredResult (mrtr)."
+    ),
+)
+
+define(
+    "client.elicitation.url-no-prefetch",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/elicitation", "safe-url-handling"),
+    quote="MUST NOT automatically pre-fetch the URL or any of its metadata.",
+    role="client",
+    area="elicitation",
+    note=(
+        "The sentence is an item of 'When handling URL mode elicitation requests, MCP clients:'. Probe (server_requests): "
+        "the url of every url mode elicitation the suite's server sends (the undeclared-mode probe to a client that "
+        "declared form only; one more to a client that declared url mode) points at a loopback listener of the suite, "
+        "which records every connection until the probes end. A fetch of the URL of an elicitation the client did not "
+        "accept (declined, cancelled, refused with an error, or left unanswered) was made without the user's consent: "
+        "flagged; so is a connection that asks for another path of that host when the client accepted none. After an "
+        "accept, a fetch may be the opening the user consented to and is not judged (a client that accepts and then "
+        "pre-fetches is not seen). 2026-07-28 has the same sentence; its url elicitations come as input requests and "
+        "are not probed here yet."
     ),
 )
 
