@@ -136,6 +136,9 @@ FAULTS: dict[str, Fault] = {
                               LEGACY),
     "undeclared-sampling-tools": _f("sampling.tools is not declared, yet a sampling/createMessage with tools is "
                                     "answered with a tool use", ("2025-11-25",)),
+    "unchecked-tool-loop": _f("sampling.tools is declared, yet a sampling/createMessage whose tool loop breaks the page's "
+                              "message rules (a tool result missing, tool results mixed with text) is answered with text, "
+                              "not -32602", ("2025-11-25",)),
     "undeclared-elicitation": _f("elicitation is not declared, yet elicitation/create is answered with a result",
                                  FROM_2025_06),
     "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "

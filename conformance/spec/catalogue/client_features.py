@@ -324,3 +324,27 @@ define(
         "comes as InputRequiredResult inputs and is not judged here yet."
     ),
 )
+
+define(
+    "client.sampling.error-cases",
+    "SHOULD",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/sampling", "error-handling"),
+    quote=(
+        "Clients SHOULD return errors for common failure cases: - User rejected sampling request: `-1` - Tool result "
+        "missing in request: `-32602` (Invalid params) - Tool results mixed with other content: `-32602` (Invalid "
+        "params)"
+    ),
+    role="client",
+    area="sampling",
+    note=(
+        "Probes (server_requests), to a client that declared sampling.tools: two sampling/createMessage requests that "
+        "offer a tool and carry a tool loop the page forbids: an assistant message with two tool uses followed by a "
+        "user message with a tool result for one of them (tool result missing), and a user message that mixes a tool "
+        "result with text (tool results mixed with other content). Each is expected to get the error -32602; a result "
+        "or another code is a warning. The user's rejection (-1) is the user's decision and is not provoked. A client "
+        "that did not declare sampling.tools is not probed. 2024-11-05 to 2025-06-18 have the sentence without the "
+        "list (their example is the user's rejection); 2026-07-28 drops it ('the client does not need to replay the "
+        "initial call with an error message')."
+    ),
+)
