@@ -80,6 +80,7 @@ FAULTS: dict[str, Fault] = {
     "reuse-inflight-id": _f("the first request after the handshake is sent twice at once with one id", MODERN),
     "notification-with-id": _f("notifications/initialized carries an id", LEGACY),
     "cancel-unknown-id": _f("one extra notifications/cancelled naming an id the client never used", LEGACY),
+    "float-progress-token": _f("one extra request (ping; server/discover on 2026-07-28) with the progress token 7.5"),
     "shared-progress-token": _f("the first request after the handshake and one extra request, in flight "
                                 "together, carry the same progressToken", LEGACY),
     # -- JSON-RPC: how the client answers -------------------------------------------------------

@@ -367,6 +367,8 @@ class Session:
         if f("jsonrpc-1.0"):
             msg = self._harmless() if modern else self.core.notification("notifications/roots/list_changed")
             return [({**msg, "jsonrpc": "1.0"}, None)]
+        if f("float-progress-token"):
+            return [(self._harmless(params={"_meta": {"progressToken": 7.5}}), None)]
         if f("float-id"):
             rid = self.core.next_id(extra=True) + 0.5
             return [(self._harmless(rid=rid), None)]

@@ -666,6 +666,7 @@ def _during_initialize(strict: Run, faulty: Run) -> None:
 CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "jsonrpc-1.0": _expect_extra(lambda w: w.value["jsonrpc"] == "1.0"),
     "float-id": _expect_extra(lambda w: isinstance(w.value["id"], float)),
+    "float-progress-token": _expect_extra(lambda w: w.value["params"]["_meta"]["progressToken"] == 7.5),
     "null-id": _expect_extra(lambda w: w.value["id"] is None and "method" in w.value),
     "reuse-answered-id": _expect_extra(lambda w: is_request(w.value, "ping") and w.value["id"] == 2),
     "reuse-initialize-id": _expect_extra(lambda w: is_request(w.value, "ping") and w.value["id"] == 1),

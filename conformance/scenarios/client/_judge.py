@@ -42,6 +42,7 @@ W_REQUIREMENTS = (
     "client.cancel.not-initialize",
     "client.progress.token-unique",
     "client.progress.token-unique-2026",
+    "client.progress.token-type",
     "client.pagination.opaque-cursor",
     "client.stdio.no-embedded-newlines",
     "client.stdio.only-mcp",
@@ -386,6 +387,14 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
         ok("client.cancel.not-initialize")
     tokens: list[tuple[Msg, Any]] = [(m, _meta(m.env).get("progressToken", MISSING)) for m in real]
     tokens = [(m, t) for m, t in tokens if t is not MISSING]
+    typed = [(m, t) for m, t in tokens if isinstance(t, str) or (isinstance(t, int) and not isinstance(t, bool))
+             or (isinstance(t, float) and t.is_integer())]
+    for m, tok in [(m, t) for m, t in tokens if not any(m is n for n, _ in typed)][:3]:
+        fail("client.progress.token-type", m, "ProgressTokenType",
+             f"the client's {m.env.method} carries the progress token {tok!r} ({type(tok).__name__}), neither a string "
+             "nor an integer", expected="a string or an integer", actual=tok)
+    if tokens and len(typed) == len(tokens):
+        ok("client.progress.token-type")
     clash = None
     for i, (m, tok) in enumerate(tokens):
         for prev, ptok in tokens[:i]:
@@ -456,7 +465,7 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
         for rid in ("client.cancel.reference-own-inflight", "client.cancel.reference-own-inflight-2026"):
             ctx.not_reached(rid, "the client sent no notifications/cancelled in this run")
     if not tokens:
-        for rid in ("client.progress.token-unique", "client.progress.token-unique-2026"):
+        for rid in ("client.progress.token-unique", "client.progress.token-unique-2026", "client.progress.token-type"):
             ctx.not_reached(rid, "the client sent no request with a progress token")
     if not notes:
         ctx.not_reached("client.basic.notification-no-id", "the client sent no notification")

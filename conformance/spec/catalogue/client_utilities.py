@@ -173,6 +173,22 @@ define(
 )
 
 define(
+    "client.progress.token-type",
+    "MUST",
+    url=spec_url(LATEST, PROGRESS_PAGE, "progress-flow"),
+    quote="Progress tokens MUST be a string or integer value",
+    role="client",
+    area="progress",
+    note=(
+        "Judged on every client request with params._meta.progressToken: a JSON string or integer (a number with a "
+        "fraction, a boolean, null, an object or an array is flagged; 7.0 is read as the integer 7, as JSON Schema reads "
+        "it). The server's half of the sentence shows in the progress notifications it sends, which must carry the "
+        "client's token exactly (progress.token). A message flagged here is not reported again as "
+        "client.basic.schema-valid."
+    ),
+)
+
+define(
     "client.progress.token-unique-2026",
     "MUST",
     since=LATEST,
