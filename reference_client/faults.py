@@ -185,6 +185,9 @@ FAULTS: dict[str, Fault] = {
     "task-forbidden-augmented": _f("tools marked forbidden (or unmarked) are called as tasks", TASKS),
     "task-required-plain": _f("tools marked taskSupport required are called plainly", TASKS),
     "task-fast-poll": _f("tasks/get is sent again at once, ignoring pollInterval", TASKS),
+    "task-cancel-notification": _f("once a task-augmented tools/call is answered with a CreateTaskResult, the "
+                                   "client sends notifications/cancelled for that request (not tasks/cancel), then "
+                                   "polls the task as usual", TASKS),
     "task-poll-once": _f("a task is polled once, then given up while still working", TASKS),
     "task-no-input-result": _f("input_required does not make it call tasks/result: it keeps polling", TASKS),
     "task-meta-on-requests": _f("tasks/get and tasks/result requests carry related-task _meta", TASKS),

@@ -73,6 +73,30 @@ define(
 )
 
 define(
+    "client.cancel.task-augmented",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", CANCEL_PAGE_LEGACY, "behavior-requirements"),
+    quote=(
+        "For task-augmented requests, the `tasks/cancel` request MUST be used instead of the "
+        "`notifications/cancelled` notification. Tasks have their own dedicated cancellation "
+        "mechanism that returns the final task state."
+    ),
+    role="client",
+    area="cancellation",
+    note=(
+        "Judged on every notifications/cancelled the client sent: one that names a task-augmented "
+        "request of its own (params.task) that the server had already answered with a "
+        "CreateTaskResult (the task exists, and tasks/cancel can cancel it) is flagged; such a "
+        "cancellation is reported here only, not again as client.cancel.reference-own-inflight. A "
+        "cancellation sent before the CreateTaskResult arrived is not judged here (no task to "
+        "cancel yet). Needs a client that calls tools as tasks (the suite's server declares "
+        "tasks.requests.tools.call in the tasks scenarios) and cancels one. The server's half "
+        "(its task-augmented requests to the client) is not judged."
+    ),
+)
+
+define(
     "client.cancel.not-initialize",
     "MUST",
     until=LATEST_STATEFUL,
