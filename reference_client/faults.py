@@ -136,7 +136,7 @@ FAULTS: dict[str, Fault] = {
     "undeclared-sampling": _f("sampling is not declared, yet sampling/createMessage is answered with a result",
                               LEGACY),
     "undeclared-sampling-tools": _f("sampling.tools is not declared, yet a sampling/createMessage with tools is "
-                                    "answered with a tool use", ("2025-11-25",)),
+                                    "answered with a tool use (2026-07-28: the input request)", ("2025-11-25", "2026-07-28")),
     "unchecked-tool-loop": _f("sampling.tools is declared, yet a sampling/createMessage whose tool loop breaks the page's "
                               "message rules (a tool result missing, tool results mixed with text) is answered with text, "
                               "not -32602", ("2025-11-25",)),

@@ -306,7 +306,7 @@ define(
 define(
     "client.sampling.tools-declare",
     "MUST",
-    versions=("2025-11-25",),
+    versions=("2025-11-25", LATEST),
     url=spec_url("2025-11-25", "client/sampling", "tools-in-sampling"),
     quote=(
         "Clients MUST declare support for tool use via the `sampling.tools` capability to receive tool-enabled "
@@ -320,8 +320,10 @@ define(
         "sampling requests to Clients that have not declared support'; the suite does it to see the client's answer). "
         "A result with tool use content (a tool_use block, or stopReason toolUse) means the client took part in tool "
         "use it did not declare: flagged. A text answer (the tools ignored), a refusal or any error is fine. A client "
-        "that declared sampling.tools, or no sampling, is not probed. 2026-07-28 has the same sentence; its sampling "
-        "comes as InputRequiredResult inputs and is not judged here yet."
+        "that declared sampling.tools, or no sampling, is not probed. 2026-07-28 (scenario input_requests): the "
+        "InputRequiredResult asks, next to its other input requests, for a sampling/createMessage with a tools array "
+        "when the request's _meta clientCapabilities declare sampling without tools; an input response to it with "
+        "tool use content is flagged, a text answer or leaving it out is fine."
     ),
 )
 
