@@ -19,6 +19,7 @@ from conformance.peer import PeerError, RawPeer
 from conformance.registry import scenario
 from conformance.server.context import ScenarioContext
 from conformance.spec.versions import spec
+from conformance.transcript import Direction
 from conformance.wire.envelope import Envelope, Kind
 
 from ._features import synth_args
@@ -31,6 +32,8 @@ CONTEXT = "sampling.include-context"
 RESULT_ONLY = "sampling.tool-result.only"
 BALANCED = "sampling.tool-use.balanced"
 REQS = (UNDECLARED, CONTEXT, RESULT_ONLY, BALANCED)
+ROLE_CONTENT = "sampling.message.role-content"
+ROLES = ("user", "assistant")
 DEPRECATED_CONTEXT = ("thisServer", "allServers")
 
 #: tools known to ask for sampling, tried first: the reference server's tool loop, the official
@@ -239,3 +242,56 @@ def _judge_messages(ctx: ScenarioContext, requests: list[tuple[Any, Envelope, Ra
               expected="every assistant message with tool uses followed by a user message with a tool result for each",
               actual=unbalanced[0][0] if unbalanced else None, entries=[unbalanced[0][1]] if unbalanced else [],
               peer=unbalanced[0][2] if unbalanced else None)
+
+
+# -- 2026-07-28: the messages of every sampling input request of the run ----------------------------
+
+
+def bad_sampling_messages(result: Any) -> list[tuple[str, int, str]]:
+    """(input request key, message index, what is wrong) for the messages of the sampling input
+    requests of an InputRequiredResult that lack a role of "user" or "assistant", or a content."""
+    requests = result.get("inputRequests") if isinstance(result, dict) else None
+    out = []
+    for key, req in (requests.items() if isinstance(requests, dict) else ()):
+        if not isinstance(req, dict) or req.get("method") != METHOD or not isinstance(req.get("params"), dict):
+            continue
+        messages = req["params"].get("messages")
+        for i, msg in enumerate(messages if isinstance(messages, list) else []):
+            if not isinstance(msg, dict):
+                continue
+            if msg.get("role") not in ROLES:
+                out.append((str(key), i, f"role {msg.get('role')!r}" if "role" in msg else "no role"))
+            if "content" not in msg:
+                out.append((str(key), i, "no content"))
+    return out
+
+
+@scenario(requirements=[ROLE_CONTENT], versions=["2026-07-28"], order=990,
+          skip_reason="the sentence is 2026-07-28's (sampling input requests)")
+async def sampling_messages(ctx: ScenarioContext) -> None:
+    """Every InputRequiredResult of the run, on every connection: the messages of its sampling
+    input requests have a role of "user" or "assistant" and a content."""
+    await ctx.connect()
+    counted = 0
+    flagged = False
+    for conn in ctx.connections():
+        for entry in conn.transcript.entries:
+            env = entry.envelope
+            if entry.direction != Direction.IN or env is None or env.kind is not Kind.RESULT or not isinstance(env.result, dict) \
+                    or env.result.get("resultType") != "input_required":
+                continue
+            requests = env.result.get("inputRequests")
+            counted += sum(1 for r in (requests.values() if isinstance(requests, dict) else ())
+                           if isinstance(r, dict) and r.get("method") == METHOD)
+            bad = bad_sampling_messages(env.result)
+            if bad:
+                flagged = True
+                key, i, what = bad[0]
+                ctx.check(ROLE_CONTENT, False, problem="SamplingMessageMalformed",
+                          message=f"message {i} of the sampling input request {key!r} on {conn.label} has {what}",
+                          expected='role "user" or "assistant", and a content', actual=what,
+                          json_path=f"$.result.inputRequests.{key}.params.messages[{i}]", entries=[entry.seq], peer=conn.peer)
+    if not counted:
+        ctx.skip("the server sent no sampling input request during the run")
+    if not flagged:
+        ctx.check(ROLE_CONTENT, True, message=f"{counted} sampling input request(s) checked")

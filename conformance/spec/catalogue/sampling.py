@@ -91,3 +91,22 @@ define(
         "skipped."
     ),
 )
+
+define(
+    "sampling.message.role-content",
+    "MUST",
+    versions=(LATEST,),
+    url=spec_url(LATEST, PAGE, "messages"),
+    quote=(
+        'Sampling messages MUST contain a `role` field of `"user"` or `"assistant"`; and a `content` field '
+        "representing the message data."
+    ),
+    area="sampling",
+    note=(
+        "Judged over the whole run (scenario sampling_messages): every message of every sampling input request in an "
+        "InputRequiredResult the server sent has role \"user\" or \"assistant\" and a content field. The schema says "
+        "the same (SamplingMessage); such a message is reported here, not again as basic.schema.messages-valid. The "
+        "results a client returns are judged by the client's schema rule (client.basic.schema-valid). 2026-07-28 is the "
+        "version with this sentence."
+    ),
+)
