@@ -25,7 +25,7 @@ from conformance.scenarios.client._run import Played, play
 from conformance.scenarios.client._server import Answer, ScenarioServer, request_meta
 from conformance.spec.versions import LATEST
 from conformance.wire.envelope import Envelope
-from conformance.wire.rules import elicitation_accepted, non_file_roots
+from conformance.wire.rules import elicitation_accepted, non_file_roots, sampling_tool_use
 
 DECLARE = {"roots": "client.roots.declare-2026", "sampling": "client.sampling.declare-2026",
            "elicitation": "client.elicitation.declare-2026"}
@@ -152,9 +152,7 @@ def _judge_tools(ctx: ClientContext, caps: dict[str, Any], responses: dict[str, 
         return
     result = responses.get(TOOLS_KEY)
     result = result if isinstance(result, dict) else {}
-    content = result.get("content")
-    blocks = content if isinstance(content, list) else [content]
-    used = result.get("stopReason") == "toolUse" or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+    used = sampling_tool_use(result)
     ctx.check(TOOLS_RULE, not used, problem="UndeclaredToolUse",
               message="" if not used else "the client answered a sampling input request that offers tools with tool use, "
                                           "but did not declare sampling.tools in _meta",

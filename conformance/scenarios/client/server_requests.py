@@ -27,7 +27,7 @@ from conformance.scenarios.client._run import play
 from conformance.scenarios.client._server import ScenarioServer
 from conformance.spec.versions import LATEST_STATEFUL, spec
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
-from conformance.wire.rules import elicitation_accepted, non_file_roots
+from conformance.wire.rules import elicitation_accepted, non_file_roots, sampling_tool_use
 
 ECHO = ("client.basic.response-id-echo", "client.basic.result-id-echo", "client.basic.error-id-echo")
 SHAPE = ("client.basic.result-xor-error", "client.basic.error-code-integer")
@@ -440,9 +440,7 @@ async def _undeclared_tools(ctx: ClientContext, caps: dict[str, Any], ask: Any, 
         ctx.not_reached(rid, "the client did not answer the tool-enabled sampling request")
         return
     result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else {}
-    content = result.get("content")
-    blocks = content if isinstance(content, list) else [content]
-    used = result.get("stopReason") == "toolUse" or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+    used = sampling_tool_use(result)
     ctx.check(rid, not used, problem="UndeclaredToolUse",
               message="" if not used else "the client answered a tool-enabled sampling request with tool use, but did not "
                                           "declare sampling.tools", expected="a text answer or an error (tools not declared)",
