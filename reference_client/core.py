@@ -117,11 +117,39 @@ def _plain_value(sub: dict[str, Any]) -> Any:
     return None
 
 
+def tool_loop_problem(params: Any) -> str | None:
+    """What breaks client/sampling's message rules in a sampling request: a user message that
+    mixes tool results with other content, or an assistant message with tool uses that the next
+    message does not answer with a tool result each; None when nothing does."""
+    messages = params.get("messages") if isinstance(params, dict) else None
+    if not isinstance(messages, list):
+        return None
+
+    def blocks(msg: Any) -> list[Any]:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        return content if isinstance(content, list) else [content]
+
+    for i, msg in enumerate(messages):
+        kinds = [b.get("type") if isinstance(b, dict) else None for b in blocks(msg)]
+        role = msg.get("role") if isinstance(msg, dict) else None
+        if role == "user" and "tool_result" in kinds and any(k != "tool_result" for k in kinds):
+            return "Tool results mixed with other content"
+        if role == "assistant" and "tool_use" in kinds:
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            answered = {b.get("toolUseId") for b in blocks(nxt) if isinstance(b, dict) and b.get("type") == "tool_result"} \
+                if isinstance(nxt, dict) and nxt.get("role") == "user" else set()
+            if any(isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id") not in answered for b in blocks(msg)):
+                return "Tool result missing in request"
+    return None
+
+
 def default_capabilities(version: str) -> dict[str, Any]:
     """Every client capability ``version`` defines: roots (with listChanged), sampling, and
     elicitation where the version has it; on 2025-11-25 tasks (list, cancel, task-augmented
     sampling and elicitation)."""
     caps: dict[str, Any] = {"roots": {"listChanged": True}, "sampling": {}}
+    if spec(version).tasks:  # 2025-11-25: tools in sampling (answered with text; forbidden tool loops refused)
+        caps["sampling"] = {"tools": {}}
     if spec(version).stateless:
         return {"roots": {}, "sampling": {}, "elicitation": {}}  # asked for inline (InputRequiredResult)
     if lookup("elicitation/create", S2C, version) is not None:
@@ -221,6 +249,8 @@ class ClientCore:
             caps.pop(drop, None)
         if "tasks" in caps and self.fault == "task-undeclared-type" and self._acts(self.fault, version):
             caps["tasks"] = task_capabilities(sampling=False)  # fault: sampling tasks made, not declared
+        if self.fault == "undeclared-sampling-tools" and self._acts(self.fault, version) and "sampling" in caps:
+            caps["sampling"] = {}  # fault: sampling without tools, then tool use all the same
         if self.fault == "elicitation-no-mode" and self._acts(self.fault, version) and "elicitation" in caps:
             # fault: an elicitation object that is not empty (empty: form mode) and names no mode;
             # the client still answers forms as the strict one does
@@ -496,6 +526,12 @@ class ClientCore:
                     "role": "assistant", "content": [{"type": "tool_use", "id": "mcp-reference-client-tool-use-1",
                                                       "name": tools[0]["name"], "input": {}}],
                     "model": "mcp-reference-client", "stopReason": "toolUse"}}
+            sampling = self.capabilities.get("sampling")
+            problem = tool_loop_problem(params) if isinstance(sampling, dict) and "tools" in sampling else None
+            if problem is not None and not self.faulty("unchecked-tool-loop"):
+                # client/sampling#error-handling (2025-11-25): "Tool result missing in request" and "Tool
+                # results mixed with other content": -32602 (Invalid params)
+                return self._error(rid, codes.INVALID_PARAMS, f"Invalid params: {problem}")
             if "sampling" in self.capabilities or self.faulty("undeclared-sampling"):
                 return {"jsonrpc": "2.0", "id": rid, "result": {
                     "role": "assistant", "content": {"type": "text", "text": SAMPLED_TEXT},

@@ -80,6 +80,7 @@ FAULTS: dict[str, Fault] = {
     "reuse-inflight-id": _f("the first request after the handshake is sent twice at once with one id", MODERN),
     "notification-with-id": _f("notifications/initialized carries an id", LEGACY),
     "cancel-unknown-id": _f("one extra notifications/cancelled naming an id the client never used", LEGACY),
+    "float-progress-token": _f("one extra request (ping; server/discover on 2026-07-28) with the progress token 7.5"),
     "shared-progress-token": _f("the first request after the handshake and one extra request, in flight "
                                 "together, carry the same progressToken", LEGACY),
     # -- JSON-RPC: how the client answers -------------------------------------------------------
@@ -135,7 +136,10 @@ FAULTS: dict[str, Fault] = {
     "undeclared-sampling": _f("sampling is not declared, yet sampling/createMessage is answered with a result",
                               LEGACY),
     "undeclared-sampling-tools": _f("sampling.tools is not declared, yet a sampling/createMessage with tools is "
-                                    "answered with a tool use", ("2025-11-25",)),
+                                    "answered with a tool use (2026-07-28: the input request)", ("2025-11-25", "2026-07-28")),
+    "unchecked-tool-loop": _f("sampling.tools is declared, yet a sampling/createMessage whose tool loop breaks the page's "
+                              "message rules (a tool result missing, tool results mixed with text) is answered with text, "
+                              "not -32602", ("2025-11-25",)),
     "undeclared-elicitation": _f("elicitation is not declared, yet elicitation/create is answered with a result",
                                  FROM_2025_06),
     "undeclared-mode-answered": _f("elicitation/create in a mode the client did not declare (url; it declares form "
@@ -183,6 +187,9 @@ FAULTS: dict[str, Fault] = {
     "task-forbidden-augmented": _f("tools marked forbidden (or unmarked) are called as tasks", TASKS),
     "task-required-plain": _f("tools marked taskSupport required are called plainly", TASKS),
     "task-fast-poll": _f("tasks/get is sent again at once, ignoring pollInterval", TASKS),
+    "task-cancel-notification": _f("once a task-augmented tools/call is answered with a CreateTaskResult, the "
+                                   "client sends notifications/cancelled for that request (not tasks/cancel), then "
+                                   "polls the task as usual", TASKS),
     "task-poll-once": _f("a task is polled once, then given up while still working", TASKS),
     "task-no-input-result": _f("input_required does not make it call tasks/result: it keeps polling", TASKS),
     "task-meta-on-requests": _f("tasks/get and tasks/result requests carry related-task _meta", TASKS),

@@ -392,6 +392,8 @@ class Session:
         if f("jsonrpc-1.0"):
             msg = self._harmless() if modern else self.core.notification("notifications/roots/list_changed")
             return [({**msg, "jsonrpc": "1.0"}, None)]
+        if f("float-progress-token"):
+            return [(self._harmless(params={"_meta": {"progressToken": 7.5}}), None)]
         if f("float-id"):
             rid = self.core.next_id(extra=True) + 0.5
             return [(self._harmless(rid=rid), None)]
@@ -1047,6 +1049,9 @@ async def _call_tool_as_task(session: Session, name: Any, args: dict[str, Any], 
     if not isinstance(tid, str):
         raise StepFailed(f"tools/call {name}: the CreateTaskResult has no string taskId")
     log(f"tools/call {name}: task {tid} {task.get('status')}")
+    if session.faulty("task-cancel-notification"):
+        # fault: the task is cancelled with notifications/cancelled for its tools/call, not tasks/cancel
+        await session.notify("notifications/cancelled", {"requestId": answer.get("id"), "reason": "mcp-reference-client fault"})
     if session.faulty("task-wait-notification"):
         await _wait_for_status_notification(session, tid, log)
         return

@@ -27,6 +27,7 @@ __all__ = [
     "missing_required_param",
     "elicitation_accepted",
     "non_file_roots",
+    "sampling_tool_use",
 ]
 
 JSONRPC_MEMBERS = frozenset({"jsonrpc", "method", "id", "params", "result", "error"})
@@ -196,6 +197,15 @@ def non_file_roots(result: Any) -> list[Any]:
     if not isinstance(roots, list):
         return []
     return [r.get("uri") for r in roots if isinstance(r, dict) and not str(r.get("uri", "")).startswith("file://")]
+
+
+def sampling_tool_use(result: Any) -> bool:
+    """A sampling/createMessage result that uses tools: stopReason toolUse, or a tool_use block."""
+    if not isinstance(result, dict):
+        return False
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    return result.get("stopReason") == "toolUse" or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
 
 
 def empty_ping_result(result: Any) -> bool:

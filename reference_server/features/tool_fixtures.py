@@ -2,7 +2,9 @@
 
 Our own: ``echo``, ``add``, ``add_structured`` (structured output), ``slow`` (progress,
 cancellation), ``fail`` (a tool execution error), ``fail_rpc`` (a JSON-RPC error, as a plain call
-and as a task: 2025-11-25's tasks/result returns that same error).  The official runner's server scenarios call
+and as a task: 2025-11-25's tasks/result returns that same error), ``sampling_with_tools`` (a
+sampling tool loop, 2025-11-25 and later: tools offered only to a client that declared
+``sampling.tools``, its tool uses answered with one tool result each).  The official runner's server scenarios call
 fixture tools by fixed names (``test_simple_text``, ...); they are defined in
 :mod:`reference_server.features.official_fixtures`.
 """
@@ -17,6 +19,7 @@ import anyio
 from conformance.spec import errors as codes
 
 from reference_server.errors import RPCError
+from reference_server.features.inputs import InputRequired, InputState
 from reference_server.features.tools import Tool, result, text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,6 +69,59 @@ def _fail(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
 
 def _fail_rpc(ctx: "RequestContext", args: dict[str, Any]) -> dict[str, Any]:
     raise RPCError(codes.INTERNAL_ERROR, "Internal error: fail_rpc always ends in a JSON-RPC error")
+
+
+# -- a sampling tool loop (client/sampling#tools-in-sampling) ---------------------------------------
+
+WEATHER_TOOL = {
+    "name": "get_weather",
+    "description": "The current weather of a city",
+    "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+WEATHER_PROMPT = "What is the weather like in Paris?"
+
+
+def _sampling_tools_declared(ctx: "RequestContext") -> bool:
+    sampling = ctx.client_capabilities.get("sampling")
+    return isinstance(sampling, dict) and isinstance(sampling.get("tools"), dict)
+
+
+def first_request(ctx: "RequestContext") -> dict[str, Any]:
+    """The first sampling request: tools only for a client that declared ``sampling.tools``
+    ("Servers MUST NOT send tool-enabled sampling requests to Clients that have not declared
+    support for tool use")."""
+    params: dict[str, Any] = {"messages": [{"role": "user", "content": {"type": "text", "text": WEATHER_PROMPT}}], "maxTokens": 100}
+    if _sampling_tools_declared(ctx):
+        params["tools"] = [WEATHER_TOOL]
+    return {"method": "sampling/createMessage", "params": params}
+
+
+def follow_up(first: dict[str, Any], answer: dict[str, Any], uses: list[dict[str, Any]]) -> dict[str, Any]:
+    """The next sampling request after the client's tool uses: the conversation so far, then one
+    user message of tool results only, one per tool use (client/sampling#tool-use-and-result-balance)."""
+    results = [{"type": "tool_result", "toolUseId": u["id"], "content": [{"type": "text", "text": "18 degrees, partly cloudy"}]} for u in uses]
+    messages = [*first["params"]["messages"], {"role": "assistant", "content": answer.get("content")}, {"role": "user", "content": results}]
+    params = {**first["params"], "messages": messages}
+    return {"method": "sampling/createMessage", "params": params}
+
+
+def _tool_uses(answer: Any) -> list[dict[str, Any]]:
+    content = answer.get("content") if isinstance(answer, dict) else None
+    blocks = content if isinstance(content, list) else [content]
+    return [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
+
+
+def _sampling_with_tools(ctx: "RequestContext", args: dict[str, Any], inputs: InputState) -> Any:
+    step = inputs.state.get("step", 0) if isinstance(inputs.state, dict) else 0
+    answer = inputs.responses.get("llm")
+    if step == 0 or not isinstance(answer, dict):
+        return InputRequired({"llm": first_request(ctx)}, state={"step": 1})
+    uses = _tool_uses(answer)
+    if step == 1 and uses and _sampling_tools_declared(ctx):
+        return InputRequired({"llm": follow_up(first_request(ctx), answer, uses)}, state={"step": 2})
+    content = answer.get("content")
+    reply = content.get("text") if isinstance(content, dict) else None
+    return result(text(f"LLM response: {reply if reply is not None else json.dumps(content)}"))
 
 
 _NUMBERS = {
@@ -142,6 +198,17 @@ def register(registry: "ToolRegistry") -> None:
             annotations={"readOnlyHint": True, "openWorldHint": False},
             since="2025-11-25",
             until="2025-11-25",
+        )
+    )
+    registry.add(
+        Tool(
+            "sampling_with_tools",
+            "Asks the client's LLM (sampling/createMessage) about the weather, offering a get_weather tool when the client declared sampling.tools, and sends the tool results back.",
+            {"type": "object", "properties": {}, "additionalProperties": False},
+            _sampling_with_tools,
+            title="Sampling with tools",
+            since="2025-11-25",
+            uses_inputs=True,
         )
     )
     registry.add(

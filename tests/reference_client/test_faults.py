@@ -169,6 +169,14 @@ class ScriptServer:
             out.append({"jsonrpc": "2.0", "id": 111, "method": "sampling/createMessage", "params": {
                 "messages": [{"role": "user", "content": {"type": "text", "text": "time?"}}], "maxTokens": 5,
                 "tools": [{"name": "get_time", "inputSchema": {"type": "object"}}]}})
+        if v == "2025-11-25" and isinstance(sampling, dict) and "tools" in sampling:  # tool loops the page forbids
+            use = {"type": "tool_use", "id": "c1", "name": "get_time", "input": {}}
+            res = {"type": "tool_result", "toolUseId": "c1", "content": [{"type": "text", "text": "noon"}]}
+            for rid, last in ((112, [res, {"type": "text", "text": "and?"}]), (113, [{"type": "text", "text": "and?"}])):
+                out.append({"jsonrpc": "2.0", "id": rid, "method": "sampling/createMessage", "params": {
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "time?"}},
+                                 {"role": "assistant", "content": [use]}, {"role": "user", "content": last}],
+                    "maxTokens": 5, "tools": [{"name": "get_time", "inputSchema": {"type": "object"}}]}})
         out.append({"jsonrpc": "2.0", "id": "108", "method": "ping"})  # an id that is a string of digits
         out.append({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}})
         out.append(invalid_cancel)
@@ -666,6 +674,7 @@ def _during_initialize(strict: Run, faulty: Run) -> None:
 CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "jsonrpc-1.0": _expect_extra(lambda w: w.value["jsonrpc"] == "1.0"),
     "float-id": _expect_extra(lambda w: isinstance(w.value["id"], float)),
+    "float-progress-token": _expect_extra(lambda w: w.value["params"]["_meta"]["progressToken"] == 7.5),
     "null-id": _expect_extra(lambda w: w.value["id"] is None and "method" in w.value),
     "reuse-answered-id": _expect_extra(lambda w: is_request(w.value, "ping") and w.value["id"] == 2),
     "reuse-initialize-id": _expect_extra(lambda w: is_request(w.value, "ping") and w.value["id"] == 1),
@@ -713,6 +722,7 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "undeclared-sampling-tools": _expect_reply_changed(111, lambda a, b: a["result"]["content"]["type"] == "text"
                                                        and b["result"]["stopReason"] == "toolUse"
                                                        and b["result"]["content"][0]["name"] == "get_time"),
+    "unchecked-tool-loop": None,  # set below: both answers change
     "elicitation-no-mode": _check_initialize_changed(lambda a, b: a["params"]["capabilities"]["elicitation"] == {}
                                                      and b["params"]["capabilities"]["elicitation"] == {"mcp-reference-client": {}}),
     "modeless-not-form": _expect_reply_changed(105, lambda a, b: a["result"]["action"] == "accept"
@@ -889,12 +899,24 @@ CHECKS["ignore-ping"] = _pings_unanswered
 CHECKS["error-wrong-id"] = _error_wrong_id
 CHECKS["answer-notification"] = _answer_notification
 
+
+def _unchecked_tool_loop(strict: Run, faulty: Run) -> None:
+    before, after = only(diff(strict, faulty), "replace")
+    assert [w.value["id"] for w in before] == [w.value["id"] for w in after] == [112, 113]
+    assert all(w.value["error"]["code"] == -32602 for w in before)
+    assert all(w.value["result"]["content"]["type"] == "text" for w in after)
+
+
+CHECKS["unchecked-tool-loop"] = _unchecked_tool_loop
+
 # the strict baseline some faults are compared with: a client that also leaves the capability out
 _BASELINE_CAPS = {
     "undeclared-roots": "roots", "roots-unsupported-internal-error": "roots",
     "undeclared-sampling": "sampling", "string-error-code": "sampling", "undeclared-elicitation": "elicitation",
     "task-undeclared": "tasks", "task-undeclared-type": "tasks",
 }
+# ... or that declares a capability differently
+_BASELINE_DECLARED = {"undeclared-sampling-tools": {"sampling": {}}}
 # what the scripted server must do for the fault to show
 _SERVER = {
     "accept-unsupported-version": {"offer": "1999-01-01"},
@@ -933,6 +955,10 @@ def test_fault_changes_exactly_what_it_says(name: str, version: str, transport: 
     if base in _BASELINE_CAPS:
         caps = default_capabilities(version)
         caps.pop(_BASELINE_CAPS[base])
+    if base in _BASELINE_DECLARED:
+        caps = {**default_capabilities(version), **_BASELINE_DECLARED[base]}
+        mine = ClientCore(version, fault=name, transport=transport).capabilities
+        assert all(mine.get(k) == v for k, v in _BASELINE_DECLARED[base].items())  # the fault declares it so itself
     kw = _SERVER.get(name, {})
     strict = run(None, version=version, mode=mode, transport=transport, caps=caps, **kw)
     faulty = run(name, version=version, mode=mode, transport=transport, caps=caps, **kw)

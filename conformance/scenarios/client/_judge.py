@@ -45,8 +45,10 @@ W_REQUIREMENTS = (
     "client.cancel.reference-own-inflight",
     "client.cancel.reference-own-inflight-2026",
     "client.cancel.not-initialize",
+    "client.cancel.task-augmented",
     "client.progress.token-unique",
     "client.progress.token-unique-2026",
+    "client.progress.token-type",
     "client.pagination.opaque-cursor",
     "client.stdio.no-embedded-newlines",
     "client.stdio.only-mcp",
@@ -173,6 +175,19 @@ def wire_of(run: ClientRun) -> Wire:
         else:
             w.msgs.append(Msg(env, entry, env, meta))
     return w
+
+
+def _task_created(w: Wire, request: Msg, t: float) -> bool:
+    """``request`` is task-augmented (params.task) and we had answered it with a CreateTaskResult
+    by time ``t``."""
+    params = request.env.params if isinstance(request.env.params, dict) else {}
+    if not isinstance(params.get("task"), dict):
+        return False
+    for e in w.out:
+        env = e.envelope
+        if env is not None and env.kind is Kind.RESULT and _same(env.id, request.env.id) and e.t <= t:
+            return isinstance(env.result, dict) and isinstance(env.result.get("task"), dict)
+    return False
 
 
 def engaged(w: Wire, version: str) -> bool:
@@ -384,6 +399,14 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
             fail("client.cancel.not-initialize", m, "InitializeCancelled",
                  "the client cancelled its initialize request", expected="initialize is never cancelled", actual=params)
             continue
+        if mine and _task_created(w, mine[-1], m.t):
+            fail("client.cancel.task-augmented", m, "TaskCancelledByNotification",
+                 f"the client cancelled its task-augmented {mine[-1].env.method} (id {id_repr(target)}) with "
+                 "notifications/cancelled after the server had answered it with a CreateTaskResult",
+                 expected="tasks/cancel for the task", actual=params)
+            continue
+        if mine and isinstance((mine[-1].env.params or {}).get("task") if isinstance(mine[-1].env.params, dict) else None, dict):
+            ok("client.cancel.task-augmented")
         if not mine:
             fail(pick(version, "client.cancel.reference-own-inflight"), m, "CancelOfUnknownRequest",
                  f"the client cancelled {id_repr(target)}, which is not a request it sent", expected="the id of a request "
@@ -396,10 +419,19 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
                  expected="a request still in progress", actual=params)
         else:
             ok(pick(version, "client.cancel.reference-own-inflight"))
+    ctx.not_reached("client.cancel.task-augmented", "the client cancelled no task-augmented request")
     if init_msgs and not any(m.env.method == "notifications/cancelled" and _same((m.env.params or {}).get("requestId", MISSING) if isinstance(m.env.params, dict) else MISSING, init_msgs[0].env.id) for m in w.msgs):
         ok("client.cancel.not-initialize")
     tokens: list[tuple[Msg, Any]] = [(m, _meta(m.env).get("progressToken", MISSING)) for m in real]
     tokens = [(m, t) for m, t in tokens if t is not MISSING]
+    typed = [(m, t) for m, t in tokens if isinstance(t, str) or (isinstance(t, int) and not isinstance(t, bool))
+             or (isinstance(t, float) and t.is_integer())]
+    for m, tok in [(m, t) for m, t in tokens if not any(m is n for n, _ in typed)][:3]:
+        fail("client.progress.token-type", m, "ProgressTokenType",
+             f"the client's {m.env.method} carries the progress token {tok!r} ({type(tok).__name__}), neither a string "
+             "nor an integer", expected="a string or an integer", actual=tok)
+    if tokens and len(typed) == len(tokens):
+        ok("client.progress.token-type")
     clash = None
     for i, (m, tok) in enumerate(tokens):
         for prev, ptok in tokens[:i]:
@@ -474,10 +506,11 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
 
     # -- what the client never did: say so (a skip with the reason) --------------------------------
     if not any(m.env.method == "notifications/cancelled" for m in w.msgs):
-        for rid in ("client.cancel.reference-own-inflight", "client.cancel.reference-own-inflight-2026"):
+        for rid in ("client.cancel.reference-own-inflight", "client.cancel.reference-own-inflight-2026",
+                    "client.cancel.task-augmented"):
             ctx.not_reached(rid, "the client sent no notifications/cancelled in this run")
     if not tokens:
-        for rid in ("client.progress.token-unique", "client.progress.token-unique-2026"):
+        for rid in ("client.progress.token-unique", "client.progress.token-unique-2026", "client.progress.token-type"):
             ctx.not_reached(rid, "the client sent no request with a progress token")
     if not notes:
         ctx.not_reached("client.basic.notification-no-id", "the client sent no notification")

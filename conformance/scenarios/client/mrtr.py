@@ -25,7 +25,7 @@ from conformance.scenarios.client._run import Played, play
 from conformance.scenarios.client._server import Answer, ScenarioServer, request_meta
 from conformance.spec.versions import LATEST
 from conformance.wire.envelope import Envelope
-from conformance.wire.rules import elicitation_accepted, non_file_roots
+from conformance.wire.rules import elicitation_accepted, non_file_roots, sampling_tool_use
 
 DECLARE = {"roots": "client.roots.declare-2026", "sampling": "client.sampling.declare-2026",
            "elicitation": "client.elicitation.declare-2026"}
@@ -42,6 +42,13 @@ INPUTS = {
                                                    "required": ["ok"]}}},
 }
 
+
+#: asked as well when the request's _meta declares sampling without tools (client.sampling.tools-declare)
+TOOLS_KEY = "sampling_tools"
+TOOLS_INPUT = {"method": "sampling/createMessage",
+               "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "mcp-conformance: what time is it?"}}],
+                          "maxTokens": 16, "tools": [{"name": "get_time", "inputSchema": {"type": "object", "properties": {}}}]}}
+TOOLS_RULE = "client.sampling.tools-declare"
 
 MRTR = ("client.mrtr.echo-state", "client.mrtr.new-id", "client.mrtr.retry-only", "client.mrtr.construct-inputs")
 ELICITATION = ("client.elicitation.declare-mode", "client.elicitation.content-valid")
@@ -80,19 +87,25 @@ def _target(env: Any) -> tuple[Any, Any]:
     return env.method, params.get("name", params.get("uri"))
 
 
-@scenario(requirements=[*DECLARE.values(), "client.roots.file-uri", *MRTR, *ELICITATION, *W_REQUIREMENTS],
+@scenario(requirements=[*DECLARE.values(), "client.roots.file-uri", *MRTR, *ELICITATION, TOOLS_RULE, *W_REQUIREMENTS],
           role="client", versions=[LATEST], order=4)
 async def input_requests(ctx: ClientContext) -> None:
     """The first tools/call, prompts/get or resources/read is answered with an InputRequiredResult
-    asking for roots, a sampled message and an elicitation; the retry is served normally."""
+    asking for roots, a sampled message and an elicitation (and, from a client that declared
+    sampling without tools, a sampled message with tools); the retry is served normally."""
     def ask(server: ScenarioServer, env: Envelope) -> Answer | None:
         if isinstance(env.params, dict) and "inputResponses" in env.params:
             return None
-        return Answer(result={"resultType": "input_required", "inputRequests": INPUTS, "requestState": STATE})
+        declared = request_meta(env).get(META_CAPS)
+        sampling = declared.get("sampling") if isinstance(declared, dict) else None
+        inputs = dict(INPUTS)
+        if isinstance(sampling, dict) and "tools" not in sampling:
+            inputs[TOOLS_KEY] = TOOLS_INPUT  # a server must not ask this (the rule provoked is the client's)
+        return Answer(result={"resultType": "input_required", "inputRequests": inputs, "requestState": STATE})
 
     played, asked = await _play_first_call(ctx, ask)
     if asked is None:
-        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR, *ELICITATION]:
+        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR, *ELICITATION, TOOLS_RULE]:
             ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read, so the server had no "
                                  f"request to ask for input on{_call_hint(ctx)}")
         return
@@ -119,7 +132,7 @@ async def input_requests(ctx: ClientContext) -> None:
     caps = caps if isinstance(caps, dict) else {}
     _judge_modes(ctx, caps, asked, played.run.peer)
     if not retries:
-        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR[:2], "client.elicitation.content-valid"]:
+        for rid in [*DECLARE.values(), "client.roots.file-uri", *MRTR[:2], "client.elicitation.content-valid", TOOLS_RULE]:
             ctx.not_reached(rid, f"the client did not retry {asked.method} with inputResponses")
         return
     retry = retries[0]
@@ -135,6 +148,7 @@ async def input_requests(ctx: ClientContext) -> None:
                   expected=f"no {kind} answer unless {kind} is declared", actual=responses.get(kind),
                   entries=[retry.entry], peer=played.run.peer)
     _judge_content(ctx, caps, responses.get("elicitation"), retry, played.run.peer)
+    _judge_tools(ctx, caps, responses, retry, played.run.peer)
     roots = responses.get("roots")
     listed = roots.get("roots") if isinstance(roots, dict) else None
     if isinstance(listed, list) and listed:
@@ -176,6 +190,24 @@ def _judge_content(ctx: ClientContext, caps: dict[str, Any], answer: Any, retry:
               message="" if not errors else f"the accepted content is not valid for the requestedSchema: {errors[0].message}"
                                              + (f" (at {'/'.join(map(str, errors[0].path))})" if errors[0].path else ""),
               expected=schema, actual=content, entries=[retry.entry], peer=peer)
+
+
+def _judge_tools(ctx: ClientContext, caps: dict[str, Any], responses: dict[str, Any], retry: Any, peer: Any) -> None:
+    """The answer to the sampling input request with tools, from a client that declared sampling
+    without tools: no tool use."""
+    sampling = caps.get("sampling")
+    if not isinstance(sampling, dict) or "tools" in sampling:
+        ctx.not_reached(TOOLS_RULE, "the client declared sampling.tools" if isinstance(sampling, dict)
+                        else "the client did not declare sampling")
+        return
+    result = responses.get(TOOLS_KEY)
+    result = result if isinstance(result, dict) else {}
+    used = sampling_tool_use(result)
+    ctx.check(TOOLS_RULE, not used, problem="UndeclaredToolUse",
+              message="" if not used else "the client answered a sampling input request that offers tools with tool use, "
+                                          "but did not declare sampling.tools in _meta",
+              expected="a text answer, or no answer (tools not declared)", actual=result if used else None,
+              entries=[retry.entry], peer=peer)
 
 
 def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[Any], peer: Any, also: list[Any] = ()) -> None:

@@ -5,7 +5,8 @@ client/roots, client/sampling, client/elicitation, basic/lifecycle#operation.  T
 declares only ``tools`` and holds the ``initialize`` result a moment; when the client makes its
 first request after the handshake (whatever it is: ``tools/list`` for most clients), the server
 holds that answer and first sends, one at a time: ``ping``, an unknown method, ``roots/list``,
-``sampling/createMessage``, ``elicitation/create``, then notifications (a log message, a list
+``sampling/createMessage`` (on 2025-11-25 also with tools to a client without ``sampling.tools``, and
+with tool loops the page forbids to a client with it), ``elicitation/create``, then notifications (a log message, a list
 change, two invalid cancellations) followed by a barrier ``ping``, on 2025-03-26 a batch of two
 pings, a ``ping`` cancelled right after it was sent, then a barrier ``ping``; a request the server
 cancels, then a barrier; and last a ``ping`` that is not JSON (a trailing comma: -32700, or from a
@@ -27,7 +28,7 @@ from conformance.scenarios.client._server import ScenarioServer
 from conformance.scenarios.client._urltrap import PREFETCH, UrlTrap
 from conformance.spec.versions import LATEST_STATEFUL, spec
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
-from conformance.wire.rules import elicitation_accepted, non_file_roots
+from conformance.wire.rules import elicitation_accepted, non_file_roots, sampling_tool_use
 
 ECHO = ("client.basic.response-id-echo", "client.basic.result-id-echo", "client.basic.error-id-echo")
 SHAPE = ("client.basic.result-xor-error", "client.basic.error-code-integer")
@@ -40,8 +41,8 @@ P_REQUIREMENTS = (
     "client.cancel.no-response", "client.elicitation.undeclared-mode-error", "client.elicitation.defaults",
     "client.jsonrpc.parse-error", "client.elicitation.content-valid", "client.elicitation.content-valid-2025-06",
     "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored", "client.elicitation.declare-mode",
-    "client.sampling.tools-declare", "client.basic.schema-dialect-2020-12", "client.basic.schema-dialect-unsupported",
-    PREFETCH,
+    "client.sampling.tools-declare", "client.sampling.error-cases", "client.basic.schema-dialect-2020-12",
+    "client.basic.schema-dialect-unsupported", PREFETCH,
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -235,6 +236,9 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
         # 4b. tool-enabled sampling to a client that declared sampling without tools (2025-11-25)
         if "client.sampling.tools-declare" in ctx.requirements:
             await _undeclared_tools(ctx, caps, ask, judge_answer)
+        # 4c. tool loops the page forbids, to a client that declared sampling.tools (2025-11-25)
+        if "client.sampling.error-cases" in ctx.requirements:
+            await _bad_tool_loops(ctx, caps, ask, judge_answer)
         # 5. elicitation/create
         plain: Envelope | None = None
         if vspec.elicitation:
@@ -452,13 +456,56 @@ async def _undeclared_tools(ctx: ClientContext, caps: dict[str, Any], ask: Any, 
         ctx.not_reached(rid, "the client did not answer the tool-enabled sampling request")
         return
     result = resp.result if resp.kind is Kind.RESULT and isinstance(resp.result, dict) else {}
-    content = result.get("content")
-    blocks = content if isinstance(content, list) else [content]
-    used = result.get("stopReason") == "toolUse" or any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+    used = sampling_tool_use(result)
     ctx.check(rid, not used, problem="UndeclaredToolUse",
               message="" if not used else "the client answered a tool-enabled sampling request with tool use, but did not "
                                           "declare sampling.tools", expected="a text answer or an error (tools not declared)",
               actual=result if used else None, entries=[resp])
+
+
+_WEATHER = {"name": "get_weather", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+_ASK = {"role": "user", "content": {"type": "text", "text": "mcp-conformance: the weather in Paris and London?"}}
+
+
+def _use(n: int) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"mcpc-call-{n}", "name": "get_weather", "input": {"city": "Paris"}}
+
+
+def _result(n: int) -> dict[str, Any]:
+    return {"type": "tool_result", "toolUseId": f"mcpc-call-{n}", "content": [{"type": "text", "text": "18 degrees"}]}
+
+
+#: (the failure case as the page names it, the messages): each breaks one of the page's message rules
+BAD_TOOL_LOOPS = (
+    ("Tool result missing in request",
+     [_ASK, {"role": "assistant", "content": [_use(1), _use(2)]}, {"role": "user", "content": [_result(1)]}]),
+    ("Tool results mixed with other content",
+     [_ASK, {"role": "assistant", "content": [_use(1)]},
+      {"role": "user", "content": [_result(1), {"type": "text", "text": "and what about London?"}]}]),
+)
+
+
+async def _bad_tool_loops(ctx: ClientContext, caps: dict[str, Any], ask: Any, judge_answer: Any) -> None:
+    rid = "client.sampling.error-cases"
+    sampling = caps.get("sampling")
+    if not isinstance(sampling, dict) or "tools" not in sampling:
+        ctx.not_reached(rid, "the client did not declare sampling.tools" if isinstance(sampling, dict)
+                        else "the client did not declare sampling")
+        return
+    answered = 0
+    for case, messages in BAD_TOOL_LOOPS:
+        params = {"messages": messages, "maxTokens": 16, "tools": [_WEATHER]}
+        req_id, resp = await ask("sampling/createMessage", params)
+        if resp is None or not judge_answer(req_id, resp, f"sampling/createMessage ({case.lower()})"):
+            continue
+        answered += 1
+        code = resp.error_code if resp.kind is Kind.ERROR else None
+        ctx.check(rid, code == -32602, problem="InvalidToolLoopNotRefused",
+                  message="" if code == -32602 else f"a sampling request with a case of '{case}' was answered with "
+                                                     f"{_answer(resp)}",
+                  expected=f"error -32602 (Invalid params): {case}", actual=_answer(resp), entries=[resp])
+    if not answered:
+        ctx.not_reached(rid, "the client answered neither sampling request with a forbidden tool loop")
 
 
 def _modes(caps: dict[str, Any]) -> set[str] | None:

@@ -3,6 +3,7 @@ against the official schema of the version (runs last in each version)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from conformance.server.context import ScenarioContext
@@ -13,6 +14,19 @@ from conformance.wire.envelope import MISSING, Kind, dumps, parse_envelope
 
 from ._framing import claimed_by_transport
 from ._helpers import closing_round_trip, repaired_for_schema, response_shape_problems
+from .sampling import bad_sampling_messages
+
+_SAMPLING_MESSAGE = re.compile(r"\$\.result\.inputRequests\.[^.\[]+\.params\.messages\[\d+\](\.role)?")
+
+
+def _sampling_role_content(finding: Any) -> bool:
+    """A schema finding that says what sampling.message.role-content says: a sampling message's
+    role not "user" or "assistant", or its role or content missing."""
+    if not _SAMPLING_MESSAGE.fullmatch(str(finding.json_path or "")):
+        return False
+    path = str(finding.schema_path or "")
+    return path.endswith("/Role/enum") or (path.endswith("/SamplingMessage/required")
+                                           and ("'role'" in str(finding) or "'content'" in str(finding)))
 
 MAX_REPORTED = 20
 _UNREADABLE_CODES = (errors.PARSE_ERROR, errors.INVALID_REQUEST)
@@ -97,6 +111,9 @@ async def inbound_messages_valid(ctx: ScenarioContext) -> None:
             # an InputRequiredResult without inputRequests or requestState, or asking for something
             # that is no input request: mrtr.input-required.non-empty and mrtr.input-requests.kinds
             findings = [f for f in findings if not _claimed_by_mrtr(f, env)]
+            # a sampling input request's message without a role or content: sampling.message.role-content judges it
+            if findings and env.kind is Kind.RESULT and bad_sampling_messages(env.result):
+                findings = [f for f in findings if not _sampling_role_content(f)]
             if findings:
                 bad["basic.schema.messages-valid"] += 1
                 if bad["basic.schema.messages-valid"] <= MAX_REPORTED:

@@ -125,6 +125,12 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/lifecycle#timeouts',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#timeouts',
     },
+    'client.progress.token-type': {
+        '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/utilities/progress#progress-flow',
+        '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/utilities/progress#progress-flow',
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/progress#progress-flow',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress#progress-flow',
+    },
     'client.stdio.no-embedded-newlines': {
         '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#stdio',
         '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic/transports#stdio',

@@ -330,7 +330,7 @@ define(
 define(
     "client.sampling.tools-declare",
     "MUST",
-    versions=("2025-11-25",),
+    versions=("2025-11-25", LATEST),
     url=spec_url("2025-11-25", "client/sampling", "tools-in-sampling"),
     quote=(
         "Clients MUST declare support for tool use via the `sampling.tools` capability to receive tool-enabled "
@@ -344,7 +344,33 @@ define(
         "sampling requests to Clients that have not declared support'; the suite does it to see the client's answer). "
         "A result with tool use content (a tool_use block, or stopReason toolUse) means the client took part in tool "
         "use it did not declare: flagged. A text answer (the tools ignored), a refusal or any error is fine. A client "
-        "that declared sampling.tools, or no sampling, is not probed. 2026-07-28 has the same sentence; its sampling "
-        "comes as InputRequiredResult inputs and is not judged here yet."
+        "that declared sampling.tools, or no sampling, is not probed. 2026-07-28 (scenario input_requests): the "
+        "InputRequiredResult asks, next to its other input requests, for a sampling/createMessage with a tools array "
+        "when the request's _meta clientCapabilities declare sampling without tools; an input response to it with "
+        "tool use content is flagged, a text answer or leaving it out is fine."
+    ),
+)
+
+define(
+    "client.sampling.error-cases",
+    "SHOULD",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", "client/sampling", "error-handling"),
+    quote=(
+        "Clients SHOULD return errors for common failure cases: - User rejected sampling request: `-1` - Tool result "
+        "missing in request: `-32602` (Invalid params) - Tool results mixed with other content: `-32602` (Invalid "
+        "params)"
+    ),
+    role="client",
+    area="sampling",
+    note=(
+        "Probes (server_requests), to a client that declared sampling.tools: two sampling/createMessage requests that "
+        "offer a tool and carry a tool loop the page forbids: an assistant message with two tool uses followed by a "
+        "user message with a tool result for one of them (tool result missing), and a user message that mixes a tool "
+        "result with text (tool results mixed with other content). Each is expected to get the error -32602; a result "
+        "or another code is a warning. The user's rejection (-1) is the user's decision and is not provoked. A client "
+        "that did not declare sampling.tools is not probed. 2024-11-05 to 2025-06-18 have the sentence without the "
+        "list (their example is the user's rejection); 2026-07-28 drops it ('the client does not need to replay the "
+        "initial call with an error message')."
     ),
 )

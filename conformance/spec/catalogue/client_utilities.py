@@ -73,6 +73,30 @@ define(
 )
 
 define(
+    "client.cancel.task-augmented",
+    "MUST",
+    versions=("2025-11-25",),
+    url=spec_url("2025-11-25", CANCEL_PAGE_LEGACY, "behavior-requirements"),
+    quote=(
+        "For task-augmented requests, the `tasks/cancel` request MUST be used instead of the "
+        "`notifications/cancelled` notification. Tasks have their own dedicated cancellation "
+        "mechanism that returns the final task state."
+    ),
+    role="client",
+    area="cancellation",
+    note=(
+        "Judged on every notifications/cancelled the client sent: one that names a task-augmented "
+        "request of its own (params.task) that the server had already answered with a "
+        "CreateTaskResult (the task exists, and tasks/cancel can cancel it) is flagged; such a "
+        "cancellation is reported here only, not again as client.cancel.reference-own-inflight. A "
+        "cancellation sent before the CreateTaskResult arrived is not judged here (no task to "
+        "cancel yet). Needs a client that calls tools as tasks (the suite's server declares "
+        "tasks.requests.tools.call in the tasks scenarios) and cancels one. The server's half "
+        "(its task-augmented requests to the client) is not judged."
+    ),
+)
+
+define(
     "client.cancel.not-initialize",
     "MUST",
     until=LATEST_STATEFUL,
@@ -170,6 +194,22 @@ define(
     role="client",
     area="progress",
     note=_TOKEN_NOTE + " Only the client's own tokens are judged here (the sender).",
+)
+
+define(
+    "client.progress.token-type",
+    "MUST",
+    url=spec_url(LATEST, PROGRESS_PAGE, "progress-flow"),
+    quote="Progress tokens MUST be a string or integer value",
+    role="client",
+    area="progress",
+    note=(
+        "Judged on every client request with params._meta.progressToken: a JSON string or integer (a number with a "
+        "fraction, a boolean, null, an object or an array is flagged; 7.0 is read as the integer 7, as JSON Schema reads "
+        "it). The server's half of the sentence shows in the progress notifications it sends, which must carry the "
+        "client's token exactly (progress.token). A message flagged here is not reported again as "
+        "client.basic.schema-valid."
+    ),
 )
 
 define(
