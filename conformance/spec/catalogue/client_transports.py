@@ -66,11 +66,13 @@ define(
     since=FIRST_HTTP,
     until=LATEST_STATEFUL,
     url=spec_url(LATEST_STATEFUL, PAGE, "sending-messages-to-the-server"),
-    quote="The client MUST use HTTP POST to send JSON-RPC messages to the MCP endpoint.",
+    quote="Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the MCP endpoint.",
     role="client",
     area="transport-http",
     transports=HTTP,
-    note=_POST_NOTE,
+    note=_POST_NOTE + " The first item of the list after it says the same ('The client MUST use HTTP POST "
+    "to send JSON-RPC messages to the MCP endpoint.'); that one message is one POST is "
+    "client.http.single-message-body.",
 )
 
 define(
@@ -78,13 +80,12 @@ define(
     "MUST",
     since=LATEST,
     url=spec_url(LATEST, HTTP_PAGE_2026, "sending-messages"),
-    quote="The client MUST use HTTP POST to send JSON-RPC messages.",
+    quote="Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the MCP endpoint.",
     role="client",
     area="transport-http",
     transports=HTTP,
-    note=_POST_NOTE + " 2026-07-28 drops 'to the MCP endpoint' from this sentence; the one before "
-    "it says 'Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the "
-    "MCP endpoint.'",
+    note=_POST_NOTE + " The first item of the list after it says the same ('The client MUST use HTTP POST "
+    "to send JSON-RPC messages.'); that one message is one POST is client.http2026.single-body.",
 )
 
 _ACCEPT_NOTE = (
