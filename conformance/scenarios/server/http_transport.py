@@ -10,6 +10,7 @@ and run last (``order=900``).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import anyio
@@ -42,12 +43,15 @@ RCT = "transport.http.post.request-content-type"
 RCT26 = "transport.http.post.request-content-type-2026"
 A202 = "transport.http.post.accepted-202"
 A202_26 = "transport.http.post.accepted-202-2026"
+NOT_ACC = "transport.http.post.not-accepted-error-status"
 ACCEPT = "transport.http.post.accept-406"
 CTYPE = "transport.http.post.content-type-415"
 SID_ASCII = "transport.http.session.id-visible-ascii"
 SID_MISSING = "transport.http.session.missing-400"
 SID_UNKNOWN = "transport.http.session.unknown-404"
+SID_SECURE = "transport.http.session.id-secure"
 PV = "transport.http.protocol-version.invalid-400"
+PV_ABSENT = "transport.http.protocol-version.absent-assumed"
 ORIGIN_V = "transport.http.origin.validate"
 ORIGIN_403 = "transport.http.origin.invalid-403"
 GET_SSE = "transport.http.get.sse-or-405"
@@ -117,12 +121,54 @@ def _note_seq(peer: RawPeer, text: str) -> list[int]:
 # -- POST answers --------------------------------------------------------------------------------------
 
 
-@scenario(requirements=[RCT, RCT26, A202, A202_26], transports=HTTP, order=900)
+def _error_body(ex: HttpExchange) -> dict[str, Any] | None:
+    """The JSON-RPC error object of a JSON answer's body (None: the body is not one)."""
+    import json
+
+    if ex.is_sse or not ex.body:
+        return None
+    try:
+        value = json.loads(ex.body)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and "error" in value and "result" not in value and "method" not in value:
+        return value
+    return None
+
+
+def _not_accepted_probe(ctx: ScenarioContext, tally: "_Tally", probe: Probe, ex: HttpExchange) -> None:
+    """A notification the server may refuse: accepted (2xx, no error) or refused with 4xx/5xx
+    passes; a JSON-RPC error (not accepted) with a status below 400 fails."""
+    tally.seen(NOT_ACC)
+    err = _error_body(ex)
+    if ex.status < 400 and (err is not None or not _ok(ex.status)):
+        tally.fail(
+            NOT_ACC,
+            peer=probe.peer,
+            problem="NotAcceptedWithoutErrorStatus",
+            message=(
+                f"a notification whose params is not an object was answered {describe(ex)}: "
+                + ("the body says it was not accepted, " if err is not None else "")
+                + "yet the status is not an HTTP error status; input the server cannot accept gets one (e.g. 400 Bad Request)"
+            ),
+            expected="202 Accepted (accepted) or an HTTP error status (4xx/5xx)",
+            actual=describe(ex),
+            entries=probe.entries(ex),
+        )
+
+
+@scenario(requirements=[RCT, RCT26, A202, A202_26, NOT_ACC], transports=HTTP, order=900)
 async def post_answers(ctx: ScenarioContext) -> None:
     """A request and a notification POSTed on the shared session, then every POST of the run on
     this version: a request is answered with application/json or text/event-stream; a notification
-    the server accepts gets 202 Accepted with no body."""
+    the server accepts gets 202 Accepted with no body; one it cannot accept (a probe: params not
+    an object) gets an HTTP error status."""
     peer = await ctx.connect()
+    tally = _Tally(ctx)
+    if ctx.applies(NOT_ACC):
+        bad = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "mcp-conformance-not-an-object"}
+        async with Probe(peer, timeout=ctx.timeout) as probe:
+            _not_accepted_probe(ctx, tally, probe, await probe.post(bad))
     rct = RCT if ctx.applies(RCT) else RCT26
     acc = A202 if ctx.applies(A202) else A202_26
     rid = "mcp-conformance-post-probe"
@@ -132,11 +178,20 @@ async def post_answers(ctx: ScenarioContext) -> None:
     except PeerError as exc:
         ctx.note(f"the request POSTed as a probe got no answer ({exc})", requirement=rct)
     ex: HttpExchange = await peer.send_json(notification_message(ctx.version))
-    tally = _Tally(ctx)
     own = ex.stream
     body = ex.body or b""
     tally.seen(acc)
-    if _ok(ex.status) and (ex.status != 202 or body or ex.is_sse):
+    if ctx.applies(NOT_ACC) and _error_body(ex) is not None and ex.status < 400:
+        tally.fail(
+            NOT_ACC,
+            peer=peer,
+            problem="NotAcceptedWithoutErrorStatus",
+            message=f"a notification was answered {describe(ex)}: not accepted (a JSON-RPC error), yet not with an HTTP error status",
+            expected="202 Accepted (accepted) or an HTTP error status (4xx/5xx)",
+            actual=describe(ex),
+            entries=_note_seq(peer, f"POST {ex.url} -> {ex.status}"),
+        )
+    elif _ok(ex.status) and (ex.status != 202 or body or ex.is_sse):
         tally.fail(
             acc,
             peer=peer,
@@ -178,7 +233,22 @@ async def post_answers(ctx: ScenarioContext) -> None:
                         actual=st.response_headers.get("content-type"),
                         entries=[st.note] if st.note is not None else [],
                     )
+            elif ctx.applies(NOT_ACC) and any(e.kind is Kind.ERROR for e in st.messages()):
+                what = ", ".join(sorted({e.method or e.kind.value for e in envs}))
+                tally.fail(
+                    NOT_ACC,
+                    peer=conn.peer,
+                    problem="NotAcceptedWithoutErrorStatus",
+                    message=(
+                        f"a POST of {what} on {conn.label} was answered {st.status} with a JSON-RPC error: not accepted, "
+                        "yet not with an HTTP error status"
+                    ),
+                    expected="202 Accepted (accepted) or an HTTP error status (4xx/5xx)",
+                    actual={"status": st.status, "content-type": st.response_headers.get("content-type")},
+                    entries=[st.note] if st.note is not None else [],
+                )
             else:
+                tally.seen(NOT_ACC)
                 tally.seen(acc)
                 length = st.response_headers.get("content-length")
                 has_body = (length not in (None, "0")) or st.is_sse
@@ -200,6 +270,8 @@ async def post_answers(ctx: ScenarioContext) -> None:
     passed = f"{posts + 1} successful POST answer(s) checked"
     tally.finish(rct, passed)
     tally.finish(acc, passed)
+    if ctx.applies(NOT_ACC):
+        tally.finish(NOT_ACC, f"{tally.checked.get(NOT_ACC, 0)} POST(s) of notifications or responses checked")
 
 
 # -- Accept and Content-Type (practice) ------------------------------------------------------------------
@@ -361,6 +433,58 @@ async def session_delete(ctx: ScenarioContext) -> None:
     )
 
 
+MIN_SESSION_ID = 16  # characters: 128 random bits take 22 in base64url, 32 in hex
+
+
+def _issued_session_ids(ctx: ScenarioContext) -> list[tuple[str, Connection, int]]:
+    """(session id, connection, transcript seq) of every session the server issued this run."""
+    out = []
+    for conn in ctx.connections():
+        for e in conn.transcript.entries:
+            sid = e.meta.get("session_id")
+            if isinstance(sid, str) and (e.text or "").endswith("session id captured"):
+                out.append((sid, conn, e.seq))
+    return out
+
+
+@scenario(requirements=[SID_SECURE], transports=HTTP, until=LATEST_STATEFUL, order=900)
+async def session_id_secure(ctx: ScenarioContext) -> None:
+    """Every session id the server issued during the run (a new session per connection): unique,
+    not short, not a counter or a timestamp (ids that differ only in their digits)."""
+    await ctx.connect()
+    issued = _issued_session_ids(ctx)
+    if not issued:
+        ctx.skip("the server issued no Mcp-Session-Id during the run (session ids are optional)")
+    tally = _Tally(ctx)
+    seen: dict[str, tuple[Connection, int]] = {}
+    skeletons: dict[str, tuple[str, Connection, int]] = {}
+    for sid, conn, seq in issued:
+        tally.seen(SID_SECURE)
+        problem = None
+        if sid in seen:
+            problem = ("SessionIdReused", f"the session id {sid!r} was issued twice (on {seen[sid][0].label} and {conn.label})", [seen[sid][1], seq])
+        elif len(sid) < MIN_SESSION_ID:
+            problem = ("SessionIdShort", f"the session id {sid!r} issued on {conn.label} has {len(sid)} characters, too few for 128 random bits", [seq])
+        else:
+            skeleton = re.sub(r"[0-9]", "", sid)
+            other = skeletons.get(skeleton)
+            if other is not None and other[0] != sid:
+                problem = ("SessionIdGuessable", f"the session ids {other[0]!r} and {sid!r} differ only in their digits (a counter or a timestamp: the next one can be guessed)", [other[2], seq])
+            skeletons.setdefault(skeleton, (sid, conn, seq))
+        seen.setdefault(sid, (conn, seq))
+        if problem is not None:
+            tally.fail(
+                SID_SECURE,
+                peer=conn.peer,
+                problem=problem[0],
+                message=problem[1],
+                expected="a globally unique, cryptographically secure session id (e.g. a securely generated UUID)",
+                actual=sid,
+                entries=problem[2],
+            )
+    tally.finish(SID_SECURE, f"{len(issued)} session id(s), distinct, at least {MIN_SESSION_ID} characters, none a counter")
+
+
 # -- MCP-Protocol-Version ------------------------------------------------------------------------------------
 
 
@@ -381,6 +505,30 @@ async def protocol_version_header(ctx: ScenarioContext) -> None:
                 actual=describe(ex),
                 entries=probe.entries(ex),
             )
+
+
+@scenario(requirements=[PV_ABSENT], transports=HTTP, since="2025-06-18", until=LATEST_STATEFUL)
+async def protocol_version_header_absent(ctx: ScenarioContext) -> None:
+    """A ping on the session without the MCP-Protocol-Version header: served (the server knows the
+    session's negotiated version; a client of 2025-03-26 never sends the header)."""
+    peer = await ctx.connect()
+    if _session_of(peer) is None:
+        ctx.skip("the server issued no Mcp-Session-Id: without a session it would assume 2025-03-26, which it may not support")
+    async with Probe(peer, timeout=ctx.timeout) as probe:
+        probe.transport.protocol_version = None
+        ex = await probe.post(request_message(ctx.version, "mcp-conformance-no-version-header-probe"))
+    ctx.check(
+        PV_ABSENT,
+        _ok(ex.status),
+        problem="AbsentVersionHeaderRefused",
+        message=(
+            f"a ping on the session without MCP-Protocol-Version was answered {describe(ex)}"
+            + ("" if _ok(ex.status) else "; the server knows the version negotiated for the session (or should assume 2025-03-26), so the missing header is no reason to refuse")
+        ),
+        expected="served (2xx), with the session's negotiated version",
+        actual=describe(ex),
+        entries=probe.entries(ex),
+    )
 
 
 # -- Origin -------------------------------------------------------------------------------------------------

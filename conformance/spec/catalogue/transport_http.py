@@ -80,6 +80,25 @@ define(
 )
 
 define(
+    "transport.http.post.not-accepted-error-status",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote="If the server cannot accept the input, it MUST return an HTTP error status code (e.g., 400 Bad Request).",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every POST whose body carries no request (notifications, responses), and on a "
+        "probe: a notification whose params is not an object (JSON-RPC 2.0 wants a structured "
+        "value).  Accepting it (202) or refusing it with a 4xx or 5xx both pass; an answer that "
+        "says the input was not accepted (a JSON-RPC error in its body) with a status below 400 "
+        "fails.  A 2xx without an error is an accepted input, judged by "
+        "transport.http.post.accepted-202."
+    ),
+)
+
+define(
     "transport.http.post.accept-406",
     "SHOULD",
     since=FIRST,
@@ -177,6 +196,50 @@ define(
     ),
     area=AREA,
     transports=HTTP,
+)
+
+define(
+    "transport.http.session.id-secure",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("session-management"),
+    quote=(
+        "The session ID SHOULD be globally unique and cryptographically secure (e.g., a securely "
+        "generated UUID, a JWT, or a cryptographic hash)."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every session id the server issued during the run (one per connection): two "
+        "sessions with the same id, an id shorter than 16 characters (too short to hold the 128 "
+        "random bits of a UUID in any usual encoding), or two ids that differ only in their digits "
+        "(a counter or a timestamp: the next id can be guessed) get a warning.  Whether the "
+        "randomness is cryptographic cannot be seen; an id that passes is not proven secure."
+    ),
+)
+
+define(
+    "transport.http.protocol-version.absent-assumed",
+    "SHOULD",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=_url("protocol-version-header"),
+    quote=(
+        "For backwards compatibility, if the server does _not_ receive an `MCP-Protocol-Version` "
+        "header, and has no other way to identify the version - for example, by relying on the "
+        "protocol version negotiated during initialization - the server SHOULD assume protocol "
+        "version `2025-03-26`."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Probe: a ping on the session without the MCP-Protocol-Version header.  The server knows "
+        "the version negotiated for the session, so it has a way to identify the version and "
+        "serves the request; refusing it for the missing header (the client of 2025-03-26 never "
+        "sends it) gets a warning.  A server that issued no session id is not judged: without a "
+        "session it would assume 2025-03-26, which it may not support (400 is then its answer)."
+    ),
 )
 
 # -- security ----------------------------------------------------------------------------------------
