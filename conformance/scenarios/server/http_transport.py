@@ -62,6 +62,8 @@ RETRY = "transport.http.sse.retry-before-close"
 EID = "transport.http.sse.event-id-unique"
 RESUME = "transport.http.resume.same-stream"
 BROADCAST = "transport.http.streams.no-broadcast"
+RELATE = "transport.http.sse.messages-relate"
+UNRELATED = "transport.http.get.messages-unrelated"
 
 HTTP = [Transport.STREAMABLE_HTTP]
 MAX_REPORTED = 10
@@ -940,11 +942,12 @@ def _announced_version(st: StreamInfo) -> str | None:
     return None
 
 
-@scenario(requirements=[PRIMING, EID, BROADCAST, GET_NO_RESP], transports=HTTP, until=LATEST_STATEFUL, order=900)
+@scenario(requirements=[PRIMING, EID, BROADCAST, GET_NO_RESP, RELATE, UNRELATED], transports=HTTP, until=LATEST_STATEFUL, order=900)
 async def streams_run_wide(ctx: ScenarioContext) -> None:
     """Every HTTP exchange of every connection of this version during the run: SSE answers to
     POSTs carry a priming event (2025-11-25), event ids are unique per session, no message on two
-    streams, no response on a GET stream that was not resumed."""
+    streams, no response on a GET stream that was not resumed, a request's progress notifications
+    on its own stream (not another POST's answer, not a GET stream)."""
     await ctx.connect()
     conns = _streams(ctx)
     tally = _Tally(ctx)
@@ -996,10 +999,78 @@ async def streams_run_wide(ctx: ScenarioContext) -> None:
                     entries=[seq for _, _, seq in uses[:4]],
                 )
     _judge_broadcast(ctx, conns, tally)
+    _judge_progress_streams(ctx, conns, tally)
+    tally.finish(RELATE, f"{tally.checked.get(RELATE, 0)} progress notification(s) on SSE answers, each on its request's own",
+                 nothing="no progress notification for one of our requests arrived on an SSE answer")
+    tally.finish(UNRELATED, f"{tally.checked.get(UNRELATED, 0)} progress notification(s) while a GET stream was open, none on it",
+                 nothing="no progress notification for one of our requests arrived while a GET stream was open")
     tally.finish(PRIMING, "every SSE answer to a POST carried a priming event", nothing="no POST was answered with an SSE stream during the run")
     tally.finish(EID, f"{tally.checked.get(EID, 0)} SSE event id(s) unique per session", nothing="no SSE event carried an id (ids are optional)")
     tally.finish(GET_NO_RESP, "no response on a GET stream", nothing="no GET stream was opened during the run")
     tally.finish(BROADCAST, "no message on more than one stream", nothing="no response, server request or progress notification arrived over HTTP")
+
+
+def _progress_of(env: Any) -> tuple[str, str] | None:
+    """(token key, progress) of a progress notification."""
+    if env.kind is Kind.NOTIFICATION and env.method == "notifications/progress" and isinstance(env.params, dict) and "progressToken" in env.params:
+        return id_key(env.params["progressToken"]), id_key(env.params.get("progress"))
+    return None
+
+
+def _judge_progress_streams(ctx: ScenarioContext, conns: list[tuple[Connection, dict[str, StreamInfo]]], tally: _Tally) -> None:
+    """A progress notification for one of our requests (its progressToken) belongs on the SSE
+    answer to that request's POST: on another POST's answer it does not relate to the originating
+    request; on a GET stream it relates to a running request.  One that also came on its own
+    stream is a broadcast (transport.http.streams.no-broadcast)."""
+    for conn, streams in conns:
+        home: dict[str, str] = {}  # token key -> the stream of the POST whose request carried it
+        for st in streams.values():
+            if st.method != "POST":
+                continue
+            for env in st.sent_envelopes():
+                meta = env.params.get("_meta") if env.kind is Kind.REQUEST and isinstance(env.params, dict) else None
+                if isinstance(meta, dict) and "progressToken" in meta:
+                    home[id_key(meta["progressToken"])] = st.name
+        if not home:
+            continue
+        where: dict[tuple[str, str], set[str]] = {}
+        for st in streams.values():
+            for env in st.messages():
+                key = _progress_of(env)
+                if key is not None:
+                    where.setdefault(key, set()).add(st.name)
+        get_open = any(st.method == "GET" and st.resumes is None and _ok(st.status) and st.is_sse for st in streams.values())
+        for st in streams.values():
+            if st.resumes is not None or not _ok(st.status):
+                continue
+            for entry in st.inbound:
+                env = entry.envelope
+                for item in (env.items if env is not None and env.kind is Kind.BATCH else [env] if env is not None else []):
+                    key = _progress_of(item)
+                    if key is None or key[0] not in home:
+                        continue
+                    own = home[key[0]]
+                    if get_open:
+                        tally.seen(UNRELATED)
+                    if st.method == "POST":
+                        tally.seen(RELATE)
+                    if own == st.name or own in where.get(key, set()):
+                        continue  # on its own stream (a copy elsewhere is a broadcast)
+                    rule = UNRELATED if st.method == "GET" else RELATE
+                    tally.fail(
+                        rule,
+                        peer=conn.peer,
+                        problem="ProgressOnGetStream" if rule == UNRELATED else "ProgressOnOtherRequestStream",
+                        message=(
+                            f"a progress notification (token {key[0]}) for the request POSTed on {own} arrived on "
+                            + (f"the GET stream {st.name} while that request was running" if rule == UNRELATED
+                               else f"{st.name}, the SSE answer to another POST")
+                            + f" of {conn.label}, not on {own}"
+                        ),
+                        expected=f"on {own}, the SSE answer to the request it reports on",
+                        actual=st.name,
+                        entries=[entry.seq],
+                    )
 
 
 def _id_clash(uses: list[tuple[StreamInfo, str, int]]) -> str | None:

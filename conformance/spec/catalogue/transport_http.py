@@ -99,6 +99,25 @@ define(
 )
 
 define(
+    "transport.http.sse.messages-relate",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote="These messages SHOULD relate to the originating client _request_.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The sentence follows 'The server MAY send JSON-RPC requests and notifications before "
+        "sending the JSON-RPC response' (2025-03-26: 'a JSON-RPC response').  Judged on the "
+        "messages whose request is known: a progress notification carrying the progressToken of "
+        "one of our requests that arrives on the SSE answer to another POST (and not on its "
+        "own).  Other notifications and server requests name no request.  The same message on "
+        "both streams is transport.http.streams.no-broadcast."
+    ),
+)
+
+define(
     "transport.http.post.accept-406",
     "SHOULD",
     since=FIRST,
@@ -328,6 +347,24 @@ define(
         "Judged only on a server that supports only this revision: one that answers a legacy "
         "client's initialize (no 2026-07-28 headers) is skipped, since it serves GET and DELETE "
         "for those clients.  Probed with MCP-Protocol-Version: 2026-07-28 and no session id."
+    ),
+)
+
+define(
+    "transport.http.get.messages-unrelated",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("listening-for-messages-from-the-server"),
+    quote="These messages SHOULD be unrelated to any concurrently-running JSON-RPC _request_ from the client.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on the messages whose request is known: a progress notification carrying the "
+        "progressToken of one of our requests that arrives on a GET stream (not a resumption) "
+        "and not on the request's own stream.  Other notifications and server requests name no "
+        "request, so which one they relate to cannot be seen.  The same message on both streams "
+        "is transport.http.streams.no-broadcast."
     ),
 )
 
