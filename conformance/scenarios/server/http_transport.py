@@ -63,6 +63,10 @@ EID = "transport.http.sse.event-id-unique"
 RESUME = "transport.http.resume.same-stream"
 BROADCAST = "transport.http.streams.no-broadcast"
 RELATE = "transport.http.sse.messages-relate"
+EARLY = "transport.http.sse.no-close-before-response"
+EVENTUAL = "transport.http.sse.eventual-response"
+AFTER = "transport.http.sse.close-after-response"
+AFTER_0326 = "transport.http.sse.close-after-responses-2025-03-26"
 UNRELATED = "transport.http.get.messages-unrelated"
 
 HTTP = [Transport.STREAMABLE_HTTP]
@@ -777,6 +781,93 @@ async def sse_streams(ctx: ScenarioContext) -> None:
     _judge_broadcast(ctx, [(_conn_of(ctx, peer), streams_of(peer.transcript))])
 
 
+def _answered_on(peer: RawPeer, rid: Any, stream: str) -> bool:
+    key = id_key(rid)
+    return any(
+        e.direction == "in" and e.meta.get("stream") == stream and is_response(e.envelope) and id_key(e.envelope.id) == key
+        for e in peer.transcript.entries
+    )
+
+
+@scenario(requirements=[EARLY, EVENTUAL, AFTER, AFTER_0326], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
+async def sse_answer(ctx: ScenarioContext) -> None:
+    """A request likely answered with an SSE stream (ping, else the official progress fixture):
+    the stream carries the response (2025-11-25: on the stream or on its resumption), then the
+    server closes it."""
+    peer = await ctx.connect(fresh=True)
+    transport: Any = peer.transport
+    after = AFTER if ctx.applies(AFTER) else AFTER_0326
+    early = EARLY if ctx.applies(EARLY) else EVENTUAL
+    tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+    rid, ex, _ = await _sse_request(peer, ctx.version, tools, "sse-answer")
+    entries = _note_seq(peer, f"POST {ex.url} -> {ex.status}")
+    if not ex.is_sse:
+        ctx.skip(f"the request was answered {describe(ex)}, not with an SSE stream (SSE is optional"
+                 + ("" if PROGRESS_FIXTURE in tools else f"; the server does not list the official fixture {PROGRESS_FIXTURE!r}") + ")")
+    await wait_until(lambda: ex.done.is_set() or _answered_on(peer, rid, ex.stream), ctx.timeout)
+    if _answered_on(peer, rid, ex.stream):
+        ctx.check(early, True, message=f"the SSE answer {ex.stream} carried the response to {rid!r}", entries=entries)
+        closed = await wait_until(lambda: ex.done.is_set(), SETTLE)
+        ctx.check(
+            after,
+            closed and ex.closed_by == "server",
+            problem="SseStreamLeftOpen",
+            message=(
+                f"the server closed {ex.stream} after its response"
+                if closed and ex.closed_by == "server"
+                else f"the SSE answer {ex.stream} was still open {SETTLE:g} s after its response ({rid!r}); the server should close it"
+                if not closed else f"the SSE answer {ex.stream} ended ({ex.closed_by}) after its response"
+            ),
+            expected="the server closes the SSE stream after the response",
+            actual={"closed_by": ex.closed_by if closed else "still open"},
+            entries=entries,
+        )
+        return
+    ctx.not_reached(after, f"no response to {rid!r} arrived on {ex.stream}")
+    if not ex.done.is_set():
+        ctx.not_reached(early, f"no response to {rid!r} on {ex.stream} within {ctx.timeout:g} s and the stream is still open")
+        return
+    if ex.closed_by != "server":
+        ctx.not_reached(early, f"the SSE answer {ex.stream} ended ({ex.closed_by}) before the response to {rid!r}")
+        return
+    if early == EARLY:
+        ctx.check(
+            EARLY,
+            False,
+            problem="SseStreamClosedBeforeResponse",
+            message=f"the server ended the SSE answer {ex.stream} after {len(ex.sse_events)} event(s), without the response to {rid!r}",
+            expected="the response on the stream before the server closes it",
+            actual=[{"id": ev.id, "data": ev.data[:80]} for ev in ex.sse_events[:5]],
+            entries=entries,
+        )
+        return
+    # 2025-11-25: the server may close the connection early; a polling client resumes
+    got = False
+    resumed = None
+    if ex.last_event_id is not None:
+        r = await transport.open_get_stream(last_event_id=ex.last_event_id)
+        resumed = describe(r)
+        try:
+            if _ok(r.status) and r.is_sse:
+                got = await wait_until(lambda: _answered_on(peer, rid, r.stream) or r.done.is_set(), ctx.timeout) and _answered_on(peer, rid, r.stream)
+        finally:
+            await transport.close_stream(r.stream)
+    ctx.check(
+        EVENTUAL,
+        got,
+        problem="SseResponseNeverSent",
+        message=(
+            f"the server ended the SSE answer {ex.stream} before the response to {rid!r}; "
+            + ("it had no event id to resume from" if ex.last_event_id is None
+               else f"resuming with Last-Event-ID {ex.last_event_id!r} was answered {resumed}"
+               + ("" if got else f" and brought no response within {ctx.timeout:g} s"))
+        ),
+        expected="the response on the stream, or on its resumption",
+        actual=[{"id": ev.id, "data": ev.data[:80]} for ev in ex.sse_events[:5]],
+        entries=entries,
+    )
+
+
 def _conn_of(ctx: ScenarioContext, peer: RawPeer) -> Connection:
     return next(c for c in ctx.connections() if c.peer is peer)
 
@@ -942,12 +1033,13 @@ def _announced_version(st: StreamInfo) -> str | None:
     return None
 
 
-@scenario(requirements=[PRIMING, EID, BROADCAST, GET_NO_RESP, RELATE, UNRELATED], transports=HTTP, until=LATEST_STATEFUL, order=900)
+@scenario(requirements=[PRIMING, EID, BROADCAST, GET_NO_RESP, RELATE, UNRELATED, EARLY, AFTER, AFTER_0326], transports=HTTP, until=LATEST_STATEFUL, order=900)
 async def streams_run_wide(ctx: ScenarioContext) -> None:
     """Every HTTP exchange of every connection of this version during the run: SSE answers to
     POSTs carry a priming event (2025-11-25), event ids are unique per session, no message on two
     streams, no response on a GET stream that was not resumed, a request's progress notifications
-    on its own stream (not another POST's answer, not a GET stream)."""
+    on its own stream (not another POST's answer, not a GET stream), an SSE answer ended by the
+    server after its responses (not before: 2025-03-26, 2025-06-18), not left open."""
     await ctx.connect()
     conns = _streams(ctx)
     tally = _Tally(ctx)
@@ -1000,6 +1092,13 @@ async def streams_run_wide(ctx: ScenarioContext) -> None:
                 )
     _judge_broadcast(ctx, conns, tally)
     _judge_progress_streams(ctx, conns, tally)
+    after = AFTER if ctx.applies(AFTER) else AFTER_0326
+    _judge_sse_answers(ctx, conns, tally, after)
+    if ctx.applies(EARLY):
+        tally.finish(EARLY, f"{tally.checked.get(EARLY, 0)} SSE answer(s) ended by the server, each after its responses",
+                     nothing="no SSE answer to a POST was ended by the server during the run")
+    tally.finish(after, f"{tally.checked.get(after, 0)} SSE answer(s) closed by the server after their responses",
+                 nothing="no SSE answer to a POST ended after its responses during the run")
     tally.finish(RELATE, f"{tally.checked.get(RELATE, 0)} progress notification(s) on SSE answers, each on its request's own",
                  nothing="no progress notification for one of our requests arrived on an SSE answer")
     tally.finish(UNRELATED, f"{tally.checked.get(UNRELATED, 0)} progress notification(s) while a GET stream was open, none on it",
@@ -1008,6 +1107,59 @@ async def streams_run_wide(ctx: ScenarioContext) -> None:
     tally.finish(EID, f"{tally.checked.get(EID, 0)} SSE event id(s) unique per session", nothing="no SSE event carried an id (ids are optional)")
     tally.finish(GET_NO_RESP, "no response on a GET stream", nothing="no GET stream was opened during the run")
     tally.finish(BROADCAST, "no message on more than one stream", nothing="no response, server request or progress notification arrived over HTTP")
+
+
+def _judge_sse_answers(ctx: ScenarioContext, conns: list[tuple[Connection, dict[str, StreamInfo]]], tally: _Tally, after: str) -> None:
+    """SSE answers to POSTs that have ended: ended by the server before the response to each of
+    their requests (we did not cancel) -> EARLY (2025-03-26, 2025-06-18); every response in and
+    the stream closed by us SETTLE s or more after the last -> the server left it open."""
+    for conn, streams in conns:
+        cancelled: set[str] = set()
+        for e in conn.transcript.entries:
+            env = e.envelope
+            if e.direction == "out" and env is not None and env.kind is Kind.NOTIFICATION and env.method == "notifications/cancelled" and isinstance(env.params, dict):
+                cancelled.add(id_key(env.params.get("requestId")))
+        for st in streams.values():
+            if st.method != "POST" or not _ok(st.status) or not st.is_sse or st.ended is None:
+                continue
+            wanted = st.request_ids() - cancelled
+            if not wanted:
+                continue
+            answered: dict[str, float] = {}
+            for entry in st.inbound:
+                for env in (entry.envelope.items if entry.envelope is not None and entry.envelope.kind is Kind.BATCH else [entry.envelope]):
+                    if env is not None and is_response(env):
+                        answered.setdefault(id_key(env.id), entry.t)
+            missing = wanted - set(answered)
+            if missing:
+                if st.ended == "server" and ctx.applies(EARLY):
+                    tally.fail(
+                        EARLY,
+                        peer=conn.peer,
+                        problem="SseStreamClosedBeforeResponse",
+                        message=f"the server ended the SSE answer {st.name} on {conn.label} without the response to {', '.join(sorted(missing))}",
+                        expected="the response to each request of the POST before the server closes the stream",
+                        actual=sorted(missing),
+                        entries=[st.note] if st.note is not None else [],
+                    )
+                continue
+            if st.ended == "server":
+                tally.seen(after)
+                if ctx.applies(EARLY):
+                    tally.seen(EARLY)
+            elif st.ended == "client" and st.ended_at is not None and st.ended_at - max(answered.values()) >= SETTLE:
+                tally.fail(
+                    after,
+                    peer=conn.peer,
+                    problem="SseStreamLeftOpen",
+                    message=(
+                        f"the SSE answer {st.name} on {conn.label} stayed open {st.ended_at - max(answered.values()):.1f} s after "
+                        "its last response, until the suite closed it; the server should close it after the response"
+                    ),
+                    expected="the server closes the SSE stream after the response",
+                    actual="closed by the suite",
+                    entries=[st.note] if st.note is not None else [],
+                )
 
 
 def _progress_of(env: Any) -> tuple[str, str] | None:

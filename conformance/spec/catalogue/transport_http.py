@@ -408,6 +408,84 @@ define(
     ),
 )
 
+_SSE_ANSWER_NOTE = (
+    "Probe: a request likely answered with an SSE stream (ping; else the official progress "
+    "fixture test_tool_with_progress with a progressToken), on a connection of its own; and every "
+    "SSE answer to a POST of the run that has ended.  Requests we cancelled are left out (the "
+    "server owes them no response)."
+)
+
+define(
+    "transport.http.sse.no-close-before-response",
+    "SHOULD",
+    versions=(FIRST, "2025-06-18"),
+    url=spec_url("2025-06-18", PAGE, "sending-messages-to-the-server"),
+    quote="The server SHOULD NOT close the SSE stream before sending",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The sentence goes on: 2025-03-26 'a JSON-RPC response per each received JSON-RPC "
+        "request, unless the session expires.', 2025-06-18 'the JSON-RPC response for the "
+        "received JSON-RPC request, unless the session expires.'  An SSE answer the server ended "
+        "without the response to each request of its POST gets a warning (the session had not "
+        "expired: the suite goes on using it).  2025-11-25 lets the server close the connection "
+        "early and have the client poll (transport.http.sse.eventual-response).  "
+        + _SSE_ANSWER_NOTE
+    ),
+)
+
+define(
+    "transport.http.sse.eventual-response",
+    "SHOULD",
+    versions=("2025-11-25",),
+    url=_url("sending-messages-to-the-server"),
+    quote=(
+        "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the JSON-RPC "
+        "_request_ sent in the POST body."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on the probe's SSE answer only: when the server ends it before the response, the "
+        "suite resumes it (GET with the last event id as Last-Event-ID), as a polling client "
+        "does, and waits up to --timeout for the response there.  A stream without event ids "
+        "cannot be resumed, so its response is lost.  Earlier revisions word the same duty as "
+        "'SHOULD NOT close the SSE stream before sending' the response "
+        "(transport.http.sse.no-close-before-response)."
+    ),
+)
+
+_CLOSE_AFTER_NOTE = (
+    "Judged on the probe's SSE answer (still open 0.3 s after its response: a warning) and on every "
+    "SSE answer to a POST of the run that the suite closed itself at least 0.3 s after the last "
+    "response arrived on it.  " + _SSE_ANSWER_NOTE
+)
+
+define(
+    "transport.http.sse.close-after-response",
+    "SHOULD",
+    versions=("2025-06-18", "2025-11-25"),
+    url=_url("sending-messages-to-the-server"),
+    quote="After the JSON-RPC _response_ has been sent, the server SHOULD",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The sentence ends 'close the SSE stream.' (2025-06-18) or 'terminate the SSE stream.' "
+        "(2025-11-25).  " + _CLOSE_AFTER_NOTE
+    ),
+)
+
+define(
+    "transport.http.sse.close-after-responses-2025-03-26",
+    "SHOULD",
+    versions=(FIRST,),
+    url=spec_url(FIRST, PAGE, "sending-messages-to-the-server"),
+    quote="After all JSON-RPC _responses_ have been sent, the server SHOULD close the SSE stream.",
+    area=AREA,
+    transports=HTTP,
+    note="2025-03-26 allows a batch of requests in a POST: all their responses.  " + _CLOSE_AFTER_NOTE,
+)
+
 define(
     "transport.http.sse.event-id-unique",
     "MUST",
