@@ -199,6 +199,7 @@ FAULTS: dict[str, Fault] = {
     # -- streamable HTTP ------------------------------------------------------------------------------
     "put-message": _f("one extra request sent by PUT instead of POST", FROM_2025_03, HTTP),
     "accept-json-only": _f("one extra POST with Accept: application/json only", FROM_2025_03, HTTP),
+    "post-empty-array": _f("one extra POST whose body is an empty JSON array (a batch of nothing)", ("2025-03-26",), HTTP),
     "post-array": _f("one extra POST whose body is a JSON array (a batch of one ping)", FROM_2025_06, HTTP),
     "drop-session-id": _f("one extra POST after initialize without the Mcp-Session-Id header", ("2025-11-25",), HTTP),
     "get-accept-json": _f("the GET that opens (or resumes) an SSE stream sends Accept: application/json",

@@ -394,6 +394,8 @@ class Session:
             msgs = [self._harmless(), self._harmless()]
             raw = dumps(msgs) + (b"\n" if self.transport == "stdio" else b"")
             return [(msgs, Tweak(raw=raw))]
+        if f("post-empty-array"):
+            return [(None, Tweak(raw=b"[]"))]
         if f("post-array"):
             msg = self._harmless()
             return [(msg, Tweak(raw=dumps([msg])))]

@@ -145,6 +145,25 @@ define(
     ),
 )
 
+define(
+    "client.http.post-body-2025-03-26",
+    "MUST",
+    versions=(FIRST_HTTP,),
+    url=spec_url(FIRST_HTTP, PAGE, "sending-messages-to-the-server"),
+    quote="The body of the POST request MUST be one of the following:",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "The list: 'A single JSON-RPC request, notification, or response', 'An array batching one "
+        "or more requests and/or notifications', 'An array batching one or more responses'. "
+        "Judged on every POST whose body is a JSON array: an empty array, one that mixes responses "
+        "with requests or notifications, or one with an element that is not a JSON-RPC message is "
+        "flagged. A single message is judged by the JSON-RPC and schema rules (client.basic.*). "
+        "2025-06-18 allows no batch at all (client.http.single-message-body)."
+    ),
+)
+
 # -- streamable HTTP: sessions (2025-03-26 .. 2025-11-25) -------------------------------------------
 # 2025-03-26 and 2025-06-18 spell the header `Mcp-Session-Id`, 2025-11-25 `MCP-Session-Id` (header
 # names are case-insensitive): one requirement per wording, the -2025-03-26 ones for the first two.
