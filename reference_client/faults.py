@@ -256,6 +256,7 @@ FAULTS: dict[str, Fault] = {
 FAULTS.update({
     "digit-id-as-number-2025-11-25": _variant("digit-id-as-number", ("2025-11-25",)),
     "no-timeout-2024": _variant("no-timeout", ALL_VERSIONS[:1]),
+    "resume-without-last-event-id-2025-03-26": _variant("resume-without-last-event-id", FROM_2025_03[:2]),
     "timeout-without-cancel-2026": _variant("timeout-without-cancel", MODERN, STDIO),  # HTTP: its exit closes the stream
     "cancel-unknown-id-2026": _variant("cancel-unknown-id", MODERN, STDIO),  # HTTP 2026: no client notifications
     "shared-progress-token-2026": _variant("shared-progress-token", MODERN, ("stdio", "streamable-http")),

@@ -443,3 +443,22 @@ define(
     "id of the last event it received passes; a reconnection by GET without it, or with another "
     "id, is flagged; a client that does not reconnect is judged by client.http.sse-poll.",
 )
+
+define(
+    "client.http.resume-last-event-id-2025-03-26",
+    "SHOULD",
+    versions=(FIRST_HTTP, "2025-06-18"),
+    url=spec_url("2025-06-18", PAGE, "resumability-and-redelivery"),
+    quote=(
+        "If the client wishes to resume after a broken connection, it SHOULD issue an HTTP GET to "
+        "the MCP endpoint, and include the `Last-Event-ID` header to indicate the last event ID it "
+        "received."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_POLL_NOTE.replace("Probe (2025-11-25)", "Probe (as on 2025-11-25)") + " These revisions word "
+    "no polling: a client that does not reconnect does not wish to resume and is not judged; one "
+    "that reconnects by GET must send Last-Event-ID with the id of the last event it received.",
+)
+
