@@ -67,6 +67,7 @@ EARLY = "transport.http.sse.no-close-before-response"
 EVENTUAL = "transport.http.sse.eventual-response"
 AFTER = "transport.http.sse.close-after-response"
 AFTER_0326 = "transport.http.sse.close-after-responses-2025-03-26"
+NOT_CANCEL = "transport.http.sse.disconnect-not-cancel"
 UNRELATED = "transport.http.get.messages-unrelated"
 
 HTTP = [Transport.STREAMABLE_HTTP]
@@ -864,6 +865,61 @@ async def sse_answer(ctx: ScenarioContext) -> None:
         ),
         expected="the response on the stream, or on its resumption",
         actual=[{"id": ev.id, "data": ev.data[:80]} for ev in ex.sse_events[:5]],
+        entries=entries,
+    )
+
+
+@scenario(requirements=[NOT_CANCEL], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
+async def sse_disconnect(ctx: ScenarioContext) -> None:
+    """The official progress fixture's SSE answer is disconnected after its first event with an
+    id, then resumed from that event: the response still comes (a disconnection is no
+    cancellation)."""
+    peer = await ctx.connect(fresh=True)
+    transport: Any = peer.transport
+    tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+    if PROGRESS_FIXTURE not in tools:
+        ctx.skip(f"the server does not list the official fixture {PROGRESS_FIXTURE!r}, a request that takes a while")
+    rid = "mcp-conformance-disconnect-probe"
+    params = {"name": PROGRESS_FIXTURE, "arguments": {}, "_meta": {"progressToken": "mcp-conformance-disconnect-token"}}
+    ex: HttpExchange = await peer.send_json({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+    entries = _note_seq(peer, f"POST {ex.url} -> {ex.status}")
+    if not ex.is_sse:
+        ctx.skip(f"{PROGRESS_FIXTURE} was answered {describe(ex)}, not with an SSE stream: nothing to disconnect")
+    await wait_until(lambda: ex.done.is_set() or any(ev.id is not None for ev in ex.sse_events), ctx.timeout)
+    first = next((ev.id for ev in ex.sse_events if ev.id is not None), None)
+    if first is None:
+        ctx.skip(f"the SSE answer {ex.stream} carries no event id: it cannot be resumed (event ids are optional)")
+    await transport.close_stream(ex.stream)
+    if _answered_on(peer, rid, ex.stream):
+        ctx.not_reached(NOT_CANCEL, f"the response to {rid!r} came before the connection could be dropped")
+        return
+    r = await transport.open_get_stream(last_event_id=first)
+    entries += _note_seq(peer, f"GET {r.url} -> {r.status}")
+    if not (_ok(r.status) and r.is_sse):
+        ctx.not_reached(NOT_CANCEL, f"resuming with Last-Event-ID {first!r} was answered {describe(r)}: the server does not resume (optional)")
+        return
+    try:
+        await wait_until(lambda: r.done.is_set() or _answered_on(peer, rid, r.stream), ctx.timeout)
+    finally:
+        await transport.close_stream(r.stream)
+    got = _answered_on(peer, rid, r.stream)
+    shown = [e for e in peer.transcript.entries if e.direction == "in" and e.meta.get("stream") == r.stream]
+    if not got and not shown:
+        ctx.not_reached(NOT_CANCEL, f"the stream resumed from {first!r} carried nothing: whether the server dropped the request or does not replay cannot be told")
+        return
+    ctx.check(
+        NOT_CANCEL,
+        got,
+        problem="DisconnectTakenAsCancel",
+        message=(
+            f"after the connection of {ex.stream} was dropped, the stream resumed from {first!r} carried the response to {rid!r}"
+            if got
+            else f"after the connection of {ex.stream} was dropped, the stream resumed from {first!r} carried {len(shown)} message(s) "
+            f"but not the response to {rid!r} ({'the server ended it' if r.done.is_set() else f'none within {ctx.timeout:g} s'}): "
+            "the server seems to have taken the disconnection as a cancellation"
+        ),
+        expected="the response on the resumed stream",
+        actual=[e.envelope.summary() for e in shown[:4] if e.envelope is not None],
         entries=entries,
     )
 

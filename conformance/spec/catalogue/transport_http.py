@@ -487,6 +487,27 @@ define(
 )
 
 define(
+    "transport.http.sse.disconnect-not-cancel",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote="Disconnection SHOULD NOT be interpreted as the client cancelling its request.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The server's duty (2026-07-28 turns it round: closing the stream cancels).  Probe, when "
+        "the server lists the official fixture test_tool_with_progress and answers it with an "
+        "SSE stream whose events have ids: the suite drops the connection after the first event "
+        "with an id and resumes the stream from that event (GET with Last-Event-ID).  The "
+        "response must come on the resumed stream.  Only a server that shows it resumes (it "
+        "replays or sends something there) and then ends the stream, or stays silent for "
+        "--timeout, without the response is judged to have dropped the request; a refused or "
+        "empty resumption says nothing (resumption is optional)."
+    ),
+)
+
+define(
     "transport.http.sse.event-id-unique",
     "MUST",
     since=FIRST,
