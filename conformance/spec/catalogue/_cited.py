@@ -122,6 +122,9 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#stdio',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio',
     },
+    'client.stdio.stderr-not-error': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio',
+    },
     'logging.set-level.filter': {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest',
     },

@@ -52,6 +52,27 @@ define(
     ),
 )
 
+define(
+    "client.stdio.stderr-not-error",
+    "SHOULD",
+    since="2025-11-25",
+    url=spec_url(LATEST, STDIO_PAGE),
+    quote=(
+        "The client MAY capture, forward, or ignore the server's `stderr` output and SHOULD NOT "
+        "assume `stderr` output indicates error conditions."
+    ),
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "Probe (the baseline run): when the client's first request after the handshake arrives, "
+        "the suite's server writes an ERROR-looking log line to its stderr and answers 0.3 s "
+        "later. A client that ends the session (closes the server's stdin, signals or kills it, "
+        "or exits) in between, its request unanswered, took the stderr output for an error. What "
+        "a client shows its user is not seen."
+    ),
+)
+
 # -- streamable HTTP: sending messages --------------------------------------------------------------
 
 _POST_NOTE = (
