@@ -76,6 +76,7 @@ UNKNOWN_SESSION = "mcp-conformance-never-issued-session-0123456789abcdef"
 PROGRESS_FIXTURE = "test_tool_with_progress"  # official runner fixture: progress notifications, then a result
 RECONNECT_FIXTURE = "test_reconnection"  # official runner fixture: closes its SSE connection before answering
 SETTLE = 0.3  # seconds we keep listening for a message that must not come (bounded, after a barrier)
+LEFT_OPEN = 1.0  # seconds an SSE answer stayed open after its last response, until we closed it: not closed
 
 
 def _ok(status: int | None) -> bool:
@@ -808,7 +809,7 @@ async def sse_answer(ctx: ScenarioContext) -> None:
     await wait_until(lambda: ex.done.is_set() or _answered_on(peer, rid, ex.stream), ctx.timeout)
     if _answered_on(peer, rid, ex.stream):
         ctx.check(early, True, message=f"the SSE answer {ex.stream} carried the response to {rid!r}", entries=entries)
-        closed = await wait_until(lambda: ex.done.is_set(), SETTLE)
+        closed = await wait_until(lambda: ex.done.is_set(), ctx.timeout)  # at once, from a server that closes it
         ctx.check(
             after,
             closed and ex.closed_by == "server",
@@ -816,7 +817,7 @@ async def sse_answer(ctx: ScenarioContext) -> None:
             message=(
                 f"the server closed {ex.stream} after its response"
                 if closed and ex.closed_by == "server"
-                else f"the SSE answer {ex.stream} was still open {SETTLE:g} s after its response ({rid!r}); the server should close it"
+                else f"the SSE answer {ex.stream} was still open {ctx.timeout:g} s after its response ({rid!r}); the server should close it"
                 if not closed else f"the SSE answer {ex.stream} ended ({ex.closed_by}) after its response"
             ),
             expected="the server closes the SSE stream after the response",
@@ -1168,7 +1169,7 @@ async def streams_run_wide(ctx: ScenarioContext) -> None:
 def _judge_sse_answers(ctx: ScenarioContext, conns: list[tuple[Connection, dict[str, StreamInfo]]], tally: _Tally, after: str) -> None:
     """SSE answers to POSTs that have ended: ended by the server before the response to each of
     their requests (we did not cancel) -> EARLY (2025-03-26, 2025-06-18); every response in and
-    the stream closed by us SETTLE s or more after the last -> the server left it open."""
+    the stream closed by us LEFT_OPEN s or more after the last -> the server left it open."""
     for conn, streams in conns:
         cancelled: set[str] = set()
         for e in conn.transcript.entries:
@@ -1203,7 +1204,7 @@ def _judge_sse_answers(ctx: ScenarioContext, conns: list[tuple[Connection, dict[
                 tally.seen(after)
                 if ctx.applies(EARLY):
                     tally.seen(EARLY)
-            elif st.ended == "client" and st.ended_at is not None and st.ended_at - max(answered.values()) >= SETTLE:
+            elif st.ended == "client" and st.ended_at is not None and st.ended_at - max(answered.values()) >= LEFT_OPEN:
                 tally.fail(
                     after,
                     peer=conn.peer,

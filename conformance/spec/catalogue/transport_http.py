@@ -456,9 +456,9 @@ define(
 )
 
 _CLOSE_AFTER_NOTE = (
-    "Judged on the probe's SSE answer (still open 0.3 s after its response: a warning) and on every "
-    "SSE answer to a POST of the run that the suite closed itself at least 0.3 s after the last "
-    "response arrived on it.  " + _SSE_ANSWER_NOTE
+    "Judged on the probe's SSE answer (still open --timeout after its response: a warning) and on "
+    "every SSE answer to a POST of the run that the suite closed itself at least 1 s after the "
+    "last response arrived on it.  " + _SSE_ANSWER_NOTE
 )
 
 define(
