@@ -195,6 +195,8 @@ FAULTS: dict[str, Fault] = {
                       FROM_2025_06, STDIO),
     "no-escalation": _f("shutdown: stdin closed, then the client exits after 1 s, leaving a server that stays "
                         "running (no SIGTERM, no SIGKILL)", LEGACY, STDIO),
+    "fallback-only-on-32601": _f("dual-era: falls back to initialize only when server/discover is answered -32601",
+                                 MODERN, STDIO),
     "stderr-is-error": _f("any output on the server's stderr is taken for an error: the session ends at once",
                           ("2025-11-25", "2026-07-28"), STDIO),
     "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),

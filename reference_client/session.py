@@ -507,7 +507,7 @@ async def modern_handshake(session: Session, version: str, *, dual: bool, retrie
         supported = _unsupported_error(answer)
         if supported is None:
             err = answer.get("error") if isinstance(answer.get("error"), dict) else {}
-            if not dual:
+            if not dual or (session.faulty("fallback-only-on-32601") and err.get("code") != -32601):
                 raise StepFailed(f"server/discover: error {err.get('code')} {err.get('message')!r}")
             log(f"server/discover: error {err.get('code')} (not a modern error): a legacy server")
             await legacy_handshake(session, LEGACY_VERSIONS[-1])

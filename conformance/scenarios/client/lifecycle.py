@@ -318,3 +318,46 @@ def _judge_stderr(ctx: ClientContext, played: Any, stderr: dict[str, float]) -> 
     else:
         ctx.check(STDERR, True, message="the client went on after the server wrote an ERROR-looking line to its stderr")
 
+
+FALLBACK = "client.discover.fallback-any-error"
+
+
+@scenario(requirements=[FALLBACK], role="client", transports=[Transport.STDIO], since="2026-07-28", order=5)
+async def discover_fallback(ctx: ClientContext) -> None:
+    """The suite's server plays a legacy one (initialize answered as 2025-11-25): server/discover
+    answered -32601 shows whether the client falls back to initialize at all (dual-era); then
+    answered -32602, the same client must fall back again (the fallback is not keyed to -32601)."""
+
+    async def probe(code: int) -> tuple[list[str], str]:
+        def configure(server: ScenarioServer) -> None:
+            def gate(env: Envelope) -> Answer | None:
+                if env.method == "server/discover":
+                    return Answer(error={"code": code, "message": "Method not found" if code == -32601 else "Invalid params"})
+                if env.method == "initialize":
+                    server.stop.set()  # seen: the client fell back (nothing more to learn here)
+                    return Answer(result={"protocolVersion": LATEST_STATEFUL, "capabilities": {},
+                                          "serverInfo": {"name": "mcp-conformance-legacy-server", "version": "0"}})
+                return None
+
+            server.gate = gate
+
+        played = await play(ctx, configure=configure, judge=False)
+        methods = [e.method or "" for e in (played.server.requests if played.server is not None else [])]
+        return methods, describe_exit(played.run)
+
+    first, how = await probe(-32601)
+    if not first or first[0] != "server/discover":
+        ctx.not_reached(FALLBACK, f"the client did not probe with server/discover first ({', '.join(first[:3]) or 'no request'}; {how})")
+        return
+    if "initialize" not in first:
+        ctx.not_reached(FALLBACK, f"server/discover answered -32601 was not followed by initialize: the client does not fall "
+                                  f"back to the legacy handshake (it supports modern versions only) ({how})")
+        return
+    second, how = await probe(-32602)
+    fell_back = second[:1] == ["server/discover"] and "initialize" in second
+    ctx.check(FALLBACK, fell_back, problem="FallbackKeyedToErrorCode",
+              message=("after server/discover was answered -32602, the client fell back to initialize too" if fell_back
+                       else "the client falls back to initialize when server/discover is answered -32601, not when it "
+                            f"is answered -32602 (requests: {', '.join(second[:4]) or 'none'}; {how})"),
+              expected="initialize after any error that is not a modern one", actual=second[:4])
+

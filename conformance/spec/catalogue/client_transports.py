@@ -73,6 +73,28 @@ define(
     ),
 )
 
+define(
+    "client.discover.fallback-any-error",
+    "MUST",
+    since="2026-07-28",
+    url=spec_url("2026-07-28", STDIO_PAGE, "backward-compatibility"),
+    quote=(
+        "The fallback MUST NOT be keyed to one specific error code: legacy servers respond to "
+        "unknown pre-`initialize` requests with implementation-defined errors (commonly `-32601` "
+        "or `-32602`) or not at all."
+    ),
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "Two runs in which the suite's server plays a legacy one (initialize answered as "
+        "2025-11-25). First server/discover is answered -32601 (Method not found): a client that "
+        "then sends initialize supports both eras and falls back; one that does not is "
+        "modern-only (or probes not at all) and is not judged. Then server/discover is answered "
+        "-32602 (Invalid params): the dual-era client must fall back to initialize again."
+    ),
+)
+
 # -- streamable HTTP: sending messages --------------------------------------------------------------
 
 _POST_NOTE = (
