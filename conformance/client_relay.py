@@ -113,6 +113,11 @@ def main(argv: list[str]) -> int:
                             elif kind == b"C" and stdout_open:
                                 stdout_open = False
                                 os.close(stdout)
+                            elif kind == b"R":  # the suite writes to "the server's" stderr
+                                try:
+                                    _write_all(2, payload)
+                                except OSError:
+                                    pass
                             elif kind == b"X":
                                 _flush(sock, out)
                                 return int(payload or b"0")

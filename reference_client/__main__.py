@@ -106,6 +106,7 @@ async def _run(ns: argparse.Namespace) -> int:
     core = ClientCore(start, validate=not ns.no_validate, fault=ns.fault, transport=transport)
     if ns.stdio:
         link = StdioLink(argv)
+        link.stderr_is_error = core.faulty("stderr-is-error")
     elif ns.url:
         from reference_client.http_links import HttpLink
 

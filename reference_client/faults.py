@@ -204,10 +204,15 @@ FAULTS: dict[str, Fault] = {
                       FROM_2025_06, STDIO),
     "no-escalation": _f("shutdown: stdin closed, then the client exits after 1 s, leaving a server that stays "
                         "running (no SIGTERM, no SIGKILL)", LEGACY, STDIO),
+    "fallback-only-on-32601": _f("dual-era: falls back to initialize only when server/discover is answered -32601",
+                                 MODERN, STDIO),
+    "stderr-is-error": _f("any output on the server's stderr is taken for an error: the session ends at once",
+                          ("2025-11-25", "2026-07-28"), STDIO),
     "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),
     # -- streamable HTTP ------------------------------------------------------------------------------
     "put-message": _f("one extra request sent by PUT instead of POST", FROM_2025_03, HTTP),
     "accept-json-only": _f("one extra POST with Accept: application/json only", FROM_2025_03, HTTP),
+    "post-empty-array": _f("one extra POST whose body is an empty JSON array (a batch of nothing)", ("2025-03-26",), HTTP),
     "post-array": _f("one extra POST whose body is a JSON array (a batch of one ping)", FROM_2025_06, HTTP),
     "drop-session-id": _f("one extra POST after initialize without the Mcp-Session-Id header", ("2025-11-25",), HTTP),
     "get-accept-json": _f("the GET that opens (or resumes) an SSE stream sends Accept: application/json",
@@ -291,6 +296,7 @@ FAULTS: dict[str, Fault] = {
 FAULTS.update({
     "digit-id-as-number-2025-11-25": _variant("digit-id-as-number", ("2025-11-25",)),
     "no-timeout-2024": _variant("no-timeout", ALL_VERSIONS[:1]),
+    "resume-without-last-event-id-2025-03-26": _variant("resume-without-last-event-id", FROM_2025_03[:2]),
     "timeout-without-cancel-2026": _variant("timeout-without-cancel", MODERN, STDIO),  # HTTP: its exit closes the stream
     "cancel-unknown-id-2026": _variant("cancel-unknown-id", MODERN, STDIO),  # HTTP 2026: no client notifications
     "shared-progress-token-2026": _variant("shared-progress-token", MODERN, ("stdio", "streamable-http")),

@@ -163,10 +163,12 @@ class StdioLink:
         self._tg: Any = None
         self.protocol_version: str | None = None  # unused on stdio; the HTTP links send it
         self.stateless = False  # unused on stdio
+        self.stderr_is_error = False  # True: fault stderr-is-error (any stderr output ends the session)
 
     async def __aenter__(self) -> "StdioLink":
         try:
-            self.proc = await anyio.open_process(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+            self.proc = await anyio.open_process(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.PIPE if self.stderr_is_error else None,
                                                  start_new_session=True)
         except OSError as exc:
             self._inbox.shut()
@@ -174,7 +176,19 @@ class StdioLink:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._read)
+        if self.stderr_is_error:
+            self._tg.start_soon(self._watch_stderr)
         return self
+
+    async def _watch_stderr(self) -> None:
+        """Fault stderr-is-error: the first byte on the server's stderr is taken for a failure."""
+        try:
+            async for chunk in self.proc.stderr:
+                if chunk:
+                    await self._inbox.close(f"the server reported an error on stderr: {chunk[:80]!r}")
+                    return
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
 
     async def _read(self) -> None:
         decoder = NDJSONDecoder()

@@ -421,6 +421,8 @@ class Session:
             msgs = [self._harmless(), self._harmless()]
             raw = dumps(msgs) + (b"\n" if self.transport == "stdio" else b"")
             return [(msgs, Tweak(raw=raw))]
+        if f("post-empty-array"):
+            return [(None, Tweak(raw=b"[]"))]
         if f("post-array"):
             msg = self._harmless()
             return [(msg, Tweak(raw=dumps([msg])))]
@@ -566,7 +568,7 @@ async def modern_handshake(session: Session, version: str, *, dual: bool, retrie
             await modern_handshake(session, version, dual=False, retried=True)
             return
         if supported is None:
-            if not dual:
+            if not dual or (session.faulty("fallback-only-on-32601") and err.get("code") != -32601):
                 raise StepFailed(f"server/discover: error {err.get('code')} {err.get('message')!r}")
             log(f"server/discover: error {err.get('code')} (not a modern error): a legacy server")
             await legacy_handshake(session, LEGACY_VERSIONS[-1])

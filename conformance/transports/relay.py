@@ -138,6 +138,11 @@ class RelayTransport(Transport):
     async def close_stdout(self) -> None:
         await self._frame(b"C")
 
+    async def write_stderr(self, data: bytes) -> None:
+        """Write ``data`` to the relay process's stderr (the server's log output)."""
+        await self._frame(b"R", data)
+        self._event(f"server wrote {len(data)} byte(s) to stderr", stream="process")
+
     async def exit(self, code: int = 0) -> None:
         """End the relay process (the server "exits") with ``code``."""
         if self._gone is not None or self.facts.exited is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,7 @@ W_REQUIREMENTS = (
     "client.http.version-header-negotiated",
     "client.http.get-accept",
     "client.http.single-message-body",
+    "client.http.post-body-2025-03-26",
     "client.sse.post-to-endpoint",
     "client.meta.required-fields",
     "client.meta.client-info",
@@ -701,6 +703,32 @@ def _judge_version_latest(ctx: ClientContext, w: Wire, init: Msg, fail: Any, ok:
         ok(rid, f"the client asked for {asked} and went on with {offered}: no later version seen supported")
 
 
+def _batch_body_problem(body: bytes) -> str | None:
+    """What is wrong with a POST body that is a JSON array, for 2025-03-26 (None: a batch of
+    requests and/or notifications, or of responses)."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None  # not JSON: the JSON-RPC rules say so
+    if not isinstance(value, list):
+        return None
+    if not value:
+        return "an empty JSON array (a batch of nothing)"
+    kinds = set()
+    for item in value:
+        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
+            return "an array with an element that is not a JSON-RPC message"
+        if "method" in item:
+            kinds.add("request or notification")
+        elif "result" in item or "error" in item:
+            kinds.add("response")
+        else:
+            return "an array with an element that is not a JSON-RPC message"
+    if len(kinds) > 1:
+        return "an array that mixes responses with requests or notifications"
+    return None
+
+
 def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any, *, negotiated: bool = True) -> None:
     ep = run.endpoint
     version = ctx.version
@@ -761,6 +789,18 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
                       peer=run.peer)
         else:
             ctx.check(rid, True, peer=run.peer)
+    if version == "2025-03-26":
+        shapes = [(r, why) for r in arrays if (why := _batch_body_problem(r.body)) is not None]
+        if shapes:
+            r, why = shapes[0]
+            ctx.check("client.http.post-body-2025-03-26", False, problem="BatchBodyShape",
+                      message=f"POST #{r.n} carries {why}",
+                      expected="a single message, an array of one or more requests and/or notifications, or an "
+                               "array of one or more responses",
+                      actual=r.body[:200].decode("utf-8", "replace"), peer=run.peer)
+        elif posts:
+            ctx.check("client.http.post-body-2025-03-26", True, peer=run.peer,
+                      message=f"{len(posts)} POST body(ies), {len(arrays)} of them a batch of one kind")
     if vspec.stateless:
         # a legacy client's initialize to this modern server is the expected failure of the
         # versioning page's compatibility matrix ("Legacy clients have no fall-forward

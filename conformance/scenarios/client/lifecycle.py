@@ -11,6 +11,10 @@ speaks (it should not retry with an unlisted one).
 
 from __future__ import annotations
 
+import time
+
+from typing import Any
+
 import anyio
 
 from conformance.client.context import ClientContext
@@ -25,19 +29,23 @@ MODERN_FIRST = next(v for v in VERSIONS if spec(v).stateless)
 STUBBORN_EXTRA = 6.0  # seconds a stdio_escalation run waits, after stdin closed, for the client's escalation
 HOLD_PROGRESS = 0.3  # seconds a request with a progressToken is held (baseline)
 HOLD_FIRST = 0.3  # seconds the first request after server/discover is held (2026-07-28)
+STDERR = "client.stdio.stderr-not-error"
+STDERR_LINE = b"ERROR mcp-conformance: a log line on stderr, written on purpose (informational; no error occurred)\n"
 
 SHUTDOWN = ("client.lifecycle.stdio-shutdown", "client.lifecycle.stdio-shutdown-2026")
 DELETE = ("client.http.session-delete", "client.http.session-delete-2025-03-26")
 
 
-@scenario(requirements=[*W_REQUIREMENTS, *SHUTDOWN, *DELETE, "client.discover.first"], role="client", order=0)
+@scenario(requirements=[*W_REQUIREMENTS, *SHUTDOWN, *DELETE, "client.discover.first", STDERR], role="client", order=0)
 async def baseline(ctx: ClientContext) -> None:
     """A plain, full-featured server (tools over two pages, prompts, resources, templates, logging,
     completion) that answers everything at once (on stdio and legacy SSE with a progress
     notification first, for a request that carries a progressToken); every message, header and process fact of the run
     is judged, and how the client ends the session (stdio: closes the server's stdin first; HTTP:
-    DELETEs its session)."""
+    DELETEs its session).  On stdio (2025-11-25 on) the server writes an ERROR-looking line to its
+    stderr when the first request after the handshake arrives, and answers it a moment later."""
     version = ctx.version
+    stderr: dict[str, float] = {}
 
     def configure(server: ScenarioServer) -> None:
         # progress for every request that asks for it, where the notification travels with the
@@ -47,11 +55,20 @@ async def baseline(ctx: ClientContext) -> None:
         # and a request that carries a progress token is answered after a moment, so that another
         # request the client sends with the same token meanwhile is seen in flight with it
         server.progress_hold = HOLD_PROGRESS
-        if spec(version).stateless:
+        write_stderr = ctx.applies(STDERR) and hasattr(server.peer.transport, "write_stderr")
+        if spec(version).stateless or write_stderr:
             async def hold(env: Envelope) -> None:
                 # 2026-07-28 has no server requests to probe with; holding the first request a
-                # moment lets what the client sends beside it be seen as in flight with it
+                # moment lets what the client sends beside it be seen as in flight with it.  And
+                # a log line on stderr meanwhile: a client that takes it for an error leaves
+                if write_stderr:
+                    try:
+                        await server.peer.transport.write_stderr(STDERR_LINE)
+                        stderr["written"] = time.monotonic()  # the clock of the relay facts
+                    except Exception:  # the client's server process is already gone
+                        pass
                 await anyio.sleep(HOLD_FIRST)
+                stderr["answered"] = time.monotonic()
 
             server.on_first_request = hold
 
@@ -93,6 +110,8 @@ async def baseline(ctx: ClientContext) -> None:
             ctx.check(rid, bool(deletes), problem="SessionNotDeleted",
                       message="" if deletes else "the client went away without DELETE-ing its session",
                       expected="DELETE with the Mcp-Session-Id before leaving", actual=None)
+    if ctx.applies(STDERR):
+        _judge_stderr(ctx, played, stderr)
     # 2026-07-28 stdio: a dual-era client probes with server/discover first
     if spec(version).stateless and ctx.transport is Transport.STDIO:
         reqs = w.requests()
@@ -273,3 +292,72 @@ async def version_none_supported(ctx: ClientContext) -> None:
     speaks: the client should surface an error, not retry with a version outside the list (nor fall
     back to ``initialize``)."""
     await _version_refused(ctx, supported=[UNKNOWN_VERSION], every=True)
+
+
+def _judge_stderr(ctx: ClientContext, played: Any, stderr: dict[str, float]) -> None:
+    """Did the client end the session while its first request was held, just after the server's
+    stderr line?"""
+    written = stderr.get("written")
+    if written is None:
+        ctx.not_reached(STDERR, "no request after the handshake arrived, so no stderr line was written")
+        return
+    answered = stderr.get("answered", float("inf"))
+    facts = played.relay_facts or (played.run.relay_transport.facts if played.run.relay_transport is not None else None)
+    ends = []
+    if facts is not None:
+        ends += [(facts.stdin_closed, "closed the server's stdin")] if facts.stdin_closed is not None else []
+        ends += [(t, f"sent the server {name}") for t, name in facts.signals]
+        ends += [(facts.killed, "killed the server")] if facts.killed is not None else []
+    left = sorted((t, what) for t, what in ends if written <= t < answered)
+    if left:
+        t, what = left[0]
+        ctx.check(STDERR, False, problem="StderrTakenAsError",
+                  message=f"the server wrote {STDERR_LINE.decode().strip()!r} to its stderr; {t - written:.2f} s later, "
+                          f"its request still unanswered, the client {what}",
+                  expected="the session goes on (stderr is the server's log)", actual=what)
+    else:
+        ctx.check(STDERR, True, message="the client went on after the server wrote an ERROR-looking line to its stderr")
+
+
+FALLBACK = "client.discover.fallback-any-error"
+
+
+@scenario(requirements=[FALLBACK], role="client", transports=[Transport.STDIO], since="2026-07-28", order=5)
+async def discover_fallback(ctx: ClientContext) -> None:
+    """The suite's server plays a legacy one (initialize answered as 2025-11-25): server/discover
+    answered -32601 shows whether the client falls back to initialize at all (dual-era); then
+    answered -32602, the same client must fall back again (the fallback is not keyed to -32601)."""
+
+    async def probe(code: int) -> tuple[list[str], str]:
+        def configure(server: ScenarioServer) -> None:
+            def gate(env: Envelope) -> Answer | None:
+                if env.method == "server/discover":
+                    return Answer(error={"code": code, "message": "Method not found" if code == -32601 else "Invalid params"})
+                if env.method == "initialize":
+                    server.stop.set()  # seen: the client fell back (nothing more to learn here)
+                    return Answer(result={"protocolVersion": LATEST_STATEFUL, "capabilities": {},
+                                          "serverInfo": {"name": "mcp-conformance-legacy-server", "version": "0"}})
+                return None
+
+            server.gate = gate
+
+        played = await play(ctx, configure=configure, judge=False)
+        methods = [e.method or "" for e in (played.server.requests if played.server is not None else [])]
+        return methods, describe_exit(played.run)
+
+    first, how = await probe(-32601)
+    if not first or first[0] != "server/discover":
+        ctx.not_reached(FALLBACK, f"the client did not probe with server/discover first ({', '.join(first[:3]) or 'no request'}; {how})")
+        return
+    if "initialize" not in first:
+        ctx.not_reached(FALLBACK, f"server/discover answered -32601 was not followed by initialize: the client does not fall "
+                                  f"back to the legacy handshake (it supports modern versions only) ({how})")
+        return
+    second, how = await probe(-32602)
+    fell_back = second[:1] == ["server/discover"] and "initialize" in second
+    ctx.check(FALLBACK, fell_back, problem="FallbackKeyedToErrorCode",
+              message=("after server/discover was answered -32602, the client fell back to initialize too" if fell_back
+                       else "the client falls back to initialize when server/discover is answered -32601, not when it "
+                            f"is answered -32602 (requests: {', '.join(second[:4]) or 'none'}; {how})"),
+              expected="initialize after any error that is not a modern one", actual=second[:4])
+

@@ -61,15 +61,19 @@ async def sse_answers(ctx: ClientContext) -> None:
 
 
 POLL = ("client.http.sse-poll", "client.http.sse-retry", "client.http.resume-last-event-id")
+RESUME_0326 = "client.http.resume-last-event-id-2025-03-26"
 
 
-@scenario(requirements=[*POLL, *W_REQUIREMENTS], role="client", transports=[Transport.STREAMABLE_HTTP],
-          versions=[LATEST_STATEFUL], order=4)
+@scenario(requirements=[*POLL, RESUME_0326, *W_REQUIREMENTS], role="client", transports=[Transport.STREAMABLE_HTTP],
+          since="2025-03-26", until=LATEST_STATEFUL, order=4)
 async def sse_poll(ctx: ClientContext) -> None:
     """Requests are answered with SSE streams that start with a priming event; the stream of the
     client's first request after the handshake gets ``retry: 1000`` on that event and its
     connection is closed before the answer: the client should reconnect (poll), no sooner than
-    the retry time, by GET with ``Last-Event-ID``, and gets the answer there."""
+    the retry time, by GET with ``Last-Event-ID``, and gets the answer there.  Before 2025-11-25
+    nothing asks the client to reconnect; if it does, by GET with ``Last-Event-ID``."""
+    polling = ctx.applies("client.http.sse-poll")
+    resume = "client.http.resume-last-event-id" if polling else RESUME_0326
     state: dict[str, Any] = {"polled": None}
 
     def setup(run: ClientRun) -> None:
@@ -91,19 +95,23 @@ async def sse_poll(ctx: ClientContext) -> None:
     played = await play(ctx, launch={"answer_mode": "sse"}, setup=setup)
     polled = state["polled"]
     if polled is None:
-        for rid in POLL:
+        for rid in (*POLL, RESUME_0326):
             ctx.not_reached(rid, "the client made no request after the handshake, so no stream was closed under it")
         return
     ep = played.run.endpoint
     kept = next((s for s in ep._streams if s.name == f"post:{polled.n}"), None)
     closed_at = kept.detached if kept is not None else None
     if closed_at is None:
-        for rid in POLL:
+        for rid in (*POLL, RESUME_0326):
             ctx.not_reached(rid, "the suite could not close the stream (the client went away first)")
         return
     gets = [r for r in ep.requests if r.method == "GET" and r.t >= closed_at]
     what = (f"the stream of POST #{polled.n} (its first event {kept.event_id!r} with retry {RETRY_MS} ms, then the "
             "connection closed)")
+    if not gets and not polling:
+        ctx.not_reached(RESUME_0326, f"{what}: the client did not reconnect (nothing in {ctx.version} asks it to; "
+                                     "it did not wish to resume)")
+        return
     if not gets:
         ctx.check("client.http.sse-poll", False, problem="NoReconnect",
                   message=f"{what}: the client never reconnected ({describe_exit(played.run)})",
@@ -113,20 +121,21 @@ async def sse_poll(ctx: ClientContext) -> None:
         return
     first = gets[0]
     after = first.t - closed_at
-    ctx.check("client.http.sse-poll", True, message=f"{what}: the client reconnected {after:.2f} s later (GET #{first.n})")
-    if after + SLACK >= RETRY_MS / 1000:
-        ctx.check("client.http.sse-retry", True, message=f"the client waited {after:.2f} s (retry {RETRY_MS} ms)")
-    else:
-        ctx.check("client.http.sse-retry", False, problem="RetryNotRespected",
-                  message=f"{what}: the client reconnected (GET #{first.n}) after {after:.3f} s, before the retry time",
-                  expected=f"no reconnection before {RETRY_MS} ms", actual=f"{after * 1000:.0f} ms")
+    if polling:
+        ctx.check("client.http.sse-poll", True, message=f"{what}: the client reconnected {after:.2f} s later (GET #{first.n})")
+        if after + SLACK >= RETRY_MS / 1000:
+            ctx.check("client.http.sse-retry", True, message=f"the client waited {after:.2f} s (retry {RETRY_MS} ms)")
+        else:
+            ctx.check("client.http.sse-retry", False, problem="RetryNotRespected",
+                      message=f"{what}: the client reconnected (GET #{first.n}) after {after:.3f} s, before the retry time",
+                      expected=f"no reconnection before {RETRY_MS} ms", actual=f"{after * 1000:.0f} ms")
     last = first.header("last-event-id")
     if last == kept.event_id:
-        ctx.check("client.http.resume-last-event-id", True,
+        ctx.check(resume, True,
                   message=f"GET #{first.n} carries Last-Event-ID {last!r}" + (
                       "; the answer was delivered on it" if kept.resumed_by == first.n else ""))
     else:
-        ctx.check("client.http.resume-last-event-id", False, problem="ResumeWithoutLastEventId",
+        ctx.check(resume, False, problem="ResumeWithoutLastEventId",
                   message=f"{what}: the client reconnected (GET #{first.n}) "
                           + ("without Last-Event-ID" if last is None else f"with Last-Event-ID {last!r}"),
                   expected=f"Last-Event-ID: {kept.event_id}", actual=last)

@@ -222,6 +222,8 @@ class StreamInfo:
     primed: bool = False  # an event with an id and empty data was seen
     retry: bool = False
     ended_by_server: bool = False
+    ended: str | None = None  # how the SSE stream ended: "server", "client" (us) or "error"
+    ended_at: float | None = None  # transcript time of that
     opened: bool = False  # an SSE stream was read
 
     @property
@@ -297,6 +299,11 @@ def streams_of(transcript: Transcript) -> dict[str, StreamInfo]:
                 st.opened = True
             elif text.startswith("SSE stream ended by the server"):
                 st.ended_by_server = True
+                st.ended, st.ended_at = "server", e.t
+            elif text.startswith("SSE stream closed by us"):
+                st.ended, st.ended_at = "client", e.t
+            elif text.startswith("SSE stream broken"):
+                st.ended, st.ended_at = "error", e.t
             if meta.get("retry") is not None:
                 st.retry = True  # the transport's "SSE retry" note
             elif meta.get("sse_id") is not None and "dispatched" in meta:

@@ -10,6 +10,7 @@ and run last (``order=900``).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import anyio
@@ -47,12 +48,15 @@ ENDPOINT26 = "transport.http.endpoint-post-2026"
 XACCEL = "transport.http.sse.x-accel-buffering"
 RELATED26 = "transport.http.sse.notifications-related-2026"
 ENDS26 = "transport.http.sse.response-ends-stream-2026"
+NOT_ACC = "transport.http.post.not-accepted-error-status"
 ACCEPT = "transport.http.post.accept-406"
 CTYPE = "transport.http.post.content-type-415"
 SID_ASCII = "transport.http.session.id-visible-ascii"
 SID_MISSING = "transport.http.session.missing-400"
 SID_UNKNOWN = "transport.http.session.unknown-404"
+SID_SECURE = "transport.http.session.id-secure"
 PV = "transport.http.protocol-version.invalid-400"
+PV_ABSENT = "transport.http.protocol-version.absent-assumed"
 ORIGIN_V = "transport.http.origin.validate"
 ORIGIN_403 = "transport.http.origin.invalid-403"
 BIND = "transport.http.bind-localhost"
@@ -64,6 +68,13 @@ RETRY = "transport.http.sse.retry-before-close"
 EID = "transport.http.sse.event-id-unique"
 RESUME = "transport.http.resume.same-stream"
 BROADCAST = "transport.http.streams.no-broadcast"
+RELATE = "transport.http.sse.messages-relate"
+EARLY = "transport.http.sse.no-close-before-response"
+EVENTUAL = "transport.http.sse.eventual-response"
+AFTER = "transport.http.sse.close-after-response"
+AFTER_0326 = "transport.http.sse.close-after-responses-2025-03-26"
+NOT_CANCEL = "transport.http.sse.disconnect-not-cancel"
+UNRELATED = "transport.http.get.messages-unrelated"
 
 HTTP = [Transport.STREAMABLE_HTTP]
 MAX_REPORTED = 10
@@ -71,6 +82,7 @@ UNKNOWN_SESSION = "mcp-conformance-never-issued-session-0123456789abcdef"
 PROGRESS_FIXTURE = "test_tool_with_progress"  # official runner fixture: progress notifications, then a result
 RECONNECT_FIXTURE = "test_reconnection"  # official runner fixture: closes its SSE connection before answering
 SETTLE = 0.3  # seconds we keep listening for a message that must not come (bounded, after a barrier)
+LEFT_OPEN = 1.0  # seconds an SSE answer stayed open after its last response, until we closed it: not closed
 
 
 def _ok(status: int | None) -> bool:
@@ -132,12 +144,13 @@ def _error_body(body: bytes) -> bool:
 MALFORMED_NOTIFICATION = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "mcp-conformance: not an object"}
 
 
-@scenario(requirements=[RCT, RCT26, A202, A202_26, NREF26, ENDPOINT26], transports=HTTP, order=900)
+@scenario(requirements=[RCT, RCT26, A202, A202_26, NOT_ACC, NREF26, ENDPOINT26], transports=HTTP, order=900)
 async def post_answers(ctx: ScenarioContext) -> None:
-    """A request and a notification POSTed on the shared session (2026-07-28: also a notification
-    whose params are not an object), then every POST of the run on this version: a request is
-    answered with application/json or text/event-stream; a notification the server accepts gets
-    202 Accepted with no body, one it refuses an HTTP error status."""
+    """A request, a notification and a notification whose params are not an object POSTed on the
+    shared session, then every POST of the run on this version: a request is answered with
+    application/json or text/event-stream; a notification (up to 2025-11-25: or a response) the
+    server accepts gets 202 Accepted with no body, one it refuses (cannot accept) an HTTP error
+    status -- not a JSON-RPC error under a 2xx status."""
     peer = await ctx.connect()
     rct = RCT if ctx.applies(RCT) else RCT26
     acc = A202 if ctx.applies(A202) else A202_26
@@ -147,7 +160,9 @@ async def post_answers(ctx: ScenarioContext) -> None:
         await peer.expect_response(rid)
     except PeerError as exc:
         ctx.note(f"the request POSTed as a probe got no answer ({exc})", requirement=rct)
-    refusal = NREF26 if ctx.applies(NREF26) else None
+    # the same rule in two wordings: 2025-11-25 and earlier (a response or notification), 2026-07-28 (a notification)
+    refusal = NREF26 if ctx.applies(NREF26) else NOT_ACC if ctx.applies(NOT_ACC) else None
+    refusable = (Kind.NOTIFICATION,) if refusal == NREF26 else (Kind.NOTIFICATION, Kind.RESULT, Kind.ERROR)
     tally = _Tally(ctx)
     own: set[str] = set()
     if refusal is not None:
@@ -209,7 +224,7 @@ async def post_answers(ctx: ScenarioContext) -> None:
                 length = st.response_headers.get("content-length")
                 has_body = (length not in (None, "0")) or st.is_sse
                 refused = [m for m in st.messages() if m.kind is Kind.ERROR]
-                if refusal is not None and any(e.kind is Kind.NOTIFICATION for e in envs) and refused:
+                if refusal is not None and any(e.kind in refusable for e in envs) and refused:
                     what = ", ".join(sorted({e.method or e.kind.value for e in envs}))
                     tally.fail(
                         refusal,
@@ -217,7 +232,7 @@ async def post_answers(ctx: ScenarioContext) -> None:
                         problem="NotificationRefusedWithSuccessStatus",
                         message=(
                             f"a POST of {what} on {conn.label} was refused with a JSON-RPC error under HTTP {st.status}; "
-                            "a notification the server cannot accept gets an HTTP error status (e.g. 400)"
+                            "input the server cannot accept gets an HTTP error status (e.g. 400)"
                         ),
                         expected="an HTTP error status (4xx or 5xx)",
                         actual={"status": st.status, "error": refused[0].error},
@@ -245,8 +260,8 @@ async def post_answers(ctx: ScenarioContext) -> None:
         tally.finish(endpoint, f"{tally.checked.get(endpoint, 0)} POST(s) of 2026-07-28 requests answered by the MCP endpoint",
                      nothing="no POST of a 2026-07-28 request to judge")
     if refusal is not None:
-        tally.finish(refusal, "every notification the server refused got an HTTP error status",
-                     nothing="the server accepted every notification POSTed during the run (202): none refused")
+        tally.finish(refusal, "every notification or response the server refused got an HTTP error status",
+                     nothing="the server accepted every notification and response POSTed during the run (202): none refused")
 
 
 def _judge_endpoint(tally: _Tally, conn: Connection, st: StreamInfo, version: str, rid: str) -> None:
@@ -473,6 +488,58 @@ async def session_delete(ctx: ScenarioContext) -> None:
     )
 
 
+MIN_SESSION_ID = 16  # characters: 128 random bits take 22 in base64url, 32 in hex
+
+
+def _issued_session_ids(ctx: ScenarioContext) -> list[tuple[str, Connection, int]]:
+    """(session id, connection, transcript seq) of every session the server issued this run."""
+    out = []
+    for conn in ctx.connections():
+        for e in conn.transcript.entries:
+            sid = e.meta.get("session_id")
+            if isinstance(sid, str) and (e.text or "").endswith("session id captured"):
+                out.append((sid, conn, e.seq))
+    return out
+
+
+@scenario(requirements=[SID_SECURE], transports=HTTP, until=LATEST_STATEFUL, order=900)
+async def session_id_secure(ctx: ScenarioContext) -> None:
+    """Every session id the server issued during the run (a new session per connection): unique,
+    not short, not a counter or a timestamp (ids that differ only in their digits)."""
+    await ctx.connect()
+    issued = _issued_session_ids(ctx)
+    if not issued:
+        ctx.skip("the server issued no Mcp-Session-Id during the run (session ids are optional)")
+    tally = _Tally(ctx)
+    seen: dict[str, tuple[Connection, int]] = {}
+    skeletons: dict[str, tuple[str, Connection, int]] = {}
+    for sid, conn, seq in issued:
+        tally.seen(SID_SECURE)
+        problem = None
+        if sid in seen:
+            problem = ("SessionIdReused", f"the session id {sid!r} was issued twice (on {seen[sid][0].label} and {conn.label})", [seen[sid][1], seq])
+        elif len(sid) < MIN_SESSION_ID:
+            problem = ("SessionIdShort", f"the session id {sid!r} issued on {conn.label} has {len(sid)} characters, too few for 128 random bits", [seq])
+        else:
+            skeleton = re.sub(r"[0-9]", "", sid)
+            other = skeletons.get(skeleton)
+            if other is not None and other[0] != sid:
+                problem = ("SessionIdGuessable", f"the session ids {other[0]!r} and {sid!r} differ only in their digits (a counter or a timestamp: the next one can be guessed)", [other[2], seq])
+            skeletons.setdefault(skeleton, (sid, conn, seq))
+        seen.setdefault(sid, (conn, seq))
+        if problem is not None:
+            tally.fail(
+                SID_SECURE,
+                peer=conn.peer,
+                problem=problem[0],
+                message=problem[1],
+                expected="a globally unique, cryptographically secure session id (e.g. a securely generated UUID)",
+                actual=sid,
+                entries=problem[2],
+            )
+    tally.finish(SID_SECURE, f"{len(issued)} session id(s), distinct, at least {MIN_SESSION_ID} characters, none a counter")
+
+
 # -- MCP-Protocol-Version ------------------------------------------------------------------------------------
 
 
@@ -493,6 +560,30 @@ async def protocol_version_header(ctx: ScenarioContext) -> None:
                 actual=describe(ex),
                 entries=probe.entries(ex),
             )
+
+
+@scenario(requirements=[PV_ABSENT], transports=HTTP, since="2025-06-18", until=LATEST_STATEFUL)
+async def protocol_version_header_absent(ctx: ScenarioContext) -> None:
+    """A ping on the session without the MCP-Protocol-Version header: served (the server knows the
+    session's negotiated version; a client of 2025-03-26 never sends the header)."""
+    peer = await ctx.connect()
+    if _session_of(peer) is None:
+        ctx.skip("the server issued no Mcp-Session-Id: without a session it would assume 2025-03-26, which it may not support")
+    async with Probe(peer, timeout=ctx.timeout) as probe:
+        probe.transport.protocol_version = None
+        ex = await probe.post(request_message(ctx.version, "mcp-conformance-no-version-header-probe"))
+    ctx.check(
+        PV_ABSENT,
+        _ok(ex.status),
+        problem="AbsentVersionHeaderRefused",
+        message=(
+            f"a ping on the session without MCP-Protocol-Version was answered {describe(ex)}"
+            + ("" if _ok(ex.status) else "; the server knows the version negotiated for the session (or should assume 2025-03-26), so the missing header is no reason to refuse")
+        ),
+        expected="served (2xx), with the session's negotiated version",
+        actual=describe(ex),
+        entries=probe.entries(ex),
+    )
 
 
 # -- Origin -------------------------------------------------------------------------------------------------
@@ -807,6 +898,148 @@ async def sse_streams(ctx: ScenarioContext) -> None:
     _judge_broadcast(ctx, [(_conn_of(ctx, peer), streams_of(peer.transcript))])
 
 
+def _answered_on(peer: RawPeer, rid: Any, stream: str) -> bool:
+    key = id_key(rid)
+    return any(
+        e.direction == "in" and e.meta.get("stream") == stream and is_response(e.envelope) and id_key(e.envelope.id) == key
+        for e in peer.transcript.entries
+    )
+
+
+@scenario(requirements=[EARLY, EVENTUAL, AFTER, AFTER_0326], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
+async def sse_answer(ctx: ScenarioContext) -> None:
+    """A request likely answered with an SSE stream (ping, else the official progress fixture):
+    the stream carries the response (2025-11-25: on the stream or on its resumption), then the
+    server closes it."""
+    peer = await ctx.connect(fresh=True)
+    transport: Any = peer.transport
+    after = AFTER if ctx.applies(AFTER) else AFTER_0326
+    early = EARLY if ctx.applies(EARLY) else EVENTUAL
+    tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+    rid, ex, _ = await _sse_request(peer, ctx.version, tools, "sse-answer")
+    entries = _note_seq(peer, f"POST {ex.url} -> {ex.status}")
+    if not ex.is_sse:
+        ctx.skip(f"the request was answered {describe(ex)}, not with an SSE stream (SSE is optional"
+                 + ("" if PROGRESS_FIXTURE in tools else f"; the server does not list the official fixture {PROGRESS_FIXTURE!r}") + ")")
+    await wait_until(lambda: ex.done.is_set() or _answered_on(peer, rid, ex.stream), ctx.timeout)
+    if _answered_on(peer, rid, ex.stream):
+        ctx.check(early, True, message=f"the SSE answer {ex.stream} carried the response to {rid!r}", entries=entries)
+        closed = await wait_until(lambda: ex.done.is_set(), ctx.timeout)  # at once, from a server that closes it
+        ctx.check(
+            after,
+            closed and ex.closed_by == "server",
+            problem="SseStreamLeftOpen",
+            message=(
+                f"the server closed {ex.stream} after its response"
+                if closed and ex.closed_by == "server"
+                else f"the SSE answer {ex.stream} was still open {ctx.timeout:g} s after its response ({rid!r}); the server should close it"
+                if not closed else f"the SSE answer {ex.stream} ended ({ex.closed_by}) after its response"
+            ),
+            expected="the server closes the SSE stream after the response",
+            actual={"closed_by": ex.closed_by if closed else "still open"},
+            entries=entries,
+        )
+        return
+    ctx.not_reached(after, f"no response to {rid!r} arrived on {ex.stream}")
+    if not ex.done.is_set():
+        ctx.not_reached(early, f"no response to {rid!r} on {ex.stream} within {ctx.timeout:g} s and the stream is still open")
+        return
+    if ex.closed_by != "server":
+        ctx.not_reached(early, f"the SSE answer {ex.stream} ended ({ex.closed_by}) before the response to {rid!r}")
+        return
+    if early == EARLY:
+        ctx.check(
+            EARLY,
+            False,
+            problem="SseStreamClosedBeforeResponse",
+            message=f"the server ended the SSE answer {ex.stream} after {len(ex.sse_events)} event(s), without the response to {rid!r}",
+            expected="the response on the stream before the server closes it",
+            actual=[{"id": ev.id, "data": ev.data[:80]} for ev in ex.sse_events[:5]],
+            entries=entries,
+        )
+        return
+    # 2025-11-25: the server may close the connection early; a polling client resumes
+    got = False
+    resumed = None
+    if ex.last_event_id is not None:
+        r = await transport.open_get_stream(last_event_id=ex.last_event_id)
+        resumed = describe(r)
+        try:
+            if _ok(r.status) and r.is_sse:
+                got = await wait_until(lambda: _answered_on(peer, rid, r.stream) or r.done.is_set(), ctx.timeout) and _answered_on(peer, rid, r.stream)
+        finally:
+            await transport.close_stream(r.stream)
+    ctx.check(
+        EVENTUAL,
+        got,
+        problem="SseResponseNeverSent",
+        message=(
+            f"the server ended the SSE answer {ex.stream} before the response to {rid!r}; "
+            + ("it had no event id to resume from" if ex.last_event_id is None
+               else f"resuming with Last-Event-ID {ex.last_event_id!r} was answered {resumed}"
+               + ("" if got else f" and brought no response within {ctx.timeout:g} s"))
+        ),
+        expected="the response on the stream, or on its resumption",
+        actual=[{"id": ev.id, "data": ev.data[:80]} for ev in ex.sse_events[:5]],
+        entries=entries,
+    )
+
+
+@scenario(requirements=[NOT_CANCEL], transports=HTTP, until=LATEST_STATEFUL, connection=ConnectionKind.FRESH)
+async def sse_disconnect(ctx: ScenarioContext) -> None:
+    """The official progress fixture's SSE answer is disconnected after its first event with an
+    id, then resumed from that event: the response still comes (a disconnection is no
+    cancellation)."""
+    peer = await ctx.connect(fresh=True)
+    transport: Any = peer.transport
+    tools = await official_tools(peer, ctx.server_capabilities, timeout=ctx.timeout)
+    if PROGRESS_FIXTURE not in tools:
+        ctx.skip(f"the server does not list the official fixture {PROGRESS_FIXTURE!r}, a request that takes a while")
+    rid = "mcp-conformance-disconnect-probe"
+    params = {"name": PROGRESS_FIXTURE, "arguments": {}, "_meta": {"progressToken": "mcp-conformance-disconnect-token"}}
+    ex: HttpExchange = await peer.send_json({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+    entries = _note_seq(peer, f"POST {ex.url} -> {ex.status}")
+    if not ex.is_sse:
+        ctx.skip(f"{PROGRESS_FIXTURE} was answered {describe(ex)}, not with an SSE stream: nothing to disconnect")
+    await wait_until(lambda: ex.done.is_set() or any(ev.id is not None for ev in ex.sse_events), ctx.timeout)
+    first = next((ev.id for ev in ex.sse_events if ev.id is not None), None)
+    if first is None:
+        ctx.skip(f"the SSE answer {ex.stream} carries no event id: it cannot be resumed (event ids are optional)")
+    await transport.close_stream(ex.stream)
+    if _answered_on(peer, rid, ex.stream):
+        ctx.not_reached(NOT_CANCEL, f"the response to {rid!r} came before the connection could be dropped")
+        return
+    r = await transport.open_get_stream(last_event_id=first)
+    entries += _note_seq(peer, f"GET {r.url} -> {r.status}")
+    if not (_ok(r.status) and r.is_sse):
+        ctx.not_reached(NOT_CANCEL, f"resuming with Last-Event-ID {first!r} was answered {describe(r)}: the server does not resume (optional)")
+        return
+    try:
+        await wait_until(lambda: r.done.is_set() or _answered_on(peer, rid, r.stream), ctx.timeout)
+    finally:
+        await transport.close_stream(r.stream)
+    got = _answered_on(peer, rid, r.stream)
+    shown = [e for e in peer.transcript.entries if e.direction == "in" and e.meta.get("stream") == r.stream]
+    if not got and not shown:
+        ctx.not_reached(NOT_CANCEL, f"the stream resumed from {first!r} carried nothing: whether the server dropped the request or does not replay cannot be told")
+        return
+    ctx.check(
+        NOT_CANCEL,
+        got,
+        problem="DisconnectTakenAsCancel",
+        message=(
+            f"after the connection of {ex.stream} was dropped, the stream resumed from {first!r} carried the response to {rid!r}"
+            if got
+            else f"after the connection of {ex.stream} was dropped, the stream resumed from {first!r} carried {len(shown)} message(s) "
+            f"but not the response to {rid!r} ({'the server ended it' if r.done.is_set() else f'none within {ctx.timeout:g} s'}): "
+            "the server seems to have taken the disconnection as a cancellation"
+        ),
+        expected="the response on the resumed stream",
+        actual=[e.envelope.summary() for e in shown[:4] if e.envelope is not None],
+        entries=entries,
+    )
+
+
 def _conn_of(ctx: ScenarioContext, peer: RawPeer) -> Connection:
     return next(c for c in ctx.connections() if c.peer is peer)
 
@@ -972,11 +1205,13 @@ def _announced_version(st: StreamInfo) -> str | None:
     return None
 
 
-@scenario(requirements=[PRIMING, EID, BROADCAST, GET_NO_RESP], transports=HTTP, until=LATEST_STATEFUL, order=900)
+@scenario(requirements=[PRIMING, EID, BROADCAST, GET_NO_RESP, RELATE, UNRELATED, EARLY, AFTER, AFTER_0326], transports=HTTP, until=LATEST_STATEFUL, order=900)
 async def streams_run_wide(ctx: ScenarioContext) -> None:
     """Every HTTP exchange of every connection of this version during the run: SSE answers to
     POSTs carry a priming event (2025-11-25), event ids are unique per session, no message on two
-    streams, no response on a GET stream that was not resumed."""
+    streams, no response on a GET stream that was not resumed, a request's progress notifications
+    on its own stream (not another POST's answer, not a GET stream), an SSE answer ended by the
+    server after its responses (not before: 2025-03-26, 2025-06-18), not left open."""
     await ctx.connect()
     conns = _streams(ctx)
     tally = _Tally(ctx)
@@ -1028,10 +1263,138 @@ async def streams_run_wide(ctx: ScenarioContext) -> None:
                     entries=[seq for _, _, seq in uses[:4]],
                 )
     _judge_broadcast(ctx, conns, tally)
+    _judge_progress_streams(ctx, conns, tally)
+    after = AFTER if ctx.applies(AFTER) else AFTER_0326
+    _judge_sse_answers(ctx, conns, tally, after)
+    if ctx.applies(EARLY):
+        tally.finish(EARLY, f"{tally.checked.get(EARLY, 0)} SSE answer(s) ended by the server, each after its responses",
+                     nothing="no SSE answer to a POST was ended by the server during the run")
+    tally.finish(after, f"{tally.checked.get(after, 0)} SSE answer(s) closed by the server after their responses",
+                 nothing="no SSE answer to a POST ended after its responses during the run")
+    tally.finish(RELATE, f"{tally.checked.get(RELATE, 0)} progress notification(s) on SSE answers, each on its request's own",
+                 nothing="no progress notification for one of our requests arrived on an SSE answer")
+    tally.finish(UNRELATED, f"{tally.checked.get(UNRELATED, 0)} progress notification(s) while a GET stream was open, none on it",
+                 nothing="no progress notification for one of our requests arrived while a GET stream was open")
     tally.finish(PRIMING, "every SSE answer to a POST carried a priming event", nothing="no POST was answered with an SSE stream during the run")
     tally.finish(EID, f"{tally.checked.get(EID, 0)} SSE event id(s) unique per session", nothing="no SSE event carried an id (ids are optional)")
     tally.finish(GET_NO_RESP, "no response on a GET stream", nothing="no GET stream was opened during the run")
     tally.finish(BROADCAST, "no message on more than one stream", nothing="no response, server request or progress notification arrived over HTTP")
+
+
+def _judge_sse_answers(ctx: ScenarioContext, conns: list[tuple[Connection, dict[str, StreamInfo]]], tally: _Tally, after: str) -> None:
+    """SSE answers to POSTs that have ended: ended by the server before the response to each of
+    their requests (we did not cancel) -> EARLY (2025-03-26, 2025-06-18); every response in and
+    the stream closed by us LEFT_OPEN s or more after the last -> the server left it open."""
+    for conn, streams in conns:
+        cancelled: set[str] = set()
+        for e in conn.transcript.entries:
+            env = e.envelope
+            if e.direction == "out" and env is not None and env.kind is Kind.NOTIFICATION and env.method == "notifications/cancelled" and isinstance(env.params, dict):
+                cancelled.add(id_key(env.params.get("requestId")))
+        for st in streams.values():
+            if st.method != "POST" or not _ok(st.status) or not st.is_sse or st.ended is None:
+                continue
+            wanted = st.request_ids() - cancelled
+            if not wanted:
+                continue
+            answered: dict[str, float] = {}
+            for entry in st.inbound:
+                for env in (entry.envelope.items if entry.envelope is not None and entry.envelope.kind is Kind.BATCH else [entry.envelope]):
+                    if env is not None and is_response(env):
+                        answered.setdefault(id_key(env.id), entry.t)
+            missing = wanted - set(answered)
+            if missing:
+                if st.ended == "server" and ctx.applies(EARLY):
+                    tally.fail(
+                        EARLY,
+                        peer=conn.peer,
+                        problem="SseStreamClosedBeforeResponse",
+                        message=f"the server ended the SSE answer {st.name} on {conn.label} without the response to {', '.join(sorted(missing))}",
+                        expected="the response to each request of the POST before the server closes the stream",
+                        actual=sorted(missing),
+                        entries=[st.note] if st.note is not None else [],
+                    )
+                continue
+            if st.ended == "server":
+                tally.seen(after)
+                if ctx.applies(EARLY):
+                    tally.seen(EARLY)
+            elif st.ended == "client" and st.ended_at is not None and st.ended_at - max(answered.values()) >= LEFT_OPEN:
+                tally.fail(
+                    after,
+                    peer=conn.peer,
+                    problem="SseStreamLeftOpen",
+                    message=(
+                        f"the SSE answer {st.name} on {conn.label} stayed open {st.ended_at - max(answered.values()):.1f} s after "
+                        "its last response, until the suite closed it; the server should close it after the response"
+                    ),
+                    expected="the server closes the SSE stream after the response",
+                    actual="closed by the suite",
+                    entries=[st.note] if st.note is not None else [],
+                )
+
+
+def _progress_of(env: Any) -> tuple[str, str] | None:
+    """(token key, progress) of a progress notification."""
+    if env.kind is Kind.NOTIFICATION and env.method == "notifications/progress" and isinstance(env.params, dict) and "progressToken" in env.params:
+        return id_key(env.params["progressToken"]), id_key(env.params.get("progress"))
+    return None
+
+
+def _judge_progress_streams(ctx: ScenarioContext, conns: list[tuple[Connection, dict[str, StreamInfo]]], tally: _Tally) -> None:
+    """A progress notification for one of our requests (its progressToken) belongs on the SSE
+    answer to that request's POST: on another POST's answer it does not relate to the originating
+    request; on a GET stream it relates to a running request.  One that also came on its own
+    stream is a broadcast (transport.http.streams.no-broadcast)."""
+    for conn, streams in conns:
+        home: dict[str, str] = {}  # token key -> the stream of the POST whose request carried it
+        for st in streams.values():
+            if st.method != "POST":
+                continue
+            for env in st.sent_envelopes():
+                meta = env.params.get("_meta") if env.kind is Kind.REQUEST and isinstance(env.params, dict) else None
+                if isinstance(meta, dict) and "progressToken" in meta:
+                    home[id_key(meta["progressToken"])] = st.name
+        if not home:
+            continue
+        where: dict[tuple[str, str], set[str]] = {}
+        for st in streams.values():
+            for env in st.messages():
+                key = _progress_of(env)
+                if key is not None:
+                    where.setdefault(key, set()).add(st.name)
+        get_open = any(st.method == "GET" and st.resumes is None and _ok(st.status) and st.is_sse for st in streams.values())
+        for st in streams.values():
+            if st.resumes is not None or not _ok(st.status):
+                continue
+            for entry in st.inbound:
+                env = entry.envelope
+                for item in (env.items if env is not None and env.kind is Kind.BATCH else [env] if env is not None else []):
+                    key = _progress_of(item)
+                    if key is None or key[0] not in home:
+                        continue
+                    own = home[key[0]]
+                    if get_open:
+                        tally.seen(UNRELATED)
+                    if st.method == "POST":
+                        tally.seen(RELATE)
+                    if own == st.name or own in where.get(key, set()):
+                        continue  # on its own stream (a copy elsewhere is a broadcast)
+                    rule = UNRELATED if st.method == "GET" else RELATE
+                    tally.fail(
+                        rule,
+                        peer=conn.peer,
+                        problem="ProgressOnGetStream" if rule == UNRELATED else "ProgressOnOtherRequestStream",
+                        message=(
+                            f"a progress notification (token {key[0]}) for the request POSTed on {own} arrived on "
+                            + (f"the GET stream {st.name} while that request was running" if rule == UNRELATED
+                               else f"{st.name}, the SSE answer to another POST")
+                            + f" of {conn.label}, not on {own}"
+                        ),
+                        expected=f"on {own}, the SSE answer to the request it reports on",
+                        actual=st.name,
+                        entries=[entry.seq],
+                    )
 
 
 def _id_clash(uses: list[tuple[StreamInfo, str, int]]) -> str | None:

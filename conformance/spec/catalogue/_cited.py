@@ -143,6 +143,9 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#stdio',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio',
     },
+    'client.stdio.stderr-not-error': {
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio',
+    },
     'elicitation.request.no-sensitive': {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/client/elicitation#security-considerations',
     },

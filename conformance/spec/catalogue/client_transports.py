@@ -52,6 +52,49 @@ define(
     ),
 )
 
+define(
+    "client.stdio.stderr-not-error",
+    "SHOULD",
+    since="2025-11-25",
+    url=spec_url(LATEST, STDIO_PAGE),
+    quote=(
+        "The client MAY capture, forward, or ignore the server's `stderr` output and SHOULD NOT "
+        "assume `stderr` output indicates error conditions."
+    ),
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "Probe (the baseline run): when the client's first request after the handshake arrives, "
+        "the suite's server writes an ERROR-looking log line to its stderr and answers 0.3 s "
+        "later. A client that ends the session (closes the server's stdin, signals or kills it, "
+        "or exits) in between, its request unanswered, took the stderr output for an error. What "
+        "a client shows its user is not seen."
+    ),
+)
+
+define(
+    "client.discover.fallback-any-error",
+    "MUST",
+    since="2026-07-28",
+    url=spec_url("2026-07-28", STDIO_PAGE, "backward-compatibility"),
+    quote=(
+        "The fallback MUST NOT be keyed to one specific error code: legacy servers respond to "
+        "unknown pre-`initialize` requests with implementation-defined errors (commonly `-32601` "
+        "or `-32602`) or not at all."
+    ),
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "Two runs in which the suite's server plays a legacy one (initialize answered as "
+        "2025-11-25). First server/discover is answered -32601 (Method not found): a client that "
+        "then sends initialize supports both eras and falls back; one that does not is "
+        "modern-only (or probes not at all) and is not judged. Then server/discover is answered "
+        "-32602 (Invalid params): the dual-era client must fall back to initialize again."
+    ),
+)
+
 # -- streamable HTTP: sending messages --------------------------------------------------------------
 
 _POST_NOTE = (
@@ -66,11 +109,13 @@ define(
     since=FIRST_HTTP,
     until=LATEST_STATEFUL,
     url=spec_url(LATEST_STATEFUL, PAGE, "sending-messages-to-the-server"),
-    quote="The client MUST use HTTP POST to send JSON-RPC messages to the MCP endpoint.",
+    quote="Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the MCP endpoint.",
     role="client",
     area="transport-http",
     transports=HTTP,
-    note=_POST_NOTE,
+    note=_POST_NOTE + " The first item of the list after it says the same ('The client MUST use HTTP POST "
+    "to send JSON-RPC messages to the MCP endpoint.'); that one message is one POST is "
+    "client.http.single-message-body.",
 )
 
 define(
@@ -78,15 +123,12 @@ define(
     "MUST",
     since=LATEST,
     url=spec_url(LATEST, HTTP_PAGE_2026, "sending-messages"),
-    quote=(
-        "Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the MCP "
-        "endpoint. 1. The client MUST use HTTP POST to send JSON-RPC messages."
-    ),
+    quote="Every JSON-RPC message sent from the client MUST be a new HTTP POST request to the MCP endpoint.",
     role="client",
     area="transport-http",
     transports=HTTP,
-    note=_POST_NOTE + " 'A new HTTP POST' for each message: a POST carrying more than one message "
-    "is client.http2026.single-body.",
+    note=_POST_NOTE + " The first item of the list after it says the same ('The client MUST use HTTP POST "
+    "to send JSON-RPC messages.'); that one message is one POST is client.http2026.single-body.",
 )
 
 _ACCEPT_NOTE = (
@@ -143,6 +185,25 @@ define(
         "A POST body that is a JSON array (a batch) or holds more than one message is flagged. "
         "2025-03-26 allowed a batch in a POST body (not applied there); 2026-07-28 is "
         "client.http2026.single-body."
+    ),
+)
+
+define(
+    "client.http.post-body-2025-03-26",
+    "MUST",
+    versions=(FIRST_HTTP,),
+    url=spec_url(FIRST_HTTP, PAGE, "sending-messages-to-the-server"),
+    quote="The body of the POST request MUST be one of the following:",
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=(
+        "The list: 'A single JSON-RPC request, notification, or response', 'An array batching one "
+        "or more requests and/or notifications', 'An array batching one or more responses'. "
+        "Judged on every POST whose body is a JSON array: an empty array, one that mixes responses "
+        "with requests or notifications, or one with an element that is not a JSON-RPC message is "
+        "flagged. A single message is judged by the JSON-RPC and schema rules (client.basic.*). "
+        "2025-06-18 allows no batch at all (client.http.single-message-body)."
     ),
 )
 
@@ -425,3 +486,22 @@ define(
     "id of the last event it received passes; a reconnection by GET without it, or with another "
     "id, is flagged; a client that does not reconnect is judged by client.http.sse-poll.",
 )
+
+define(
+    "client.http.resume-last-event-id-2025-03-26",
+    "SHOULD",
+    versions=(FIRST_HTTP, "2025-06-18"),
+    url=spec_url("2025-06-18", PAGE, "resumability-and-redelivery"),
+    quote=(
+        "If the client wishes to resume after a broken connection, it SHOULD issue an HTTP GET to "
+        "the MCP endpoint, and include the `Last-Event-ID` header to indicate the last event ID it "
+        "received."
+    ),
+    role="client",
+    area="transport-http",
+    transports=HTTP,
+    note=_POLL_NOTE.replace("Probe (2025-11-25)", "Probe (as on 2025-11-25)") + " These revisions word "
+    "no polling: a client that does not reconnect does not wish to resume and is not judged; one "
+    "that reconnects by GET must send Last-Event-ID with the id of the last event it received.",
+)
+

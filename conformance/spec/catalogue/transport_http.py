@@ -80,6 +80,44 @@ define(
 )
 
 define(
+    "transport.http.post.not-accepted-error-status",
+    "MUST",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote="If the server cannot accept the input, it MUST return an HTTP error status code (e.g., 400 Bad Request).",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every POST whose body carries no request (notifications, responses), and on a "
+        "probe: a notification whose params is not an object (JSON-RPC 2.0 wants a structured "
+        "value).  Accepting it (202) or refusing it with a 4xx or 5xx both pass; an answer that "
+        "says the input was not accepted (a JSON-RPC error in its body) with a status below 400 "
+        "fails.  A 2xx without an error is an accepted input, judged by "
+        "transport.http.post.accepted-202."
+    ),
+)
+
+define(
+    "transport.http.sse.messages-relate",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote="These messages SHOULD relate to the originating client _request_.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The sentence follows 'The server MAY send JSON-RPC requests and notifications before "
+        "sending the JSON-RPC response' (2025-03-26: 'a JSON-RPC response').  Judged on the "
+        "messages whose request is known: a progress notification carrying the progressToken of "
+        "one of our requests that arrives on the SSE answer to another POST (and not on its "
+        "own).  Other notifications and server requests name no request.  The same message on "
+        "both streams is transport.http.streams.no-broadcast."
+    ),
+)
+
+define(
     "transport.http.post.accept-406",
     "SHOULD",
     since=FIRST,
@@ -177,6 +215,50 @@ define(
     ),
     area=AREA,
     transports=HTTP,
+)
+
+define(
+    "transport.http.session.id-secure",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("session-management"),
+    quote=(
+        "The session ID SHOULD be globally unique and cryptographically secure (e.g., a securely "
+        "generated UUID, a JWT, or a cryptographic hash)."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on every session id the server issued during the run (one per connection): two "
+        "sessions with the same id, an id shorter than 16 characters (too short to hold the 128 "
+        "random bits of a UUID in any usual encoding), or two ids that differ only in their digits "
+        "(a counter or a timestamp: the next id can be guessed) get a warning.  Whether the "
+        "randomness is cryptographic cannot be seen; an id that passes is not proven secure."
+    ),
+)
+
+define(
+    "transport.http.protocol-version.absent-assumed",
+    "SHOULD",
+    since="2025-06-18",
+    until=LATEST_STATEFUL,
+    url=_url("protocol-version-header"),
+    quote=(
+        "For backwards compatibility, if the server does _not_ receive an `MCP-Protocol-Version` "
+        "header, and has no other way to identify the version - for example, by relying on the "
+        "protocol version negotiated during initialization - the server SHOULD assume protocol "
+        "version `2025-03-26`."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Probe: a ping on the session without the MCP-Protocol-Version header.  The server knows "
+        "the version negotiated for the session, so it has a way to identify the version and "
+        "serves the request; refusing it for the missing header (the client of 2025-03-26 never "
+        "sends it) gets a warning.  A server that issued no session id is not judged: without a "
+        "session it would assume 2025-03-26, which it may not support (400 is then its answer)."
+    ),
 )
 
 # -- security ----------------------------------------------------------------------------------------
@@ -288,6 +370,24 @@ define(
     ),
 )
 
+define(
+    "transport.http.get.messages-unrelated",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("listening-for-messages-from-the-server"),
+    quote="These messages SHOULD be unrelated to any concurrently-running JSON-RPC _request_ from the client.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on the messages whose request is known: a progress notification carrying the "
+        "progressToken of one of our requests that arrives on a GET stream (not a resumption) "
+        "and not on the request's own stream.  Other notifications and server requests name no "
+        "request, so which one they relate to cannot be seen.  The same message on both streams "
+        "is transport.http.streams.no-broadcast."
+    ),
+)
+
 # -- SSE streams: priming, retry, resumption, several streams --------------------------------------
 
 define(
@@ -325,6 +425,105 @@ define(
         "closes its SSE connection before answering.  Elsewhere a stream that ends without a "
         "response cannot be told apart from one the server terminated (a cancelled request), so "
         "it is not judged."
+    ),
+)
+
+_SSE_ANSWER_NOTE = (
+    "Probe: a request likely answered with an SSE stream (ping; else the official progress "
+    "fixture test_tool_with_progress with a progressToken), on a connection of its own; and every "
+    "SSE answer to a POST of the run that has ended.  Requests we cancelled are left out (the "
+    "server owes them no response)."
+)
+
+define(
+    "transport.http.sse.no-close-before-response",
+    "SHOULD",
+    versions=(FIRST, "2025-06-18"),
+    url=spec_url("2025-06-18", PAGE, "sending-messages-to-the-server"),
+    quote="The server SHOULD NOT close the SSE stream before sending",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The sentence goes on: 2025-03-26 'a JSON-RPC response per each received JSON-RPC "
+        "request, unless the session expires.', 2025-06-18 'the JSON-RPC response for the "
+        "received JSON-RPC request, unless the session expires.'  An SSE answer the server ended "
+        "without the response to each request of its POST gets a warning (the session had not "
+        "expired: the suite goes on using it).  2025-11-25 lets the server close the connection "
+        "early and have the client poll (transport.http.sse.eventual-response).  "
+        + _SSE_ANSWER_NOTE
+    ),
+)
+
+define(
+    "transport.http.sse.eventual-response",
+    "SHOULD",
+    versions=("2025-11-25",),
+    url=_url("sending-messages-to-the-server"),
+    quote=(
+        "The SSE stream SHOULD eventually include a JSON-RPC _response_ for the JSON-RPC "
+        "_request_ sent in the POST body."
+    ),
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "Judged on the probe's SSE answer only: when the server ends it before the response, the "
+        "suite resumes it (GET with the last event id as Last-Event-ID), as a polling client "
+        "does, and waits up to --timeout for the response there.  A stream without event ids "
+        "cannot be resumed, so its response is lost.  Earlier revisions word the same duty as "
+        "'SHOULD NOT close the SSE stream before sending' the response "
+        "(transport.http.sse.no-close-before-response)."
+    ),
+)
+
+_CLOSE_AFTER_NOTE = (
+    "Judged on the probe's SSE answer (still open --timeout after its response: a warning) and on "
+    "every SSE answer to a POST of the run that the suite closed itself at least 1 s after the "
+    "last response arrived on it.  " + _SSE_ANSWER_NOTE
+)
+
+define(
+    "transport.http.sse.close-after-response",
+    "SHOULD",
+    versions=("2025-06-18", "2025-11-25"),
+    url=_url("sending-messages-to-the-server"),
+    quote="After the JSON-RPC _response_ has been sent, the server SHOULD",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The sentence ends 'close the SSE stream.' (2025-06-18) or 'terminate the SSE stream.' "
+        "(2025-11-25).  " + _CLOSE_AFTER_NOTE
+    ),
+)
+
+define(
+    "transport.http.sse.close-after-responses-2025-03-26",
+    "SHOULD",
+    versions=(FIRST,),
+    url=spec_url(FIRST, PAGE, "sending-messages-to-the-server"),
+    quote="After all JSON-RPC _responses_ have been sent, the server SHOULD close the SSE stream.",
+    area=AREA,
+    transports=HTTP,
+    note="2025-03-26 allows a batch of requests in a POST: all their responses.  " + _CLOSE_AFTER_NOTE,
+)
+
+define(
+    "transport.http.sse.disconnect-not-cancel",
+    "SHOULD",
+    since=FIRST,
+    until=LATEST_STATEFUL,
+    url=_url("sending-messages-to-the-server"),
+    quote="Disconnection SHOULD NOT be interpreted as the client cancelling its request.",
+    area=AREA,
+    transports=HTTP,
+    note=(
+        "The server's duty (2026-07-28 turns it round: closing the stream cancels).  Probe, when "
+        "the server lists the official fixture test_tool_with_progress and answers it with an "
+        "SSE stream whose events have ids: the suite drops the connection after the first event "
+        "with an id and resumes the stream from that event (GET with Last-Event-ID).  The "
+        "response must come on the resumed stream.  Only a server that shows it resumes (it "
+        "replays or sends something there) and then ends the stream, or stays silent for "
+        "--timeout, without the response is judged to have dropped the request; a refused or "
+        "empty resumption says nothing (resumption is optional)."
     ),
 )
 
