@@ -408,9 +408,7 @@ async def _touch(peer, uri: str) -> Envelope | None:
 
 @scenario(
     requirements=["resources.list-changed.notification"],
-    until=LATEST_STATEFUL,
     capability="resources.listChanged",
-    skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )
 async def list_changed(ctx: ScenarioContext) -> None:
     """With the hook `test_trigger_resource_list_change`: changing the resource list brings

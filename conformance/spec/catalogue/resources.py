@@ -164,15 +164,18 @@ define(
 define(
     "resources.list-changed.notification",
     "SHOULD",
-    until=LATEST_STATEFUL,
-    url=spec_url(LATEST_STATEFUL, PAGE, "list-changed-notification"),
+    url=spec_url(LATEST, PAGE, "list-changed-notification"),
     quote=(
         "When the list of available resources changes, servers that declared the `listChanged` "
         "capability SHOULD send a notification"
     ),
     area="resources",
     note=(
-        "Only testable when the server offers a way to change its resource list: the diagnostic hook "
-        "`test_trigger_resource_list_change`."
+        "Only testable when the server offers a way to change its resource list: the official runner's diagnostic "
+        "hook `test_trigger_resource_list_change` (called twice: the change, then the list put back). Up to 2025-11-25 the "
+        "notification may come on any stream of the session (streamable HTTP: the GET stream is opened "
+        "first); in 2026-07-28 the suite first opens a subscriptions/listen stream with `resourcesListChanged: true` "
+        "(the page's sentence goes on: 'to clients that have opened a `subscriptions/listen` stream with "
+        "`resourcesListChanged: true`'), and the notification must arrive after the change."
     ),
 )
