@@ -259,6 +259,53 @@ async def read_not_found(ctx: ScenarioContext) -> None:
     )
 
 
+#: what makes a string not an RFC 3986 URI: a raw space and angle brackets (a URI percent-encodes them)
+NOT_A_URI_PART = "mcp conformance <not a uri>"
+
+
+@scenario(requirements=["resources.uri.validate"], capability="resources")
+async def invalid_uri(ctx: ScenarioContext) -> None:
+    """resources/read of strings that are not URIs, built from the server's own first template
+    (an expression filled with a raw space and angle brackets) and first listed resource (its URI
+    with such a tail): each refused with an error, never read."""
+    peer = await ctx.connect()
+    listing = await F.list_all(peer, "resources/list", timeout=ctx.timeout)
+    templates = await F.list_all(peer, "resources/templates/list", timeout=ctx.timeout)
+    probes: list[tuple[str, str]] = []
+    for t in templates.items:
+        tpl = t.get("uriTemplate") if isinstance(t, dict) else None
+        if isinstance(tpl, str) and re.search(r"\{[^}]*\}", tpl):
+            filled = re.sub(r"\{[^}]*\}", "x", re.sub(r"\{[^}]*\}", NOT_A_URI_PART, tpl, count=1))
+            probes.append((filled, f"the template {tpl!r} with an expression filled with {NOT_A_URI_PART!r}, unencoded"))
+            break
+    uri = next((r["uri"] for r in listing.items if isinstance(r, dict) and isinstance(r.get("uri"), str)), None)
+    if uri is not None:
+        probes.append((uri + " <mcp-conformance>", f"the listed {uri!r} with ' <mcp-conformance>' appended"))
+    if not probes:
+        ctx.skip("the server lists no resource and no resource template to build a URI from")
+    req = "resources.uri.validate"
+    for bad, how in probes:
+        rid = await peer.request("resources/read", {"uri": bad})
+        env = await peer.expect_response(rid)
+        what = f"resources/read {bad!r} ({how}: not a URI)"
+        if env.kind is Kind.ERROR:
+            ctx.check(req, True, message=f"{what} was refused with {F.describe_error(env)}", entries=[env])
+            continue
+        result = env.result if isinstance(env.result, dict) else {}
+        if result.get("resultType", "complete") != "complete":
+            ctx.note(f"{what} was answered with resultType {result.get('resultType')!r}; not judged", requirement=req)
+            continue
+        ctx.check(
+            req,
+            False,
+            problem="InvalidUriAccepted",
+            message=f"{what} was answered with a result: the URI was not validated",
+            expected="a JSON-RPC error (the string is not an RFC 3986 URI)",
+            actual=env.result,
+            entries=[env],
+        )
+
+
 def _template_regex(template: Any) -> re.Pattern[str] | None:
     """A loose matcher for an RFC 6570 template: every expression matches any text."""
     if not isinstance(template, str):

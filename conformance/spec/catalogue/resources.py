@@ -179,3 +179,19 @@ define(
         "`resourcesListChanged: true`'), and the notification must arrive after the change."
     ),
 )
+
+define(
+    "resources.uri.validate",
+    "MUST",
+    url=spec_url(LATEST, PAGE, "security-considerations"),
+    quote="Servers MUST validate all resource URIs",
+    area="resources",
+    note=(
+        "Probe: resources/read of strings that are not RFC 3986 URIs (a raw space and angle brackets, "
+        "characters a URI must percent-encode), built from the server's own offer: the first resource template "
+        "with one expression filled with 'mcp conformance <not a uri>' unencoded, and the first listed resource's "
+        "URI with ' <mcp-conformance>' appended. Each must be refused with a JSON-RPC error (any code); a result "
+        "means the server took a string that is not a URI as one (a template matched loosely, a URI trimmed) "
+        "without validating it. A server that lists neither resources nor templates is not probed."
+    ),
+)
