@@ -672,6 +672,7 @@ def _sample(sub: dict[str, Any]) -> Any:
 async def _pages(session: Session, method: str, key: str, log: Callable[[str], None]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     cursor: Any = None
+    first: int | None = None  # the size of the first page
     for _ in range(100):
         if cursor is not None and session.faulty("modify-cursor"):
             cursor = quote(cursor, safe="")  # fault: the opaque cursor URL-encoded ("a b" -> "a%20b")
@@ -685,6 +686,17 @@ async def _pages(session: Session, method: str, key: str, log: Callable[[str], N
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):
             break
+        if cursor == "" and session.faulty("empty-cursor-ends"):
+            log(f"fault empty-cursor-ends: {method}'s nextCursor is the empty string; stopping")
+            break
+        if first is not None and len(page) < first and session.faulty("fixed-page-size"):
+            log(f"fault fixed-page-size: {method} page of {len(page)} < {first}; stopping")
+            break
+        if method == "prompts/list" and session.faulty("no-prompt-pages"):
+            log("fault no-prompt-pages: prompts/list's nextCursor ignored")
+            break
+        if first is None:
+            first = len(page)
     log(f"{method}: {len(items)} {key}")
     return items
 

@@ -47,6 +47,18 @@ CAPS = "io.modelcontextprotocol/clientCapabilities"
 INFO = "io.modelcontextprotocol/clientInfo"
 
 
+# pages=MODE: prompts/list in pages whose second nextCursor is the empty string (a valid cursor), or
+# resources/list in pages of two, one and no resources (the short second page has a nextCursor); the
+# last pages are empty so that a fault that stops early removes the list request only
+LIST_PAGES: dict[tuple[str, str], tuple[str, dict[Any, tuple[list[Any], Any]]]] = {
+    ("prompts/list", "prompts"): ("prompts", {None: ([{"name": "p1"}], "P2"), "P2": ([], ""), "": ([], None)}),
+    ("resources/list", "resources"): ("resources", {
+        None: ([{"uri": "test://r1", "name": "r1"}, {"uri": "test://r2", "name": "r2"}], "R2"),
+        "R2": ([{"uri": "test://r3", "name": "r3"}], "R3"),
+        "R3": ([], None)}),
+}
+
+
 # -- a scripted server -------------------------------------------------------------------------------
 
 
@@ -57,7 +69,7 @@ class ScriptServer:
     def __init__(self, version: str, *, era: str | None = None, server_caps: dict[str, Any] | None = None,
                  offer: str | None = None, probes: bool = True, never_answer: frozenset[str] = frozenset(),
                  input_required: bool = False, refuse: list[str] | None = None, refuse_every: bool = False,
-                 pages: bool = False) -> None:
+                 pages: bool | str = False) -> None:
         self.version = version
         self.pages = pages  # tools/list in two pages (nextCursor CURSOR; another cursor: -32602)
         # server/discover refused with -32022 listing ``refuse``: the first one (``refuse_every``: each one)
@@ -127,7 +139,15 @@ class ScriptServer:
             return out + [self._result(rid, {"resultType": "complete", "content": []})]
         if method == "ping":
             return out + [self._result(rid, {})]
-        if method == "tools/list" and "tools" in self.caps and self.pages:
+        listing = LIST_PAGES.get((method, self.pages)) if isinstance(self.pages, str) else None
+        if listing is not None:
+            key, pages = listing
+            cursor = (msg.get("params") or {}).get("cursor")
+            if cursor not in pages:
+                return out + [self._error(rid, -32602, "Invalid cursor")]
+            items, nxt = pages[cursor]
+            return out + [self._result(rid, {key: items, **({"nextCursor": nxt} if nxt is not None else {})})]
+        if method == "tools/list" and "tools" in self.caps and self.pages is True:
             cursor = (msg.get("params") or {}).get("cursor")
             if cursor is None:
                 return out + [self._result(rid, {"tools": TOOLS, "nextCursor": CURSOR})]
@@ -696,6 +716,9 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "modify-cursor": _expect_changed(lambda v: is_request(v, "tools/list"),
                                      lambda a, b: a["params"]["cursor"] == CURSOR
                                      and b == {**a, "params": {"cursor": "mcpc%3APage%202%2F2%3D"}}),
+    "empty-cursor-ends": None,  # set below: a request goes (the ids after it shift)
+    "fixed-page-size": None,
+    "no-prompt-pages": None,
     "undeclared-mode-answered": _expect_reply_changed(109, lambda a, b: a["error"]["code"] == -32602
                                                       and b == {"jsonrpc": "2.0", "id": 109, "result": {"action": "decline"}}),
     "no-defaults": _expect_reply_changed(105, lambda a, b: a["result"]["content"]["color"] == "Red"
@@ -853,6 +876,24 @@ def _version_header_asked(strict: Run, faulty: Run) -> None:
     assert all(w.protocol_version == "2025-11-25" for w in faulty.sent[init + 1:])
 
 
+def _pages_removed(method: str, cursors: list[str]) -> Callable[[Run, Run], None]:
+    """Only the list requests with ``cursors`` are gone; everything else the client wrote is the
+    same but for the ids of the requests after them."""
+    def check(strict: Run, faulty: Run) -> None:
+        def key(v: Any) -> str:
+            return json.dumps({k: x for k, x in v.items() if k != "id"} if isinstance(v, dict) else v, sort_keys=True)
+        a, b = [key(v) for v in strict.values], [key(v) for v in faulty.values]
+        ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+        removed = [strict.values[i] for tag, i1, i2, _, _ in ops if tag == "delete" for i in range(i1, i2)]
+        assert all(tag == "delete" for tag, *_ in ops), ops
+        assert [v["params"]["cursor"] for v in removed if is_request(v, method)] == cursors, removed
+        assert len(removed) == len(cursors), removed
+    return check
+
+
+CHECKS["empty-cursor-ends"] = _pages_removed("prompts/list", [""])
+CHECKS["fixed-page-size"] = _pages_removed("resources/list", ["R3"])
+CHECKS["no-prompt-pages"] = _pages_removed("prompts/list", ["P2", ""])
 CHECKS["version-header-asked"] = _version_header_asked
 CHECKS["result-and-error"] = _pings_both
 CHECKS["ignore-ping"] = _pings_unanswered
@@ -874,6 +915,9 @@ _SERVER = {
     "exit-on-cancel-race": {"server_caps": {"tools": {}, "prompts": {}}},
     "initialize-before-discover": {"era": "dual"},
     "modify-cursor": {"pages": True},
+    "empty-cursor-ends": {"pages": "prompts", "server_caps": {"tools": {}, "prompts": {}}},
+    "no-prompt-pages": {"pages": "prompts", "server_caps": {"tools": {}, "prompts": {}}},
+    "fixed-page-size": {"pages": "resources", "server_caps": {"tools": {}, "resources": {}}},
     "timeout-without-cancel": {"never_answer": NEVER},
     "timeout-without-cancel-2026": {"never_answer": NEVER},
     "no-timeout": {"never_answer": NEVER, "limit": 2.0},
