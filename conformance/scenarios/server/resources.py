@@ -259,6 +259,46 @@ async def read_not_found(ctx: ScenarioContext) -> None:
     )
 
 
+#: the schemes the page names (Common URI Schemes); any other is a custom one
+NAMED_SCHEMES = ("https", "file", "git")
+
+
+@scenario(requirements=["resources.uri.custom-scheme"], capability="resources")
+async def custom_schemes(ctx: ScenarioContext) -> None:
+    """Every resource template of a custom scheme expands (each expression as 'x') to an RFC 3986
+    URI: a valid scheme, only URI characters."""
+    from conformance.schema.validate import FORMAT_CHECKER
+
+    peer = await ctx.connect()
+    templates = await F.list_all(peer, "resources/templates/list", timeout=ctx.timeout)
+    custom = []
+    for t in templates.items:
+        tpl = t.get("uriTemplate") if isinstance(t, dict) else None
+        if not isinstance(tpl, str):
+            continue
+        scheme = tpl.split(":", 1)[0] if ":" in tpl else ""
+        if scheme.lower() not in NAMED_SCHEMES:
+            custom.append((tpl, re.sub(r"\{[^}]*\}", "x", tpl)))
+    if not custom:
+        ctx.skip("the server lists no resource template of a custom scheme (listed resource URIs are judged by the "
+                 "schema's uri format, basic.schema.messages-valid)")
+    req = "resources.uri.custom-scheme"
+    bad = [(tpl, uri) for tpl, uri in custom if not FORMAT_CHECKER.conforms(uri, "uri")]
+    ctx.check(
+        req,
+        not bad,
+        problem="CustomSchemeNotRfc3986",
+        message=(
+            f"the resource template {bad[0][0]!r} expands to {bad[0][1]!r}, which is not an RFC 3986 URI"
+            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
+            if bad else f"{len(custom)} resource template(s) of custom schemes expand to RFC 3986 URIs"
+        ),
+        expected="scheme = ALPHA *( ALPHA / DIGIT / '+' / '-' / '.' ), then only characters RFC 3986 allows",
+        actual=[tpl for tpl, _ in bad[:5]] or None,
+        entries=templates.envelopes()[-1:],
+    )
+
+
 #: what makes a string not an RFC 3986 URI: a raw space and angle brackets (a URI percent-encodes them)
 NOT_A_URI_PART = "mcp conformance <not a uri>"
 

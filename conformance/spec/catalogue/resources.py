@@ -195,3 +195,19 @@ define(
         "without validating it. A server that lists neither resources nor templates is not probed."
     ),
 )
+
+define(
+    "resources.uri.custom-scheme",
+    "MUST",
+    since="2025-06-18",
+    url=spec_url(LATEST, PAGE, "custom-uri-schemes"),
+    quote="Custom URI schemes MUST be in accordance with RFC3986, taking the above guidance in to account.",
+    area="resources",
+    note=(
+        "Judged on the resource templates (resources/templates/list, followed to its last page) whose scheme is "
+        "not one the page names (https, file, git): the template with every expression replaced by 'x' must be an "
+        "RFC 3986 URI (a scheme of a letter followed by letters, digits, '+', '-' or '.'; only characters a URI "
+        "allows). The schema's uri-template format lets such a template through. A listed resource URI that is "
+        "not an RFC 3986 URI is already flagged by the schema (format: uri) under basic.schema.messages-valid."
+    ),
+)
