@@ -72,6 +72,7 @@ class ScriptServer:
                  pages: bool | str = False) -> None:
         self.version = version
         self.pages = pages  # tools/list in two pages (nextCursor CURSOR; another cursor: -32602)
+        self.refused_cursor = False
         # server/discover refused with -32022 listing ``refuse``: the first one (``refuse_every``: each one)
         self.refuse, self.refuse_every, self.refused = refuse, refuse_every, 0
         self.input_required = input_required  # tools/call without inputResponses: an InputRequiredResult
@@ -139,6 +140,13 @@ class ScriptServer:
             return out + [self._result(rid, {"resultType": "complete", "content": []})]
         if method == "ping":
             return out + [self._result(rid, {})]
+        if method == "resources/templates/list" and self.pages == "stale":  # the cursor is refused once
+            cursor = (msg.get("params") or {}).get("cursor")
+            if cursor == "T2" and not self.refused_cursor:
+                self.refused_cursor = True
+                return out + [self._error(rid, -32602, "Invalid cursor")]
+            return out + [self._result(rid, {"resourceTemplates": [] if cursor else [{"uriTemplate": "test://t/{x}", "name": "t"}],
+                                             **({} if cursor else {"nextCursor": "T2"})})]
         listing = LIST_PAGES.get((method, self.pages)) if isinstance(self.pages, str) else None
         if listing is not None:
             key, pages = listing
@@ -719,6 +727,7 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "empty-cursor-ends": None,  # set below: a request goes (the ids after it shift)
     "fixed-page-size": None,
     "no-prompt-pages": None,
+    "no-restart-on-invalid-cursor": None,
     "undeclared-mode-answered": _expect_reply_changed(109, lambda a, b: a["error"]["code"] == -32602
                                                       and b == {"jsonrpc": "2.0", "id": 109, "result": {"action": "decline"}}),
     "no-defaults": _expect_reply_changed(105, lambda a, b: a["result"]["content"]["color"] == "Red"
@@ -894,6 +903,22 @@ def _pages_removed(method: str, cursors: list[str]) -> Callable[[Run, Run], None
 CHECKS["empty-cursor-ends"] = _pages_removed("prompts/list", [""])
 CHECKS["fixed-page-size"] = _pages_removed("resources/list", ["R3"])
 CHECKS["no-prompt-pages"] = _pages_removed("prompts/list", ["P2", ""])
+
+
+def _no_restart(strict: Run, faulty: Run) -> None:
+    """The strict client lists the templates again from the beginning after the refused cursor
+    (and follows the cursor again); the faulty one does neither."""
+    def listings(r: Run) -> list[Any]:
+        return [(v.get("params") or {}).get("cursor") for v in r.values if is_request(v, "resources/templates/list")]
+    assert listings(strict) == [None, "T2", None, "T2"], listings(strict)
+    assert listings(faulty) == [None, "T2"], listings(faulty)
+    others = [v for v in strict.values if not is_request(v, "resources/templates/list")]
+    assert [json.dumps({k: x for k, x in v.items() if k != "id"}, sort_keys=True) for v in others] == \
+        [json.dumps({k: x for k, x in v.items() if k != "id"}, sort_keys=True)
+         for v in faulty.values if not is_request(v, "resources/templates/list")]
+
+
+CHECKS["no-restart-on-invalid-cursor"] = _no_restart
 CHECKS["version-header-asked"] = _version_header_asked
 CHECKS["result-and-error"] = _pings_both
 CHECKS["ignore-ping"] = _pings_unanswered
@@ -918,6 +943,7 @@ _SERVER = {
     "empty-cursor-ends": {"pages": "prompts", "server_caps": {"tools": {}, "prompts": {}}},
     "no-prompt-pages": {"pages": "prompts", "server_caps": {"tools": {}, "prompts": {}}},
     "fixed-page-size": {"pages": "resources", "server_caps": {"tools": {}, "resources": {}}},
+    "no-restart-on-invalid-cursor": {"pages": "stale", "server_caps": {"tools": {}, "resources": {}}},
     "timeout-without-cancel": {"never_answer": NEVER},
     "timeout-without-cancel-2026": {"never_answer": NEVER},
     "no-timeout": {"never_answer": NEVER, "limit": 2.0},

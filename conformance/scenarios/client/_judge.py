@@ -535,8 +535,9 @@ def _judge_pages(ctx: ClientContext, w: Wire, real: list[Msg], fail: Any, ok: An
             rid = "client.prompts.pagination"
         else:
             continue
-        followed = any(m.env.method == method and isinstance(m.env.params, dict) and m.env.params.get("cursor") == p.next
-                       and m.t > p.msg.t for m in real)
+        # any cursor sent after the page counts: a cursor sent back changed is client.pagination.opaque-cursor's
+        followed = any(m.env.method == method and isinstance(m.env.params, dict) and isinstance(m.env.params.get("cursor"), str)
+                       and m.t > p.answered for m in real)
         if followed:
             judged.add(rid)
             ok(rid)

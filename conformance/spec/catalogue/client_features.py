@@ -377,3 +377,24 @@ define(
         "comes as InputRequiredResult inputs and is not judged here yet."
     ),
 )
+
+define(
+    "client.pagination.invalid-cursor-refetch",
+    "SHOULD",
+    versions=(LATEST,),
+    url=spec_url(LATEST, "server/utilities/caching", "interaction-with-pagination"),
+    quote=(
+        "If a cursor becomes invalid (e.g., the server returns an error for a previously valid cursor), the client "
+        "SHOULD discard all cached pages and re-fetch from the beginning."
+    ),
+    role="client",
+    area="pagination",
+    note=(
+        "Probe (the run whose first call is answered without resultType): the suite's server pages "
+        "resources/templates/list in two, and refuses the second page's cursor with -32602 the first time the "
+        "client sends it (a cursor valid when given, invalid when used). A client that then lists the templates "
+        "again without a cursor re-fetches from the beginning; one that goes on to other requests without doing "
+        "so gets a warning. What it discards from its cache is not on the wire; the re-fetch is. A client that "
+        "does not follow the templates' nextCursor, or ends right after the error, is not judged."
+    ),
+)
