@@ -5,6 +5,7 @@ list_changed."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from typing import Any
 
@@ -12,7 +13,7 @@ from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec import errors
-from conformance.spec.versions import LATEST_STATEFUL
+from conformance.spec.versions import LATEST, LATEST_STATEFUL
 from conformance.wire.envelope import MISSING, Envelope, Kind
 
 from . import _features as F
@@ -257,6 +258,67 @@ async def read_not_found(ctx: ScenarioContext) -> None:
         actual=env.result,
         entries=[env],
     )
+
+
+@scenario(requirements=["resources.file.no-traversal"], since=LATEST, capability="resources")
+async def file_traversal(ctx: ScenarioContext) -> None:
+    """A canary file outside every directory the server serves, read through a served file://
+    directory with '..' segments (plain and percent-encoded): never its contents."""
+    import os
+    import tempfile
+    from urllib.parse import quote, unquote, urlsplit
+
+    peer = await ctx.connect()
+    listing = await F.list_all(peer, "resources/list", timeout=ctx.timeout)
+    templates = await F.list_all(peer, "resources/templates/list", timeout=ctx.timeout)
+    areas = []  # directories the server serves files from
+    for r in listing.items:
+        uri = r.get("uri") if isinstance(r, dict) else None
+        if isinstance(uri, str) and uri.startswith("file:///"):
+            areas.append(os.path.dirname(unquote(urlsplit(uri).path)) or "/")
+    for t in templates.items:
+        tpl = t.get("uriTemplate") if isinstance(t, dict) else None
+        if isinstance(tpl, str) and tpl.startswith("file:///"):
+            prefix = unquote(urlsplit(tpl.split("{", 1)[0]).path)
+            areas.append(prefix if prefix.endswith("/") else os.path.dirname(prefix) or "/")
+    if not areas:
+        ctx.skip("the server lists no file:// resource or template")
+    if os.name != "posix":
+        ctx.skip("the canary's path is built for POSIX hosts")
+    req = "resources.file.no-traversal"
+    token = f"mcp-conformance-canary-{F.unique_token()}"
+    with tempfile.TemporaryDirectory(prefix="mcp-conformance-canary-") as tmp:
+        canary = os.path.realpath(os.path.join(tmp, "canary.txt"))
+        with open(canary, "w", encoding="utf-8") as fh:
+            fh.write(token + "\n")
+        served = [a.rstrip("/") + "/" for a in areas]
+        if any(canary.startswith(a) for a in served):
+            ctx.skip(f"the temporary directory ({tmp}) lies inside what the server serves ({served[0]})")
+        base = served[0].rstrip("/")
+        climb = "../" * (base.count("/") + 2)
+        plain = "file://" + quote(f"{base}/{climb}{canary.lstrip('/')}", safe="/.")
+        encoded = plain.replace("../", "%2e%2e/")
+        for uri in (plain, encoded):
+            rid = await peer.request("resources/read", {"uri": uri})
+            env = await peer.expect_response(rid)
+            if env.kind is Kind.ERROR:
+                ctx.check(req, True, message=f"resources/read {uri!r} (out of {base}/) was refused with {F.describe_error(env)}",
+                          entries=[env])
+                continue
+            leaked = token in json.dumps(env.result)
+            ctx.check(
+                req,
+                not leaked,
+                problem="DirectoryTraversal",
+                message=(
+                    f"resources/read {uri!r} climbed out of the served directory {base}/ and returned the canary file "
+                    f"{canary} (outside everything the server serves)"
+                    if leaked else f"resources/read {uri!r} (out of {base}/) did not return the canary file"
+                ),
+                expected="an error, or nothing outside the served directories",
+                actual=f"the contents of {canary}" if leaked else None,
+                entries=[env],
+            )
 
 
 #: the schemes the page names (Common URI Schemes); any other is a custom one

@@ -211,3 +211,21 @@ define(
         "not an RFC 3986 URI is already flagged by the schema (format: uri) under basic.schema.messages-valid."
     ),
 )
+
+define(
+    "resources.file.no-traversal",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE, "security-considerations"),
+    quote="Servers MUST sanitize file paths to prevent directory traversal attacks when serving `file://` resources",
+    area="resources",
+    note=(
+        "Probe, when the server lists file:// resources (or file:// templates): the suite writes a canary file "
+        "with a random token in a new temporary directory outside every directory the server serves, and reads "
+        "it through the server by climbing out of a served directory with '..' segments (plain, then "
+        "percent-encoded as %2e%2e). Contents carrying the token mean the server followed the traversal: a fail. "
+        "An error, or contents without the token, pass (the canary exists only on the suite's host: a server on "
+        "another host cannot reach it, and its sanitizing is not judged). No file of the host other than the "
+        "canary is ever asked for."
+    ),
+)
