@@ -5,7 +5,8 @@ through its hooks (hold the first request, counter-offer a version, refuse with 
 answers what a small but complete server answers: ``initialize`` (the run's version: echoed when
 the client asked for it, counter-offered otherwise), ``server/discover`` on 2026-07-28 (and, as a
 legacy server would, an error before ``initialize`` on the other versions), ``ping``, tools (two
-pages), prompts, resources and templates, logging, completion; ``-32601`` for anything else.
+pages), prompts (three pages, the second's nextCursor the empty string), resources (pages of two,
+one and one) and templates, logging, completion; ``-32601`` for anything else.
 Results follow the run's schema (``resultType``, ``ttlMs``, ``cacheScope`` on 2026-07-28), so a
 strict client finds nothing to complain about.  Built on the raw wire layer, never an SDK.
 """
