@@ -639,8 +639,8 @@ async def list_changed_check(ctx: ScenarioContext, req: str, trigger: str, metho
     listen = None
     if ctx.vspec.stateless:
         # 2026-07-28: list_changed is delivered to clients that opened a subscriptions/listen stream
-        # asking for it; a connection of its own, so the subscription ends with it
-        peer = await ctx.connect(fresh=True)
+        # asking for it (cancelled at the end: notifications/cancelled on stdio, the stream closed
+        # over HTTP, where the connection is this scenario's own)
         listen = await _open_listen(ctx, peer, LISTEN_FLAGS[method])
         if listen is None:
             ctx.not_reached(req, f"subscriptions/listen with {LISTEN_FLAGS[method]}: true was not acknowledged "
