@@ -215,9 +215,11 @@ async def _judge_graceful_end(ctx: ScenarioContext, peer: Any, rid: str, mark: i
         message=(
             "stdin closed: the server answered the open subscriptions/listen with a result before closing stdout"
             if ok else
-            "stdin closed (the server's shutdown): the open subscriptions/listen "
+            "stdin closed: the open subscriptions/listen "
             + ("was answered with an error" if answer is not None else "got no response before the server closed stdout")
-            + ", not the successful response that signals a graceful end"
+            + ", not the successful response that signals a graceful end (reading: the end of stdin is the server's "
+              "shutdown, 'the primary graceful-shutdown signal' of transports/stdio#shutdown, during which it tears "
+              "its subscriptions down)"
         ),
         expected=f"a result response to {rid!r}",
         actual=answer.error if answer is not None and answer.kind is Kind.ERROR else None,
