@@ -129,6 +129,11 @@ FAULTS: dict[str, Fault] = {
     "initialize-before-discover": _f("dual-era, but initialize first (server/discover only if initialize fails)",
                                      transports=("stdio", "streamable-http")),
     "modify-cursor": _f("a nextCursor is sent back URL-encoded (\"a b/c=\" -> \"a%20b%2Fc%3D\"), not as given"),
+    "empty-cursor-ends": _f('a nextCursor that is the empty string ends the listing (as if no nextCursor were given)', MODERN),
+    "fixed-page-size": _f("a listing stops at a page shorter than its first page, even when that page has a nextCursor"),
+    "no-prompt-pages": _f("prompts/list is not followed past its first page (its nextCursor is ignored)"),
+    "no-restart-on-invalid-cursor": _f("a listing whose cursor the server refuses is given up, not started again from "
+                                       "the beginning", MODERN),
     # -- client capabilities ------------------------------------------------------------------------
     "undeclared-roots": _f("roots is not declared, yet roots/list is answered with roots", LEGACY),
     "roots-unsupported-internal-error": _f("roots is not declared and roots/list is answered -32603", LEGACY),

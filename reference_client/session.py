@@ -735,11 +735,23 @@ def _sample(sub: dict[str, Any]) -> Any:
 async def _pages(session: Session, method: str, key: str, log: Callable[[str], None]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     cursor: Any = None
+    first: int | None = None  # the size of the first page
+    restarted = False  # once: a refused cursor sends the listing back to its beginning
     for _ in range(100):
         if cursor is not None and session.faulty("modify-cursor"):
             cursor = quote(cursor, safe="")  # fault: the opaque cursor URL-encoded ("a b" -> "a%20b")
             log(f"fault modify-cursor: sending the cursor as {cursor!r}")
         answer = await session.call(method, {"cursor": cursor} if cursor is not None else {})
+        if "error" in answer and cursor is not None and not restarted and _modern(session):
+            # "If a cursor becomes invalid (e.g., the server returns an error for a previously valid
+            # cursor), the client SHOULD discard all cached pages and re-fetch from the beginning"
+            # (2026-07-28 server/utilities/caching#interaction-with-pagination)
+            if session.faulty("no-restart-on-invalid-cursor"):
+                log(f"fault no-restart-on-invalid-cursor: {method}'s cursor was refused; giving up")
+            else:
+                log(f"{method}: the cursor was refused; listing again from the beginning")
+                items, cursor, first, restarted = [], None, None, True
+                continue
         result = _result(answer, method)
         page = result.get(key)
         if not isinstance(page, list):
@@ -748,8 +760,24 @@ async def _pages(session: Session, method: str, key: str, log: Callable[[str], N
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str):
             break
+        if cursor == "" and session.faulty("empty-cursor-ends"):
+            log(f"fault empty-cursor-ends: {method}'s nextCursor is the empty string; stopping")
+            break
+        if first is not None and len(page) < first and session.faulty("fixed-page-size"):
+            log(f"fault fixed-page-size: {method} page of {len(page)} < {first}; stopping")
+            break
+        if method == "prompts/list" and session.faulty("no-prompt-pages"):
+            log("fault no-prompt-pages: prompts/list's nextCursor ignored")
+            break
+        if first is None:
+            first = len(page)
     log(f"{method}: {len(items)} {key}")
     return items
+
+
+def _modern(session: Session) -> bool:
+    version = session.core.negotiated or session.core.version
+    return version in VERSIONS and spec(version).stateless
 
 
 def _result(answer: dict[str, Any], method: str) -> dict[str, Any]:

@@ -174,6 +174,8 @@ async def serve_stdio(server: Server, *, stdin_fd: int | None = None, stdout_fd:
                     break
             if buf and not discarding and not writer.closed:  # a last line without its newline
                 await _handle_line(conn, bytes(buf))
+            if not writer.closed:
+                await _end_subscriptions(server, conn)
         finally:
             conn.close()
             tg.cancel_scope.cancel()
@@ -183,6 +185,21 @@ async def serve_stdio(server: Server, *, stdin_fd: int | None = None, stdout_fd:
             while writer.transport.get_write_buffer_size() and not writer.transport.is_closing():
                 await anyio.sleep(0.005)
         writer.transport.close()
+
+
+async def _end_subscriptions(server: Server, conn: Connection) -> None:
+    """End of input is the server's shutdown (transports/stdio#shutdown): its open subscriptions end
+    gracefully -- "The server tears it down (e.g., during shutdown) -- it SHOULD send a successful
+    `subscriptions/listen` response to signal a graceful end" (basic/patterns/subscriptions) -- and
+    their responses are written before the connection closes (bounded: one second)."""
+    subscriptions = getattr(server.features, "subscriptions", None)
+    listening = [k for k, ctx in conn.inflight.items() if ctx.method == "subscriptions/listen"]
+    if subscriptions is None or not listening:
+        return
+    subscriptions.shutdown()
+    with anyio.move_on_after(1.0):
+        while any(k in conn.inflight for k in listening):
+            await anyio.sleep(0.005)
 
 
 async def _handle_line(conn: Connection, line: bytes) -> None:

@@ -48,6 +48,18 @@ CAPS = "io.modelcontextprotocol/clientCapabilities"
 INFO = "io.modelcontextprotocol/clientInfo"
 
 
+# pages=MODE: prompts/list in pages whose second nextCursor is the empty string (a valid cursor), or
+# resources/list in pages of two, one and no resources (the short second page has a nextCursor); the
+# last pages are empty so that a fault that stops early removes the list request only
+LIST_PAGES: dict[tuple[str, str], tuple[str, dict[Any, tuple[list[Any], Any]]]] = {
+    ("prompts/list", "prompts"): ("prompts", {None: ([{"name": "p1"}], "P2"), "P2": ([], ""), "": ([], None)}),
+    ("resources/list", "resources"): ("resources", {
+        None: ([{"uri": "test://r1", "name": "r1"}, {"uri": "test://r2", "name": "r2"}], "R2"),
+        "R2": ([{"uri": "test://r3", "name": "r3"}], "R3"),
+        "R3": ([], None)}),
+}
+
+
 # -- a scripted server -------------------------------------------------------------------------------
 
 
@@ -58,9 +70,10 @@ class ScriptServer:
     def __init__(self, version: str, *, era: str | None = None, server_caps: dict[str, Any] | None = None,
                  offer: str | None = None, probes: bool = True, never_answer: frozenset[str] = frozenset(),
                  input_required: bool = False, refuse: list[str] | None = None, refuse_every: bool = False,
-                 pages: bool = False) -> None:
+                 pages: bool | str = False) -> None:
         self.version = version
         self.pages = pages  # tools/list in two pages (nextCursor CURSOR; another cursor: -32602)
+        self.refused_cursor = False
         # server/discover refused with -32022 listing ``refuse``: the first one (``refuse_every``: each one)
         self.refuse, self.refuse_every, self.refused = refuse, refuse_every, 0
         self.input_required = input_required  # tools/call without inputResponses: an InputRequiredResult
@@ -128,7 +141,22 @@ class ScriptServer:
             return out + [self._result(rid, {"resultType": "complete", "content": []})]
         if method == "ping":
             return out + [self._result(rid, {})]
-        if method == "tools/list" and "tools" in self.caps and self.pages:
+        if method == "resources/templates/list" and self.pages == "stale":  # the cursor is refused once
+            cursor = (msg.get("params") or {}).get("cursor")
+            if cursor == "T2" and not self.refused_cursor:
+                self.refused_cursor = True
+                return out + [self._error(rid, -32602, "Invalid cursor")]
+            return out + [self._result(rid, {"resourceTemplates": [] if cursor else [{"uriTemplate": "test://t/{x}", "name": "t"}],
+                                             **({} if cursor else {"nextCursor": "T2"})})]
+        listing = LIST_PAGES.get((method, self.pages)) if isinstance(self.pages, str) else None
+        if listing is not None:
+            key, pages = listing
+            cursor = (msg.get("params") or {}).get("cursor")
+            if cursor not in pages:
+                return out + [self._error(rid, -32602, "Invalid cursor")]
+            items, nxt = pages[cursor]
+            return out + [self._result(rid, {key: items, **({"nextCursor": nxt} if nxt is not None else {})})]
+        if method == "tools/list" and "tools" in self.caps and self.pages is True:
             cursor = (msg.get("params") or {}).get("cursor")
             if cursor is None:
                 return out + [self._result(rid, {"tools": TOOLS, "nextCursor": CURSOR})]
@@ -713,6 +741,10 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "modify-cursor": _expect_changed(lambda v: is_request(v, "tools/list"),
                                      lambda a, b: a["params"]["cursor"] == CURSOR
                                      and b == {**a, "params": {"cursor": "mcpc%3APage%202%2F2%3D"}}),
+    "empty-cursor-ends": None,  # set below: a request goes (the ids after it shift)
+    "fixed-page-size": None,
+    "no-prompt-pages": None,
+    "no-restart-on-invalid-cursor": None,
     "undeclared-mode-answered": _expect_reply_changed(109, lambda a, b: a["error"]["code"] == -32602
                                                       and b == {"jsonrpc": "2.0", "id": 109, "result": {"action": "decline"}}),
     "no-defaults": _expect_reply_changed(105, lambda a, b: a["result"]["content"]["color"] == "Red"
@@ -742,6 +774,9 @@ CHECKS: dict[str, Callable[[Run, Run], None]] = {
     "batch-stdio": _expect_extra(lambda w: isinstance(w.value, list) and [v["method"] for v in w.value] == ["ping", "ping"]
                                  and w.raw.rstrip(b"\n").endswith(b"]")),
     "post-array": _expect_extra(lambda w: isinstance(w.value, list) and len(w.value) == 1 and w.value[0]["method"] == "ping"),
+    "post-empty-array": _expect_extra(lambda w: w.raw == b"[]" and w.tweak.raw == b"[]"),
+    "stderr-is-error": _no_diff,  # in the link, on the server's stderr: its broken-client row (tests/broken_clients)
+    "fallback-only-on-32601": _no_diff,  # acts on a refused server/discover only: its broken-client row
     "drop-session-id": _expect_extra(lambda w: w.tweak.drop_headers == ("Mcp-Session-Id",)),
     "get-accept-json": _no_diff,  # the GET lives in the link: test_fault_get_accept_json
     "version-header-asked": None,  # set below
@@ -823,7 +858,7 @@ def _inert_without_a_closed_stream(strict: Run, faulty: Run) -> None:
 
 
 NEVER = frozenset({"logging/setLevel", "tools/list"})
-for _name in ("mrtr-modify-state", "mrtr-same-id", "mrtr-state-leak", "absent-result-type-incomplete"):
+for _name in ("mrtr-modify-state", "mrtr-same-id", "mrtr-state-leak", "mrtr-no-inputs", "absent-result-type-incomplete"):
     CHECKS[_name] = _inert_without_a_closed_stream  # the tour calls no tool here: test_mrtr_retry_faults
 CHECKS["timeout-without-cancel"] = _timeout_without_cancel
 CHECKS["no-timeout"] = _no_timeout
@@ -892,6 +927,40 @@ def _ask_older_version(strict: Run, faulty: Run) -> None:
         {k: v for k, v in init[0]["params"].items() if k != "protocolVersion"}
 
 
+def _pages_removed(method: str, cursors: list[str]) -> Callable[[Run, Run], None]:
+    """Only the list requests with ``cursors`` are gone; everything else the client wrote is the
+    same but for the ids of the requests after them."""
+    def check(strict: Run, faulty: Run) -> None:
+        def key(v: Any) -> str:
+            return json.dumps({k: x for k, x in v.items() if k != "id"} if isinstance(v, dict) else v, sort_keys=True)
+        a, b = [key(v) for v in strict.values], [key(v) for v in faulty.values]
+        ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+        removed = [strict.values[i] for tag, i1, i2, _, _ in ops if tag == "delete" for i in range(i1, i2)]
+        assert all(tag == "delete" for tag, *_ in ops), ops
+        assert [v["params"]["cursor"] for v in removed if is_request(v, method)] == cursors, removed
+        assert len(removed) == len(cursors), removed
+    return check
+
+
+CHECKS["empty-cursor-ends"] = _pages_removed("prompts/list", [""])
+CHECKS["fixed-page-size"] = _pages_removed("resources/list", ["R3"])
+CHECKS["no-prompt-pages"] = _pages_removed("prompts/list", ["P2", ""])
+
+
+def _no_restart(strict: Run, faulty: Run) -> None:
+    """The strict client lists the templates again from the beginning after the refused cursor
+    (and follows the cursor again); the faulty one does neither."""
+    def listings(r: Run) -> list[Any]:
+        return [(v.get("params") or {}).get("cursor") for v in r.values if is_request(v, "resources/templates/list")]
+    assert listings(strict) == [None, "T2", None, "T2"], listings(strict)
+    assert listings(faulty) == [None, "T2"], listings(faulty)
+    others = [v for v in strict.values if not is_request(v, "resources/templates/list")]
+    assert [json.dumps({k: x for k, x in v.items() if k != "id"}, sort_keys=True) for v in others] == \
+        [json.dumps({k: x for k, x in v.items() if k != "id"}, sort_keys=True)
+         for v in faulty.values if not is_request(v, "resources/templates/list")]
+
+
+CHECKS["no-restart-on-invalid-cursor"] = _no_restart
 CHECKS["version-header-asked"] = _version_header_asked
 CHECKS["ask-older-version"] = _ask_older_version
 CHECKS["result-and-error"] = _pings_both
@@ -926,6 +995,10 @@ _SERVER = {
     "exit-on-cancel-race": {"server_caps": {"tools": {}, "prompts": {}}},
     "initialize-before-discover": {"era": "dual"},
     "modify-cursor": {"pages": True},
+    "empty-cursor-ends": {"pages": "prompts", "server_caps": {"tools": {}, "prompts": {}}},
+    "no-prompt-pages": {"pages": "prompts", "server_caps": {"tools": {}, "prompts": {}}},
+    "fixed-page-size": {"pages": "resources", "server_caps": {"tools": {}, "resources": {}}},
+    "no-restart-on-invalid-cursor": {"pages": "stale", "server_caps": {"tools": {}, "resources": {}}},
     "timeout-without-cancel": {"never_answer": NEVER},
     "timeout-without-cancel-2026": {"never_answer": NEVER},
     "no-timeout": {"never_answer": NEVER, "limit": 2.0},
@@ -1027,22 +1100,29 @@ def test_2026_input_request_faults(name: str) -> None:
     assert faulty.input_responses(requests) == strict.input_responses(requests)
 
 
-def _mrtr_run(fault: str | None) -> list[Any]:
+def _mrtr_run(fault: str | None, *, rounds: int | None = None) -> list[Any]:
+    """What the client wrote for one tools/call answered with an InputRequiredResult; ``rounds``:
+    only the first that many messages (a client that never gives the input is asked again until it
+    gives up)."""
     srv = ScriptServer(MODERN, input_required=True, probes=False)
 
     async def main() -> list[Any]:
         core = ClientCore(MODERN, fault=fault, transport="stdio")
         async with MemoryLink(srv, "stdio") as link:
             session = Session(core, link, timeout=0.5)
-            await session.call_with_input("tools/call", {"name": "add_numbers", "arguments": {"a": 1, "b": 2}})
-            return [w.value for w in link.sent]
+            try:
+                await session.call_with_input("tools/call", {"name": "add_numbers", "arguments": {"a": 1, "b": 2}})
+            except StepFailed:
+                if rounds is None:
+                    raise
+            return [w.value for w in link.sent][:rounds]
 
     return anyio.run(main)
 
 
 def test_mrtr_retry_faults() -> None:
     """The retry after an InputRequiredResult: the requestState echoed exactly, a new id, and the
-    state on no other request -- and each fault breaks exactly one of the three."""
+    state on no other request, the inputResponses given -- and each fault breaks exactly one of the four."""
     strict = _mrtr_run(None)
     assert [m["method"] for m in strict] == ["tools/call", "tools/call"]
     first, retry = strict
@@ -1052,6 +1132,8 @@ def test_mrtr_retry_faults() -> None:
     assert retry["params"]["requestState"] == "S-modified" and retry["id"] != first["id"]
     first, retry = _mrtr_run("mrtr-same-id")
     assert retry["id"] == first["id"] and retry["params"]["requestState"] == "S"
+    first, retry = _mrtr_run("mrtr-no-inputs", rounds=2)
+    assert retry["params"]["requestState"] == "S" and "inputResponses" not in retry["params"] and retry["id"] != first["id"]
     first, leak, retry = _mrtr_run("mrtr-state-leak")
     assert leak["method"] == "tools/list" and leak["params"] == {**leak["params"], "requestState": "S"}
     assert retry["params"]["requestState"] == "S" and retry["id"] != first["id"]

@@ -51,6 +51,9 @@ W_REQUIREMENTS = (
     "client.progress.token-unique-2026",
     "client.progress.token-type",
     "client.pagination.opaque-cursor",
+    "client.pagination.no-fixed-page-size",
+    "client.pagination.empty-cursor",
+    "client.prompts.pagination",
     "client.stdio.no-embedded-newlines",
     "client.stdio.only-mcp",
     "client.stdio.no-responses",
@@ -470,6 +473,8 @@ def judge_run(ctx: ClientContext, run: ClientRun, *, unsupported_offer: bool = F
 
     # -- _meta keys, trace context values, extension identifiers -----------------------------------
     _judge_meta_keys(ctx, w, fail, ok)
+    # -- pagination: the pages the client followed --------------------------------------------------
+    _judge_pages(ctx, w, real, fail, ok)
 
     # -- 2026-07-28: per-request _meta, no responses ---------------------------------------------
     if vspec.stateless:
@@ -594,6 +599,93 @@ def _judge_network_ref(ctx: ClientContext, run: ClientRun, w: Wire) -> None:
     else:
         ctx.check(rid, True, message="the tool whose inputSchema holds a $ref to a network URI of the suite's "
                                      "server was listed; nothing fetched it", peer=run.peer)
+
+
+_LIST_KEYS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+              "resources/templates/list": "resourceTemplates"}
+
+
+@dataclass
+class _Page:
+    """One page the client asked for and the suite's server gave it."""
+
+    msg: Msg
+    cursor: Any  # the cursor the client sent (None: the first page)
+    next: Any  # our nextCursor (None: none)
+    count: int
+    answered: float
+
+
+def _pages_of(w: Wire, real: list[Msg]) -> list[_Page]:
+    results: dict[Any, list[tuple[float, dict[str, Any]]]] = {}
+    for e in w.out:
+        env = e.envelope
+        if env is not None and env.kind is Kind.RESULT and isinstance(env.result, dict):
+            results.setdefault(_key(env.id), []).append((e.t, env.result))
+    pages = []
+    for m in real:
+        key = _LIST_KEYS.get(m.env.method or "")
+        if key is None:
+            continue
+        answer = next(((t, r) for t, r in results.get(_key(m.env.id), []) if t >= m.t), None)
+        if answer is None:
+            continue
+        params = m.env.params if isinstance(m.env.params, dict) else {}
+        items = answer[1].get(key)
+        pages.append(_Page(m, params.get("cursor"), answer[1].get("nextCursor"), len(items) if isinstance(items, list) else 0,
+                           answer[0]))
+    return pages
+
+
+def _judge_pages(ctx: ClientContext, w: Wire, real: list[Msg], fail: Any, ok: Any) -> None:
+    """The client followed our nextCursor where it went on after the page: an empty-string cursor
+    (2026-07-28), a page shorter than the one before it, the prompts list's pages."""
+    pages = _pages_of(w, real)
+    judged: set[str] = set()
+    for p in pages:
+        if not isinstance(p.next, str):
+            continue
+        method = p.msg.env.method
+        if p.next == "":
+            rid = "client.pagination.empty-cursor"
+        elif p.cursor is not None and any(q.next == p.cursor and q.msg.env.method == method and p.count < q.count
+                                          for q in pages):
+            rid = "client.pagination.no-fixed-page-size"
+        elif method == "prompts/list" and p.cursor is None:
+            rid = "client.prompts.pagination"
+        else:
+            continue
+        # any cursor sent after the page counts: a cursor sent back changed is client.pagination.opaque-cursor's
+        followed = any(m.env.method == method and isinstance(m.env.params, dict) and isinstance(m.env.params.get("cursor"), str)
+                       and m.t > p.answered for m in real)
+        if followed:
+            judged.add(rid)
+            ok(rid)
+            continue
+        later = next((m for m in real if m.t > p.answered), None)
+        if later is None:
+            continue  # the client ended (or was stopped) right after the page: not judged
+        judged.add(rid)
+        if rid == "client.pagination.empty-cursor":
+            why = ("whose nextCursor is the empty string, a valid cursor: it took it as the end of results "
+                   f"(it went on with {later.env.method})")
+        elif rid == "client.pagination.no-fixed-page-size":
+            why = (f"of {p.count} item(s), shorter than the page before it, and did not ask for the next page although "
+                   f"the page carries the nextCursor {p.next!r}: as if the page size were fixed (it went on with "
+                   f"{later.env.method})")
+        else:
+            why = (f"with the nextCursor {p.next!r} and never asked for the next page: the prompt list's pagination "
+                   f"was not handled (it went on with {later.env.method})")
+        fail(rid, p.msg, "NextCursorNotFollowed", f"the client got a {method} page {why}",
+             expected=f"{method} with the cursor {p.next!r}", actual=None)
+    reasons = {
+        "client.pagination.empty-cursor": "the client did not follow prompts/list to the page whose nextCursor is the empty string",
+        "client.pagination.no-fixed-page-size": "the client did not follow resources/list to its shorter second page",
+        "client.prompts.pagination": "the client did not list prompts (or got no page with a nextCursor and went on)",
+    }
+    for rid, why in reasons.items():
+        if rid not in judged:
+            ctx.not_reached(rid, why)
 
 
 def _raw(entry: TranscriptEntry) -> str:

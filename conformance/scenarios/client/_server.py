@@ -5,7 +5,8 @@ through its hooks (hold the first request, counter-offer a version, refuse with 
 answers what a small but complete server answers: ``initialize`` (the run's version: echoed when
 the client asked for it, counter-offered otherwise), ``server/discover`` on 2026-07-28 (and, as a
 legacy server would, an error before ``initialize`` on the other versions), ``ping``, tools (two
-pages), prompts, resources and templates, logging, completion; ``-32601`` for anything else.
+pages), prompts (three pages, the second's nextCursor the empty string), resources (pages of two,
+one and one) and templates, logging, completion; ``-32601`` for anything else.
 Results follow the run's schema (``resultType``, ``ttlMs``, ``cacheScope`` on 2026-07-28), so a
 strict client finds nothing to complain about.  Built on the raw wire layer, never an SDK.
 """
@@ -61,6 +62,24 @@ def ref_probe_tool(url: str) -> dict[str, Any]:
 PROMPT = {"name": "greeting", "description": "A greeting.",
           "arguments": [{"name": "name", "description": "who to greet", "required": False}]}
 RESOURCE = {"uri": "mcp-conformance://hello", "name": "hello", "mimeType": "text/plain"}
+#: prompts/list in three pages of one; the second page's nextCursor is the empty string, a valid
+#: cursor ("an empty string is a valid cursor and thus MUST NOT be treated as the end of results")
+PROMPT_CURSOR = "mcpc:prompts 2"
+PROMPT_PAGES: dict[Any, tuple[list[dict[str, Any]], str | None]] = {
+    None: ([PROMPT], PROMPT_CURSOR),
+    PROMPT_CURSOR: ([{"name": "farewell", "description": "A farewell."}], ""),
+    "": ([{"name": "thanks", "description": "A thank-you."}], None),
+}
+#: resources/list in pages of different sizes (two, one, one): the short second page still has a
+#: nextCursor ("Page size is determined by the server, and clients MUST NOT assume a fixed page size")
+RESOURCE_PAGES: dict[Any, tuple[list[dict[str, Any]], str | None]] = {
+    None: ([RESOURCE, {"uri": "mcp-conformance://hello/2", "name": "hello-2", "mimeType": "text/plain"}], "mcpc:resources 2"),
+    "mcpc:resources 2": ([{"uri": "mcp-conformance://hello/3", "name": "hello-3", "mimeType": "text/plain"}], "mcpc:resources 3"),
+    "mcpc:resources 3": ([{"uri": "mcp-conformance://hello/4", "name": "hello-4", "mimeType": "text/plain"}], None),
+}
+PROMPT_NAMES = {p["name"] for items, _ in PROMPT_PAGES.values() for p in items}
+RESOURCE_URIS = {r["uri"] for items, _ in RESOURCE_PAGES.values() for r in items}
+PAGED = {"prompts/list": ("prompts", PROMPT_PAGES), "resources/list": ("resources", RESOURCE_PAGES)}
 TEMPLATE = {"uriTemplate": "mcp-conformance://items/{id}", "name": "item", "mimeType": "text/plain"}
 
 Handler = Callable[[Envelope], Awaitable[Any]]
@@ -318,21 +337,24 @@ class ScenarioServer:
             if name == "echo":
                 return Answer(result=self._result(method, {"content": [{"type": "text", "text": str(args.get("text", ""))}]}))
             return Answer(error={"code": -32602, "message": f"Unknown tool: {name}"})
-        if method == "prompts/list" and "prompts" in caps:
-            return Answer(result=self._result(method, {"prompts": [PROMPT]}))
+        if method in PAGED and method.split("/")[0] in caps:
+            key, pages = PAGED[method]
+            cursor = params.get("cursor", None)
+            if cursor not in pages:
+                return Answer(error={"code": -32602, "message": "Invalid cursor"})
+            items, nxt = pages[cursor]
+            return Answer(result=self._result(method, {key: list(items), **({"nextCursor": nxt} if nxt is not None else {})}))
         if method == "prompts/get" and "prompts" in caps:
-            if params.get("name") != "greeting":
+            if params.get("name") not in PROMPT_NAMES:
                 return Answer(error={"code": -32602, "message": "Unknown prompt"})
             who = (params.get("arguments") or {}).get("name", "world") if isinstance(params.get("arguments"), dict) else "world"
             return Answer(result=self._result(method, {"messages": [
                 {"role": "user", "content": {"type": "text", "text": f"Hello, {who}!"}}]}))
-        if method == "resources/list" and "resources" in caps:
-            return Answer(result=self._result(method, {"resources": [RESOURCE]}))
         if method == "resources/templates/list" and "resources" in caps:
             return Answer(result=self._result(method, {"resourceTemplates": [TEMPLATE]}))
         if method == "resources/read" and "resources" in caps:
             uri = params.get("uri")
-            if isinstance(uri, str) and (uri == RESOURCE["uri"] or uri.startswith("mcp-conformance://items/")):
+            if isinstance(uri, str) and (uri in RESOURCE_URIS or uri.startswith("mcp-conformance://items/")):
                 return Answer(result=self._result(method, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hello"}]}))
             code = -32602 if v.stateless else -32002
             return Answer(error={"code": code, "message": "Resource not found", "data": {"uri": uri}})

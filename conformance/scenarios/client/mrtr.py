@@ -54,13 +54,17 @@ MRTR = ("client.mrtr.echo-state", "client.mrtr.new-id", "client.mrtr.retry-only"
 ELICITATION = ("client.elicitation.declare-mode", "client.elicitation.content-valid")
 
 
-async def _play_first_call(ctx: ClientContext, answer: Callable[[ScenarioServer, Envelope], Answer | None]
-                           ) -> tuple[Played, Envelope | None]:
+async def _play_first_call(ctx: ClientContext, answer: Callable[[ScenarioServer, Envelope], Answer | None],
+                           also: Callable[[ScenarioServer], None] | None = None) -> tuple[Played, Envelope | None]:
     """Play the run, letting ``answer`` answer the client's tools/call, prompts/get and
-    resources/read until it answers one (None: the default answer); that request is returned."""
+    resources/read until it answers one (None: the default answer); that request is returned.
+    ``also`` configures the server further."""
     first: list[Envelope] = []
 
     def configure(server: ScenarioServer) -> None:
+        if also is not None:
+            also(server)
+
         async def hook(env: Envelope) -> Answer | None:
             if first:
                 return None
@@ -246,12 +250,65 @@ def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[A
         ctx.not_reached("client.mrtr.retry-only", f"the client did not retry {asked.method} with inputResponses")
 
 
-@scenario(requirements=["client.result-type.absent-complete", *W_REQUIREMENTS], role="client", versions=[LATEST],
-          order=4)
+#: resources/templates/list's nextCursor, refused the first time it comes back (it "becomes invalid")
+STALE_CURSOR = "mcpc:templates 2"
+INVALID_CURSOR = "client.pagination.invalid-cursor-refetch"
+
+
+def _stale_cursor(refused: list[Envelope]) -> Callable[[ScenarioServer], None]:
+    """resources/templates/list in two pages; the cursor of the second is refused (-32602) the first
+    time the client sends it, and served afterwards."""
+    def configure(server: ScenarioServer) -> None:
+        async def hook(env: Envelope) -> Answer | None:
+            answer = server.default(env)
+            if not isinstance(answer.result, dict):
+                return None
+            cursor = env.params.get("cursor") if isinstance(env.params, dict) else None
+            if cursor is None:
+                answer.result["nextCursor"] = STALE_CURSOR
+            elif cursor == STALE_CURSOR and not refused:
+                refused.append(env)
+                return Answer(error={"code": -32602, "message": "Invalid cursor: it is no longer valid"})
+            elif cursor == STALE_CURSOR:
+                answer.result["resourceTemplates"] = [{"uriTemplate": "mcp-conformance://notes/{id}", "name": "note",
+                                                       "mimeType": "text/plain"}]
+            else:
+                return Answer(error={"code": -32602, "message": "Invalid cursor"})
+            return answer
+
+        server.hooks["resources/templates/list"] = hook
+    return configure
+
+
+def _judge_invalid_cursor(ctx: ClientContext, wire: Any, refused: list[Envelope], peer: Any) -> None:
+    if not refused:
+        ctx.not_reached(INVALID_CURSOR, "the client did not follow resources/templates/list to its second page")
+        return
+    t0 = wire.answered_at(refused[0].id)
+    later = [m for m in wire.requests() if t0 is not None and m.t > t0]
+    again = [m for m in later if m.env.method == "resources/templates/list"
+             and not (isinstance(m.env.params, dict) and m.env.params.get("cursor") is not None)]
+    if again:
+        ctx.check(INVALID_CURSOR, True, message="after the error for its cursor, the client listed resource templates "
+                                                "again from the beginning", peer=peer)
+    elif later:
+        ctx.check(INVALID_CURSOR, False, problem="NoRefetchAfterInvalidCursor",
+                  message=f"resources/templates/list answered the cursor {STALE_CURSOR!r} (valid when given) with an "
+                          f"error; the client went on ({later[0].env.method}) without listing again from the beginning",
+                  expected="resources/templates/list without a cursor", actual=later[0].env.method,
+                  entries=[later[0].entry], peer=peer)
+    else:
+        ctx.not_reached(INVALID_CURSOR, "the client sent nothing after the error for its cursor")
+
+
+@scenario(requirements=["client.result-type.absent-complete", INVALID_CURSOR, *W_REQUIREMENTS], role="client",
+          versions=[LATEST], order=4)
 async def result_type_absent(ctx: ClientContext) -> None:
     """The first tools/call, prompts/get or resources/read is answered with its result but without
     ``resultType``, as a server of an earlier version would send it: the client must take it as
-    complete, not retry the request with inputResponses or a requestState."""
+    complete, not retry the request with inputResponses or a requestState.  Beside it,
+    resources/templates/list refuses the cursor of its second page the first time it comes back:
+    the client should list the templates again from the beginning."""
     rid = "client.result-type.absent-complete"
 
     def bare(server: ScenarioServer, env: Envelope) -> Answer | None:
@@ -261,7 +318,9 @@ async def result_type_absent(ctx: ClientContext) -> None:
         answer.result.pop("resultType", None)
         return answer
 
-    played, answered = await _play_first_call(ctx, bare)
+    refused: list[Envelope] = []
+    played, answered = await _play_first_call(ctx, bare, also=_stale_cursor(refused))
+    _judge_invalid_cursor(ctx, wire_of(played.run), refused, played.run.peer)
     if answered is None:
         ctx.not_reached(rid, "the client made no tools/call, prompts/get or resources/read that the server could "
                              f"answer without resultType{_call_hint(ctx)}")

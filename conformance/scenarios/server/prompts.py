@@ -253,6 +253,40 @@ async def missing_arguments(ctx: ScenarioContext) -> None:
     _expect_invalid_params(ctx, "prompts.get.missing-arguments", env, f"prompts/get {name!r} without its required argument {missing!r}")
 
 
+@scenario(requirements=["prompts.get.validate-arguments"], capability="prompts")
+async def argument_validation(ctx: ScenarioContext) -> None:
+    """prompts/get with a required argument given as a number (prompt arguments are strings):
+    any JSON-RPC error shows the arguments were validated; a rendered prompt, that they were not."""
+    peer = await ctx.connect()
+    listing = await F.list_all(peer, "prompts/list", timeout=ctx.timeout)
+    target = next(((p["name"], args) for p in listing.items if isinstance(p, dict) and (args := _placeholder_args(p))), None)
+    if target is None:
+        ctx.skip("the server lists no prompt with a required argument")
+    name, args = target
+    wrong = next(iter(args))
+    params: dict[str, Any] = {"name": name, "arguments": {**args, wrong: 42}}
+    rid = await peer.request("prompts/get", params)
+    env = await peer.expect_response(rid)
+    req = "prompts.get.validate-arguments"
+    what = f"prompts/get {name!r} with the argument {wrong!r} given as the number 42 (arguments are strings)"
+    if env.kind is Kind.ERROR:
+        ctx.check(req, True, message=f"{what} was refused with {F.describe_error(env)}", entries=[env])
+        return
+    result = env.result if isinstance(env.result, dict) else {}
+    if result.get("resultType", "complete") != "complete":
+        ctx.not_reached(req, f"{what} was answered with resultType {result.get('resultType')!r}")
+        return
+    ctx.check(
+        req,
+        False,
+        problem="PromptArgumentsNotValidated",
+        message=f"{what} was rendered: the argument was processed without being validated",
+        expected="a JSON-RPC error (the arguments are invalid)",
+        actual=env.result,
+        entries=[env],
+    )
+
+
 def _expect_invalid_params(ctx: ScenarioContext, req: str, env: Envelope, what: str) -> None:
     if env.kind is Kind.ERROR:
         code = env.error_code
@@ -284,9 +318,7 @@ def _expect_invalid_params(ctx: ScenarioContext, req: str, env: Envelope, what: 
 
 @scenario(
     requirements=["prompts.list-changed.notification"],
-    until=LATEST_STATEFUL,
     capability="prompts.listChanged",
-    skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )
 async def list_changed(ctx: ScenarioContext) -> None:
     """With the hook `test_trigger_prompt_change`: changing the prompt list brings

@@ -5,6 +5,7 @@ list_changed."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from typing import Any
 
@@ -12,7 +13,7 @@ from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError
 from conformance.registry import scenario
 from conformance.spec import errors
-from conformance.spec.versions import LATEST_STATEFUL
+from conformance.spec.versions import LATEST, LATEST_STATEFUL
 from conformance.wire.envelope import MISSING, Envelope, Kind
 
 from . import _features as F
@@ -259,6 +260,154 @@ async def read_not_found(ctx: ScenarioContext) -> None:
     )
 
 
+@scenario(requirements=["resources.file.no-traversal"], since=LATEST, capability="resources")
+async def file_traversal(ctx: ScenarioContext) -> None:
+    """A canary file outside every directory the server serves, read through a served file://
+    directory with '..' segments (plain and percent-encoded): never its contents."""
+    import os
+    import tempfile
+    from urllib.parse import quote, unquote, urlsplit
+
+    peer = await ctx.connect()
+    listing = await F.list_all(peer, "resources/list", timeout=ctx.timeout)
+    templates = await F.list_all(peer, "resources/templates/list", timeout=ctx.timeout)
+    areas = []  # directories the server serves files from
+    for r in listing.items:
+        uri = r.get("uri") if isinstance(r, dict) else None
+        if isinstance(uri, str) and uri.startswith("file:///"):
+            areas.append(os.path.dirname(unquote(urlsplit(uri).path)) or "/")
+    for t in templates.items:
+        tpl = t.get("uriTemplate") if isinstance(t, dict) else None
+        if isinstance(tpl, str) and tpl.startswith("file:///"):
+            prefix = unquote(urlsplit(tpl.split("{", 1)[0]).path)
+            areas.append(prefix if prefix.endswith("/") else os.path.dirname(prefix) or "/")
+    if not areas:
+        ctx.skip("the server lists no file:// resource or template")
+    if os.name != "posix":
+        ctx.skip("the canary's path is built for POSIX hosts")
+    req = "resources.file.no-traversal"
+    token = f"mcp-conformance-canary-{F.unique_token()}"
+    with tempfile.TemporaryDirectory(prefix="mcp-conformance-canary-") as tmp:
+        canary = os.path.realpath(os.path.join(tmp, "canary.txt"))
+        with open(canary, "w", encoding="utf-8") as fh:
+            fh.write(token + "\n")
+        served = [a.rstrip("/") + "/" for a in areas]
+        if any(canary.startswith(a) for a in served):
+            ctx.skip(f"the temporary directory ({tmp}) lies inside what the server serves ({served[0]})")
+        base = served[0].rstrip("/")
+        climb = "../" * (base.count("/") + 2)
+        plain = "file://" + quote(f"{base}/{climb}{canary.lstrip('/')}", safe="/.")
+        encoded = plain.replace("../", "%2e%2e/")
+        for uri in (plain, encoded):
+            rid = await peer.request("resources/read", {"uri": uri})
+            env = await peer.expect_response(rid)
+            if env.kind is Kind.ERROR:
+                ctx.check(req, True, message=f"resources/read {uri!r} (out of {base}/) was refused with {F.describe_error(env)}",
+                          entries=[env])
+                continue
+            leaked = token in json.dumps(env.result)
+            ctx.check(
+                req,
+                not leaked,
+                problem="DirectoryTraversal",
+                message=(
+                    f"resources/read {uri!r} climbed out of the served directory {base}/ and returned the canary file "
+                    f"{canary} (outside everything the server serves)"
+                    if leaked else f"resources/read {uri!r} (out of {base}/) did not return the canary file"
+                ),
+                expected="an error, or nothing outside the served directories",
+                actual=f"the contents of {canary}" if leaked else None,
+                entries=[env],
+            )
+
+
+#: the schemes the page names (Common URI Schemes); any other is a custom one
+NAMED_SCHEMES = ("https", "file", "git")
+
+
+@scenario(requirements=["resources.uri.custom-scheme"], capability="resources")
+async def custom_schemes(ctx: ScenarioContext) -> None:
+    """Every resource template of a custom scheme expands (each expression as 'x') to an RFC 3986
+    URI: a valid scheme, only URI characters."""
+    from conformance.schema.validate import FORMAT_CHECKER
+
+    peer = await ctx.connect()
+    templates = await F.list_all(peer, "resources/templates/list", timeout=ctx.timeout)
+    custom = []
+    for t in templates.items:
+        tpl = t.get("uriTemplate") if isinstance(t, dict) else None
+        if not isinstance(tpl, str):
+            continue
+        scheme = tpl.split(":", 1)[0] if ":" in tpl else ""
+        if scheme.lower() not in NAMED_SCHEMES:
+            custom.append((tpl, re.sub(r"\{[^}]*\}", "x", tpl)))
+    if not custom:
+        ctx.skip("the server lists no resource template of a custom scheme (listed resource URIs are judged by the "
+                 "schema's uri format, basic.schema.messages-valid)")
+    req = "resources.uri.custom-scheme"
+    bad = [(tpl, uri) for tpl, uri in custom if not FORMAT_CHECKER.conforms(uri, "uri")]
+    ctx.check(
+        req,
+        not bad,
+        problem="CustomSchemeNotRfc3986",
+        message=(
+            f"the resource template {bad[0][0]!r} expands to {bad[0][1]!r}, which is not an RFC 3986 URI"
+            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
+            if bad else f"{len(custom)} resource template(s) of custom schemes expand to RFC 3986 URIs"
+        ),
+        expected="scheme = ALPHA *( ALPHA / DIGIT / '+' / '-' / '.' ), then only characters RFC 3986 allows",
+        actual=[tpl for tpl, _ in bad[:5]] or None,
+        entries=templates.envelopes()[-1:],
+    )
+
+
+#: what makes a string not an RFC 3986 URI: a raw space and angle brackets (a URI percent-encodes them)
+NOT_A_URI_PART = "mcp conformance <not a uri>"
+
+
+@scenario(requirements=["resources.uri.validate"], capability="resources")
+async def invalid_uri(ctx: ScenarioContext) -> None:
+    """resources/read of strings that are not URIs, built from the server's own first template
+    (an expression filled with a raw space and angle brackets) and first listed resource (its URI
+    with such a tail): each refused with an error, never read."""
+    peer = await ctx.connect()
+    listing = await F.list_all(peer, "resources/list", timeout=ctx.timeout)
+    templates = await F.list_all(peer, "resources/templates/list", timeout=ctx.timeout)
+    probes: list[tuple[str, str]] = []
+    for t in templates.items:
+        tpl = t.get("uriTemplate") if isinstance(t, dict) else None
+        if isinstance(tpl, str) and re.search(r"\{[^}]*\}", tpl):
+            filled = re.sub(r"\{[^}]*\}", "x", re.sub(r"\{[^}]*\}", NOT_A_URI_PART, tpl, count=1))
+            probes.append((filled, f"the template {tpl!r} with an expression filled with {NOT_A_URI_PART!r}, unencoded"))
+            break
+    uri = next((r["uri"] for r in listing.items if isinstance(r, dict) and isinstance(r.get("uri"), str)), None)
+    if uri is not None:
+        probes.append((uri + " <mcp-conformance>", f"the listed {uri!r} with ' <mcp-conformance>' appended"))
+    if not probes:
+        ctx.skip("the server lists no resource and no resource template to build a URI from")
+    req = "resources.uri.validate"
+    for bad, how in probes:
+        rid = await peer.request("resources/read", {"uri": bad})
+        env = await peer.expect_response(rid)
+        what = f"resources/read {bad!r} ({how}: not a URI)"
+        if env.kind is Kind.ERROR:
+            ctx.check(req, True, message=f"{what} was refused with {F.describe_error(env)}", entries=[env])
+            continue
+        result = env.result if isinstance(env.result, dict) else {}
+        if result.get("resultType", "complete") != "complete":
+            ctx.note(f"{what} was answered with resultType {result.get('resultType')!r}; not judged", requirement=req)
+            continue
+        ctx.check(
+            req,
+            False,
+            problem="InvalidUriAccepted",
+            message=f"{what} was answered with a result: the URI was not validated",
+            expected="a JSON-RPC error (the string is not an RFC 3986 URI)",
+            actual=env.result,
+            entries=[env],
+        )
+
+
 def _template_regex(template: Any) -> re.Pattern[str] | None:
     """A loose matcher for an RFC 6570 template: every expression matches any text."""
     if not isinstance(template, str):
@@ -408,9 +557,7 @@ async def _touch(peer, uri: str) -> Envelope | None:
 
 @scenario(
     requirements=["resources.list-changed.notification"],
-    until=LATEST_STATEFUL,
     capability="resources.listChanged",
-    skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )
 async def list_changed(ctx: ScenarioContext) -> None:
     """With the hook `test_trigger_resource_list_change`: changing the resource list brings

@@ -15,6 +15,7 @@ from conformance.spec.versions import Transport
 from conformance.transcript import Direction
 from conformance.wire.envelope import MISSING, Kind, id_repr
 
+from . import _features as F
 from ._helpers import barrier
 from ._stateless import (
     CLIENT_CAPABILITIES_KEY,
@@ -517,3 +518,50 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
             ctx.check(rid, True, message=summary)
         else:
             ctx.not_reached(rid, "no result answered a 2026-07-28 request during the run")
+
+
+_LISTS = (("prompts", "prompts/list", "name"), ("resources", "resources/list", "uri"), ("tools", "tools/list", "name"))
+
+
+@scenario(requirements=["stateless.lists.connection-independent"], since=V, skip_reason=LEGACY)
+async def lists_per_connection(ctx: ScenarioContext) -> None:
+    """prompts/list, resources/list and tools/list (every page) on the shared connection, on a new
+    one, and on the shared one again: a new connection sees the same set."""
+    shared = await ctx.connect()
+    lists = [entry for entry in _LISTS if F.declared(ctx.server_capabilities, entry[0])]
+    if not lists:
+        ctx.skip("the server declares none of prompts, resources, tools")
+    other = await ctx.connect(fresh=True)
+    req = "stateless.lists.connection-independent"
+
+    async def names(peer: Any, method: str, field: str) -> set[Any] | None:
+        listing = await F.list_all(peer, method, timeout=ctx.timeout)
+        if not listing.complete or not listing.pages:
+            return None
+        return {item.get(field) for item in listing.items if isinstance(item, dict)}
+
+    async with ctx.alone():  # no other item changes a list meanwhile
+        for _, method, field in lists:
+            before = await names(shared, method, field)
+            fresh = await names(other, method, field)
+            after = await names(shared, method, field)
+            if before is None or fresh is None or after is None:
+                ctx.note(f"{method} was not answered with a list on every connection; not judged", requirement=req)
+                continue
+            if before != after:
+                ctx.note(f"{method} changed on the shared connection while we compared (it may change over time); "
+                         "not judged", requirement=req)
+                continue
+            ctx.check(
+                req,
+                fresh == before,
+                problem="ListVariesPerConnection",
+                message=(
+                    f"{method} lists the same {len(before)} item(s) on a new connection"
+                    if fresh == before else
+                    f"{method} on a new connection differs from the list the shared connection gave before and after "
+                    f"it: only there {sorted(map(str, fresh - before))[:5]}, missing {sorted(map(str, before - fresh))[:5]}"
+                ),
+                expected=sorted(map(str, before))[:20],
+                actual=sorted(map(str, fresh))[:20],
+            )

@@ -4,6 +4,7 @@ messages on stdout, exit when stdin closes; and the transports' UTF-8 rule (ever
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from conformance.server.context import ScenarioContext
 from conformance.runtime.records import Connection
@@ -11,6 +12,7 @@ from conformance.peer import PeerError
 from conformance.registry import ConnectionKind, scenario
 from conformance.spec.versions import Transport, spec
 from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire.envelope import Kind, same_id
 
 from ._framing import invalid_utf8, split_lines, split_runs, stdout_noise, utf8_rule_applies
 from ._helpers import barrier
@@ -19,6 +21,7 @@ NEWLINES = "transport.stdio.no-embedded-newlines"
 STDOUT = "transport.stdio.stdout-only-messages"
 LF = "transport.stdio.lf-delimiter"
 EXIT_2026 = "transport.stdio.exit-on-eof"
+GRACEFUL_END = "subscriptions.graceful-end"
 UTF8 = "transport.utf8"
 
 STDIO = [Transport.STDIO]
@@ -142,24 +145,28 @@ async def stdout_framing(ctx: ScenarioContext) -> None:
 
 
 @scenario(
-    requirements=[EXIT_2026],
+    requirements=[EXIT_2026, GRACEFUL_END],
     transports=STDIO,
     connection=ConnectionKind.DISPOSABLE,  # closing stdin ends it: a later disposable item would need a new one,
     order=1,  # so it comes after every other disposable item of its version, whatever their module
 )
 async def exit_on_stdin_eof(ctx: ScenarioContext) -> None:
-    """After a round trip, close the server's stdin: the server exits within the timeout."""
+    """After a round trip (2026-07-28: a subscriptions/listen, acknowledged), close the server's
+    stdin: the server exits within the timeout, and ends the subscription with a result first."""
     peer = await ctx.connect(fresh=True)
     try:
         await barrier(peer, ctx.version)
     except PeerError as exc:
         ctx.note(f"the round trip before closing stdin failed ({exc}); stdin is closed anyway")
+    listen = await _open_listen(ctx, peer) if ctx.applies(GRACEFUL_END) else None
     transport = peer.transport
     mark = len(peer.transcript)
     await transport.close_stdin()  # type: ignore[attr-defined]
     started = time.monotonic()
     code = await transport.wait_exit(ctx.timeout)  # type: ignore[attr-defined]
     waited = time.monotonic() - started
+    if listen is not None:
+        await _judge_graceful_end(ctx, peer, listen, mark)
     ctx.check(
         EXIT_2026,
         code is not None,
@@ -172,6 +179,51 @@ async def exit_on_stdin_eof(ctx: ScenarioContext) -> None:
         expected=f"the process exits within {ctx.timeout:g} s of stdin reaching end-of-file",
         actual="still running" if code is None else f"exited with code {code} after {waited:.2f} s",
         entries=[mark],
+    )
+
+
+async def _open_listen(ctx: ScenarioContext, peer: Any) -> str | None:
+    """subscriptions/listen (tool-list changes): its id once acknowledged, else None (said why)."""
+    rid = "mcp-conformance-listen-shutdown"
+    try:
+        await peer.request("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, id=rid)
+        first = await peer.expect_message(
+            lambda e: (e.kind is Kind.NOTIFICATION and e.method == "notifications/subscriptions/acknowledged")
+            or (e.kind in (Kind.RESULT, Kind.ERROR) and same_id(e.id, rid)),
+            what="the acknowledgment of the subscription", timeout=ctx.timeout)
+    except PeerError as exc:
+        ctx.not_reached(GRACEFUL_END, f"subscriptions/listen was not acknowledged ({exc})")
+        return None
+    if first.kind is not Kind.NOTIFICATION:
+        ctx.not_reached(GRACEFUL_END, "subscriptions/listen was answered at once, not acknowledged (subscriptions.listen.supported "
+                                      "judges that)")
+        return None
+    return rid
+
+
+async def _judge_graceful_end(ctx: ScenarioContext, peer: Any, rid: str, mark: int) -> None:
+    answer = None
+    try:
+        answer = await peer.expect_response(rid, timeout=0.5)
+    except PeerError:
+        pass
+    ok = answer is not None and answer.kind is Kind.RESULT
+    ctx.check(
+        GRACEFUL_END,
+        ok,
+        problem="SubscriptionNotEndedGracefully",
+        message=(
+            "stdin closed: the server answered the open subscriptions/listen with a result before closing stdout"
+            if ok else
+            "stdin closed: the open subscriptions/listen "
+            + ("was answered with an error" if answer is not None else "got no response before the server closed stdout")
+            + ", not the successful response that signals a graceful end (reading: the end of stdin is the server's "
+              "shutdown, 'the primary graceful-shutdown signal' of transports/stdio#shutdown, during which it tears "
+              "its subscriptions down)"
+        ),
+        expected=f"a result response to {rid!r}",
+        actual=answer.error if answer is not None and answer.kind is Kind.ERROR else None,
+        entries=[answer] if answer is not None else [mark],
     )
 
 

@@ -15,8 +15,8 @@ from typing import Any
 from conformance.server.context import ScenarioContext
 from conformance.peer import PeerError
 from conformance.registry import scenario
-from conformance.spec.versions import LATEST_STATEFUL, VERSIONS
-from conformance.wire.envelope import MISSING, Envelope, Kind
+from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport
+from conformance.wire.envelope import MISSING, Envelope, Kind, same_id
 
 from . import _features as F
 
@@ -522,6 +522,48 @@ async def unknown_tool(ctx: ScenarioContext) -> None:
     )
 
 
+@scenario(requirements=["tools.name.case-sensitive"], capability="tools")
+async def case_sensitive_names(ctx: ScenarioContext) -> None:
+    """tools/call of a safe tool under its name with the case of its letters swapped (a name the
+    server does not list): an error or an isError result, never the tool's successful result."""
+    peer = await ctx.connect()
+    listing = await F.list_all(peer, "tools/list", timeout=ctx.timeout)
+    tools = [t for t in listing.items if isinstance(t, dict)]
+    listed = {t.get("name") for t in tools}
+    plans, _ = F.safe_tools(tools)
+    plan = next((p for p in plans if p.name != F.ERROR_FIXTURE and p.name.swapcase() != p.name
+                 and p.name.swapcase() not in listed), None)
+    if plan is None:
+        ctx.skip("no tool that is safe to call has a name with letters whose case can be swapped "
+                 "(a conformance run never calls a tool that may change anything)")
+    name = plan.name.swapcase()
+    rid = await peer.request("tools/call", {"name": name, "arguments": plan.args})
+    env = await peer.expect_response(rid)
+    req = "tools.name.case-sensitive"
+    what = f"tools/call {name!r} (the listed tool {plan.name!r} with the case of its letters swapped)"
+    if env.kind is Kind.ERROR:
+        ctx.check(req, True, message=f"{what} was answered with {F.describe_error(env)}: no such tool", entries=[env])
+        return
+    result = env.result if isinstance(env.result, dict) else {}
+    if result.get("resultType", "complete") != "complete":
+        ctx.not_reached(req, f"{what} was answered with resultType {result.get('resultType')!r}")
+        return
+    is_error = result.get("isError") is True
+    ctx.check(
+        req,
+        is_error,
+        problem="ToolNameCaseIgnored",
+        message=(
+            f"{what} was answered with an isError result"
+            if is_error
+            else f"{what} ran the tool: the server matched the name without regard to case"
+        ),
+        expected="a JSON-RPC error or an isError result (an unknown tool)",
+        actual=env.result,
+        entries=[env],
+    )
+
+
 @scenario(requirements=["tools.call.invalid-arguments"], capability="tools")
 async def invalid_arguments(ctx: ScenarioContext) -> None:
     """tools/call with a required argument left out: a protocol error or an isError result,
@@ -578,9 +620,7 @@ async def invalid_arguments(ctx: ScenarioContext) -> None:
 
 @scenario(
     requirements=["tools.list-changed.notification"],
-    until=LATEST_STATEFUL,
     capability="tools.listChanged",
-    skip_reason="2026-07-28 delivers list_changed on subscriptions/listen streams (basic/patterns/subscriptions)",
 )
 async def list_changed(ctx: ScenarioContext) -> None:
     """With the runner's hook `test_trigger_tool_change`: changing the tool list brings
@@ -596,9 +636,20 @@ async def list_changed_check(ctx: ScenarioContext, req: str, trigger: str, metho
     names = {t.get("name") for t in listing.items if isinstance(t, dict)} if listing else set()
     if trigger not in names:
         ctx.skip(f"the server offers no way to change its {what} list (the official runner's hook {trigger!r} is not listed)")
-    how = await F.open_notification_stream(ctx, peer)
-    if how:
-        ctx.note(how)
+    listen = None
+    if ctx.vspec.stateless:
+        # 2026-07-28: list_changed is delivered to clients that opened a subscriptions/listen stream
+        # asking for it (cancelled at the end: notifications/cancelled on stdio, the stream closed
+        # over HTTP, where the connection is this scenario's own)
+        listen = await _open_listen(ctx, peer, LISTEN_FLAGS[method])
+        if listen is None:
+            ctx.not_reached(req, f"subscriptions/listen with {LISTEN_FLAGS[method]}: true was not acknowledged "
+                                 "(subscriptions.listen.supported judges that)")
+            return
+    else:
+        how = await F.open_notification_stream(ctx, peer)
+        if how:
+            ctx.note(how)
     # the change every session of the server sees: alone where other items share the server
     async with ctx.alone():
         mark = len(peer.transcript)
@@ -628,3 +679,43 @@ async def list_changed_check(ctx: ScenarioContext, req: str, trigger: str, metho
                 await peer.expect_response(rid)
             except PeerError:
                 pass
+            if listen is not None:
+                await _close_listen(ctx, peer, listen)
+
+
+LISTEN_FLAGS = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+}
+
+
+async def _open_listen(ctx: ScenarioContext, peer: Any, flag: str) -> tuple[str, Any] | None:
+    """subscriptions/listen asking for ``flag`` only; (its id, its HTTP response stream) once
+    acknowledged, None when the server refused it or sent no acknowledgment in time."""
+    rid = f"mcp-conformance-listen-{F.unique_token()}"
+    mark = len(peer.transcript)
+    await peer.request("subscriptions/listen", {"notifications": {flag: True}}, id=rid)
+    stream = getattr(peer.last_exchange, "stream", None) if ctx.transport is Transport.STREAMABLE_HTTP else None
+    after = F.since(peer, mark)
+    try:
+        first = await peer.expect_message(
+            lambda e: after(e) and ((e.kind is Kind.NOTIFICATION and e.method == "notifications/subscriptions/acknowledged")
+                                    or (e.kind in (Kind.RESULT, Kind.ERROR) and same_id(e.id, rid))),
+            what=f"the acknowledgment of subscription {rid!r}", timeout=ctx.timeout)
+    except PeerError:
+        return None
+    return (rid, stream) if first.kind is Kind.NOTIFICATION else None
+
+
+async def _close_listen(ctx: ScenarioContext, peer: Any, listen: tuple[str, Any]) -> None:
+    rid, stream = listen
+    try:
+        if ctx.transport is Transport.STREAMABLE_HTTP:
+            closer = getattr(peer.transport, "close_stream", None)
+            if closer is not None and stream is not None:
+                await closer(stream)
+        else:
+            await peer.notify("notifications/cancelled", {"requestId": rid, "reason": "mcp-conformance: done listening"})
+    except PeerError:
+        pass

@@ -218,6 +218,59 @@ define(
     ),
 )
 
+_MOVED_ON = (
+    "Judged only where the client went on after that page (it sent another request later): a client that ends "
+    "its run, or is stopped, right after a page is not judged."
+)
+
+define(
+    "client.pagination.no-fixed-page-size",
+    "MUST",
+    url=spec_url(LATEST, "server/utilities/pagination", "pagination-model"),
+    quote="Page size is determined by the server, and clients MUST NOT assume a fixed page size",
+    role="client",
+    area="pagination",
+    note=(
+        "Probe: the suite's server pages resources/list with pages of different sizes (two resources, then one "
+        "with a nextCursor, then one). A client that followed the first nextCursor and then stops at the shorter "
+        "second page although it carries a nextCursor read the short page as the last one, as a client that "
+        "assumes a fixed page size does: flagged. A client that does not follow nextCursor at all is not judged "
+        "here (paging is up to it). " + _MOVED_ON
+    ),
+)
+
+define(
+    "client.pagination.empty-cursor",
+    "MUST",
+    versions=(LATEST,),
+    url=spec_url(LATEST, "server/utilities/pagination", "implementation-guidelines"),
+    quote=(
+        "Don't make any determination based on cursor value other than whether a non-null value was provided "
+        "(e.g. an empty string is a valid cursor and thus MUST NOT be treated as the end of results)"
+    ),
+    role="client",
+    area="pagination",
+    note=(
+        "Probe: the suite's server pages prompts/list in three pages; the second page's nextCursor is the empty "
+        "string, and only a request with the cursor \"\" gets the third. A client that followed the first "
+        "nextCursor but never asks with \"\" took the empty string as the end of results: flagged. "
+        + _MOVED_ON + " Earlier revisions do not word the empty-string case."
+    ),
+)
+
+define(
+    "client.prompts.pagination",
+    "SHOULD",
+    url=spec_url(LATEST, "server/prompts", "implementation-considerations"),
+    quote="Clients SHOULD handle pagination for large prompt lists",
+    role="client",
+    area="prompts",
+    note=(
+        "Probe: the suite's server pages prompts/list (one prompt per page). A client that listed prompts, got a "
+        "nextCursor and never asked for the next page did not handle the pagination: a warning. " + _MOVED_ON
+    ),
+)
+
 _CONTENT_NOTE = (
     "Probe: the form elicitation the suite's server sends a client that declared elicitation (server_requests). "
     "Reading: a client that validates what its user entered against requestedSchema returns, when it accepts, "
@@ -372,5 +425,26 @@ define(
         "that did not declare sampling.tools is not probed. 2024-11-05 to 2025-06-18 have the sentence without the "
         "list (their example is the user's rejection); 2026-07-28 drops it ('the client does not need to replay the "
         "initial call with an error message')."
+    ),
+)
+
+define(
+    "client.pagination.invalid-cursor-refetch",
+    "SHOULD",
+    versions=(LATEST,),
+    url=spec_url(LATEST, "server/utilities/caching", "interaction-with-pagination"),
+    quote=(
+        "If a cursor becomes invalid (e.g., the server returns an error for a previously valid cursor), the client "
+        "SHOULD discard all cached pages and re-fetch from the beginning."
+    ),
+    role="client",
+    area="pagination",
+    note=(
+        "Probe (the run whose first call is answered without resultType): the suite's server pages "
+        "resources/templates/list in two, and refuses the second page's cursor with -32602 the first time the "
+        "client sends it (a cursor valid when given, invalid when used). A client that then lists the templates "
+        "again without a cursor re-fetches from the beginning; one that goes on to other requests without doing "
+        "so gets a warning. What it discards from its cache is not on the wire; the re-fetch is. A client that "
+        "does not follow the templates' nextCursor, or ends right after the error, is not judged."
     ),
 )

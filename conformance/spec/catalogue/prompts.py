@@ -137,15 +137,33 @@ define(
 define(
     "prompts.list-changed.notification",
     "SHOULD",
-    until=LATEST_STATEFUL,
-    url=spec_url(LATEST_STATEFUL, PAGE, "list-changed-notification"),
+    url=spec_url(LATEST, PAGE, "list-changed-notification"),
     quote=(
         "When the list of available prompts changes, servers that declared the `listChanged` capability "
         "SHOULD send a notification"
     ),
     area="prompts",
     note=(
-        "Only testable when the server offers a way to change its prompt list: the diagnostic hook "
-        "`test_trigger_prompt_change`."
+        "Only testable when the server offers a way to change its prompt list: the official runner's diagnostic "
+        "hook `test_trigger_prompt_change` (called twice: the change, then the list put back). Up to 2025-11-25 the "
+        "notification may come on any stream of the session (streamable HTTP: the GET stream is opened "
+        "first); in 2026-07-28 the suite first opens a subscriptions/listen stream with `promptsListChanged: true` "
+        "(the page's sentence goes on: 'to clients that have opened a `subscriptions/listen` stream with "
+        "`promptsListChanged: true`'), and the notification must arrive after the change."
+    ),
+)
+
+define(
+    "prompts.get.validate-arguments",
+    "SHOULD",
+    url=spec_url(LATEST, PAGE, "implementation-considerations"),
+    quote="Servers SHOULD validate prompt arguments before processing",
+    area="prompts",
+    note=(
+        "Probe: prompts/get for a listed prompt with a required argument, every required argument given, one of "
+        "them as the number 42 instead of a string (prompt arguments are strings: the schema's `arguments` is a "
+        "map of string to string). Any JSON-RPC error is a validation (the code is not judged here); a rendered "
+        "prompt means the value was processed unvalidated (coerced or used as it came). A required argument "
+        "left out is prompts.get.missing-arguments."
     ),
 )

@@ -164,15 +164,68 @@ define(
 define(
     "resources.list-changed.notification",
     "SHOULD",
-    until=LATEST_STATEFUL,
-    url=spec_url(LATEST_STATEFUL, PAGE, "list-changed-notification"),
+    url=spec_url(LATEST, PAGE, "list-changed-notification"),
     quote=(
         "When the list of available resources changes, servers that declared the `listChanged` "
         "capability SHOULD send a notification"
     ),
     area="resources",
     note=(
-        "Only testable when the server offers a way to change its resource list: the diagnostic hook "
-        "`test_trigger_resource_list_change`."
+        "Only testable when the server offers a way to change its resource list: the official runner's diagnostic "
+        "hook `test_trigger_resource_list_change` (called twice: the change, then the list put back). Up to 2025-11-25 the "
+        "notification may come on any stream of the session (streamable HTTP: the GET stream is opened "
+        "first); in 2026-07-28 the suite first opens a subscriptions/listen stream with `resourcesListChanged: true` "
+        "(the page's sentence goes on: 'to clients that have opened a `subscriptions/listen` stream with "
+        "`resourcesListChanged: true`'), and the notification must arrive after the change."
+    ),
+)
+
+define(
+    "resources.uri.validate",
+    "MUST",
+    url=spec_url(LATEST, PAGE, "security-considerations"),
+    quote="Servers MUST validate all resource URIs",
+    area="resources",
+    note=(
+        "Probe: resources/read of strings that are not RFC 3986 URIs (a raw space and angle brackets, "
+        "characters a URI must percent-encode), built from the server's own offer: the first resource template "
+        "with one expression filled with 'mcp conformance <not a uri>' unencoded, and the first listed resource's "
+        "URI with ' <mcp-conformance>' appended. Each must be refused with a JSON-RPC error (any code); a result "
+        "means the server took a string that is not a URI as one (a template matched loosely, a URI trimmed) "
+        "without validating it. A server that lists neither resources nor templates is not probed."
+    ),
+)
+
+define(
+    "resources.uri.custom-scheme",
+    "MUST",
+    since="2025-06-18",
+    url=spec_url(LATEST, PAGE, "custom-uri-schemes"),
+    quote="Custom URI schemes MUST be in accordance with RFC3986, taking the above guidance in to account.",
+    area="resources",
+    note=(
+        "Judged on the resource templates (resources/templates/list, followed to its last page) whose scheme is "
+        "not one the page names (https, file, git): the template with every expression replaced by 'x' must be an "
+        "RFC 3986 URI (a scheme of a letter followed by letters, digits, '+', '-' or '.'; only characters a URI "
+        "allows). The schema's uri-template format lets such a template through. A listed resource URI that is "
+        "not an RFC 3986 URI is already flagged by the schema (format: uri) under basic.schema.messages-valid."
+    ),
+)
+
+define(
+    "resources.file.no-traversal",
+    "MUST",
+    since=V2026,
+    url=spec_url(V2026, PAGE, "security-considerations"),
+    quote="Servers MUST sanitize file paths to prevent directory traversal attacks when serving `file://` resources",
+    area="resources",
+    note=(
+        "Probe, when the server lists file:// resources (or file:// templates): the suite writes a canary file "
+        "with a random token in a new temporary directory outside every directory the server serves, and reads "
+        "it through the server by climbing out of a served directory with '..' segments (plain, then "
+        "percent-encoded as %2e%2e). Contents carrying the token mean the server followed the traversal: a fail. "
+        "An error, or contents without the token, pass (the canary exists only on the suite's host: a server on "
+        "another host cannot reach it, and its sanitizing is not judged). No file of the host other than the "
+        "canary is ever asked for."
     ),
 )

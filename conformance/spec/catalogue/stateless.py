@@ -314,3 +314,25 @@ define(
         "have arrived on any stream. The SHOULD (stop work) is not observable separately."
     ),
 )
+
+define(
+    "stateless.lists.connection-independent",
+    "MUST",
+    since=V,
+    url=spec_url(V, "server/prompts", "capabilities"),
+    quote=(
+        "This set MAY be empty and MAY change over time (see List Changed Notification), but MUST NOT vary "
+        "per-connection or as a side effect of other requests on the connection."
+    ),
+    area="stateless",
+    note=(
+        "The same sentence is on the prompts, resources and tools pages (counted once, on the first). Probe: "
+        "for each of prompts/list, resources/list and tools/list the server declares, the whole list (every "
+        "page) on the shared connection, on a new connection (stdio: a new server process), then on the shared "
+        "one again, with nothing else running meanwhile (other items that change a list wait). Compared as "
+        "sets of names (URIs for resources): the list may change over time, so only a new connection's list "
+        "that differs from two equal lists around it is flagged. The same credentials go on every request "
+        "(the set may vary by authorization). Varying 'as a side effect of other requests' is not probed "
+        "apart: the shared connection has served the run's other requests before."
+    ),
+)

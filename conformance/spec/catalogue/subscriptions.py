@@ -4,7 +4,7 @@ and filter; and the one purpose a server may send ``notifications/cancelled`` fo
 from __future__ import annotations
 
 from conformance.spec.requirements import define
-from conformance.spec.versions import spec_url
+from conformance.spec.versions import Transport, spec_url
 
 V = "2026-07-28"
 PAGE = "basic/patterns/subscriptions"
@@ -94,5 +94,25 @@ define(
         "subscriptions/listen request ID when it tears down that subscription stream.' Checked on "
         "every notifications/cancelled the server sent during the run: its requestId must be the "
         "id of a subscriptions/listen request of that connection."
+    ),
+)
+
+define(
+    "subscriptions.graceful-end",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, PAGE, "cancellation"),
+    quote=(
+        "The server tears it down (e.g., during shutdown) — it SHOULD send a successful `subscriptions/listen` "
+        "response to signal a graceful end (see Graceful Closure), then close the stream."
+    ),
+    area="subscriptions",
+    transports=(Transport.STDIO,),
+    note=(
+        "Probe (stdio, a server process of its own): subscriptions/listen, acknowledged; then the server's stdin "
+        "is closed, its shutdown signal ('the primary graceful-shutdown signal', transports/stdio#shutdown). The "
+        "server ends the subscription during its shutdown, so a result response to the listen request should "
+        "reach stdout before it closes; an error response, or none, is a warning. Over HTTP the suite cannot "
+        "shut down the one server every item shares."
     ),
 )

@@ -87,12 +87,32 @@ define(
     "SHOULD",
     since="2025-11-25",
     url=spec_url(LATEST, PAGE, "tool-names"),
-    quote="Tool names SHOULD NOT contain spaces, commas, or other special characters.",
+    quote=(
+        "The following SHOULD be the only allowed characters: uppercase and lowercase ASCII letters (A-Z, a-z), "
+        "digits (0-9), underscore (\\_), hyphen (-), and dot (.) - Tool names SHOULD NOT contain spaces, commas, "
+        "or other special characters."
+    ),
     area="tools",
     aliases=("tools-name-format",),
     note=(
-        "Checked against the list the page gives just before: ASCII letters, digits, underscore, "
-        "hyphen and dot should be the only characters."
+        "Two items of the Tool Names list, one check: every listed tool name is checked against the allowed "
+        "characters (ASCII letters, digits, underscore, hyphen and dot); a space, a comma or any other "
+        "character is a warning."
+    ),
+)
+
+define(
+    "tools.name.case-sensitive",
+    "SHOULD",
+    since="2025-11-25",
+    url=spec_url(LATEST, PAGE, "tool-names"),
+    quote="Tool names SHOULD be considered case-sensitive.",
+    area="tools",
+    note=(
+        "Probe: tools/call of a tool that is safe to call (an official runner fixture, or read-only with an "
+        "outputSchema), its name with the case of every letter swapped, a name the server does not list. A "
+        "server that considers names case-sensitive does not know that tool: a JSON-RPC error or an isError "
+        "result. A successful result means the server matched the name without regard to case."
     ),
 )
 
@@ -254,16 +274,18 @@ define(
 define(
     "tools.list-changed.notification",
     "SHOULD",
-    until=LATEST_STATEFUL,
-    url=spec_url(LATEST_STATEFUL, PAGE, "list-changed-notification"),
+    url=spec_url(LATEST, PAGE, "list-changed-notification"),
     quote=(
         "When the list of available tools changes, servers that declared the `listChanged` capability "
         "SHOULD send a notification"
     ),
     area="tools",
     note=(
-        "Only testable when the server offers a way to change its tool list: the official runner's "
-        "diagnostic hook `test_trigger_tool_change`. 2026-07-28 delivers it on subscriptions/listen "
-        "streams (basic/patterns/subscriptions)."
+        "Only testable when the server offers a way to change its tool list: the official runner's diagnostic "
+        "hook `test_trigger_tool_change` (called twice: the change, then the list put back). Up to 2025-11-25 the "
+        "notification may come on any stream of the session (streamable HTTP: the GET stream is opened "
+        "first); in 2026-07-28 the suite first opens a subscriptions/listen stream with `toolsListChanged: true` "
+        "(the page's sentence goes on: 'to clients that have opened a `subscriptions/listen` stream with "
+        "`toolsListChanged: true`'), and the notification must arrive after the change."
     ),
 )
