@@ -354,12 +354,16 @@ async def header_mismatch_retry(ctx: ClientContext) -> None:
                                        f"add_numbers again with Mcp-Param-A and Mcp-Param-B (POST #{with_headers[0].n})",
                   peer=played.run.peer)
         return
+    after_list = [r for r in retried if listed is not None and r.n > listed.n]
+    if after_list:  # listed again and retried; the retry's headers are client.http2026.param-mirrored's to judge
+        ctx.check(RETRY, True, message=f"after the HeaderMismatch the client listed the tools (POST #{listed.n}) and called "
+                                       f"add_numbers again (POST #{after_list[0].n}); whether that call mirrors a and b "
+                                       "into headers is client.http2026.param-mirrored's", peer=played.run.peer)
+        return
     if listed is None:
         what = "it did not call tools/list" + (f" (it called add_numbers again, POST #{retried[0].n})" if retried else " nor retry")
-    elif not retried:
-        what = f"it called tools/list (POST #{listed.n}) but did not retry the call"
     else:
-        what = f"its retry (POST #{retried[-1].n}) lacks the Mcp-Param-A / Mcp-Param-B headers the tool now asks for"
+        what = f"it called tools/list (POST #{listed.n}) but did not retry the call"
     ctx.check(RETRY, False, problem="NoRetryAfterHeaderMismatch",
               message=f"add_numbers was refused with HeaderMismatch (HTTP 400, -32020); {what}",
               expected="tools/list, then tools/call add_numbers with Mcp-Param-A and Mcp-Param-B",

@@ -49,7 +49,8 @@ def _task_id(env) -> Any:
 
 def task_tokens(peer: RawPeer) -> dict[str, Any]:
     """taskId -> the progressToken of the request whose CreateTaskResult created it, for the tasks
-    created on ``peer`` by a request of ours that carried a token."""
+    created on ``peer`` by a request of ours that carried a token (a taskId two CreateTaskResults
+    named is left out: which task a notification naming it belongs to cannot be told)."""
     tokens: dict[Any, Any] = {}
     for entry in peer.transcript.entries:
         env = entry.envelope
@@ -58,14 +59,18 @@ def task_tokens(peer: RawPeer) -> dict[str, Any]:
             if token is not MISSING:
                 tokens[dumps_id(env.id)] = token
     out: dict[str, Any] = {}
+    created: dict[str, int] = {}  # taskId -> how many CreateTaskResults named it
     for entry in peer.transcript.entries:
         env = entry.envelope
         if entry.direction != Direction.IN or env is None or env.kind is not Kind.RESULT:
             continue
         task = task_of(env)
-        if isinstance(task, dict) and isinstance(task.get("taskId"), str) and dumps_id(env.id) in tokens:
-            out[task["taskId"]] = tokens[dumps_id(env.id)]
-    return out
+        if isinstance(task, dict) and isinstance(task.get("taskId"), str):
+            created[task["taskId"]] = created.get(task["taskId"], 0) + 1
+            if dumps_id(env.id) in tokens:
+                out[task["taskId"]] = tokens[dumps_id(env.id)]
+    # a taskId given to two tasks (tasks.id.unique's fault) names no one task: its progress is not attributed
+    return {tid: token for tid, token in out.items() if created[tid] == 1}
 
 
 def dumps_id(value: Any) -> str:

@@ -443,9 +443,10 @@ async def results_and_errors(ctx: ScenarioContext) -> None:
                                   "(and no extension the server advertises defines it)"),
                          expected={"resultType": "complete | input_required"}, actual=rt, json_path="$.result.resultType",
                          entries=[entry.seq], peer=cpeer)
-                if extensions and isinstance(rt, str) and rt not in _CORE_RESULT_TYPES and key(env.id) not in opted \
+                if known and extensions and isinstance(rt, str) and rt not in _CORE_RESULT_TYPES and key(env.id) not in opted \
                         and not method.startswith("tasks/") and rt not in _EXTENSION_RESULT_TYPES[TASKS_EXTENSION]:
-                    # ("task" to a request without the tasks extension is tasks.ext.undeclared.no-task's)
+                    # ("task" to a request without the tasks extension is tasks.ext.undeclared.no-task's; a value
+                    # no advertised extension can define is stateless.result-type's)
                     flag("versioning.extension-fallback", problem="ExtensionResultWithoutOptIn",
                          message=(f"{where} has resultType {rt!r}, which no core result has, though the request named no "
                                   "extension in its client capabilities: a server supporting an extension the client "

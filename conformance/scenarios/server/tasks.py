@@ -736,7 +736,13 @@ def _asking_tools(listed: list[dict[str, Any]]) -> list[TaskTool]:
     return out
 
 
-async def _await_request(ctx: ScenarioContext, peer: RawPeer, tid: str) -> tuple[Envelope | None, Any, str]:
+def _seq_of(peer: RawPeer, env: Envelope) -> int:
+    """Where ``env`` (a message we received) stands in the connection's transcript (-1: not found)."""
+    return next((e.seq for e in peer.transcript.entries if e.envelope is env), -1)
+
+
+async def _await_request(ctx: ScenarioContext, peer: RawPeer, tid: str,
+                         after: Envelope | None = None) -> tuple[Envelope | None, Any, str]:
     """Poll task ``tid`` until the server sends the client a request (returned), the task ends,
     or the deadline passes; tasks/result is sent once tasks/get says input_required.  Returns
     (the request, the id of our tasks/result or MISSING, the last status seen)."""
@@ -747,6 +753,9 @@ async def _await_request(ctx: ScenarioContext, peer: RawPeer, tid: str) -> tuple
         try:
             env = await peer.expect_message(lambda e: e.kind is Kind.REQUEST and e.method in _CLIENT_ASKS,
                                             what="a request of the task to the client", timeout=POLL_MAX)
+            if after is not None and _seq_of(peer, env) < _seq_of(peer, after):
+                await peer.respond(env.id, _answer(env))  # sent before the task existed: no task's request
+                continue
             return env, result_rid, last
         except ExpectTimeout:
             pass
@@ -758,6 +767,18 @@ async def _await_request(ctx: ScenarioContext, peer: RawPeer, tid: str) -> tuple
             result_rid = await peer.request("tasks/result", {"taskId": tid})
             deadline = min(deadline, time.monotonic() + ctx.timeout)  # the request is due on its stream now
     return None, result_rid, last
+
+
+async def _answer_earlier_asks(peer: RawPeer) -> None:
+    """Answer the requests to the client that arrived before a task was created (a server may ask
+    on its own, e.g. right after initialization): they are no task's, so not judged here."""
+    while True:
+        try:
+            env = await peer.expect_message(lambda e: e.kind is Kind.REQUEST and e.method in _CLIENT_ASKS,
+                                            what="a request to the client sent before the task", timeout=0)
+        except ExpectTimeout:
+            return
+        await peer.respond(env.id, _answer(env))
 
 
 def _answer(request: Envelope) -> dict[str, Any]:
@@ -778,13 +799,14 @@ async def task_input_required(ctx: ScenarioContext) -> None:
         ctx.skip("no task-capable tool (taskSupport optional or required) looks like it asks the client for input")
     tried = []
     for tool in tools[:3]:
+        await _answer_earlier_asks(peer)
         env, _ = await _create(peer, tool, ctx.timeout)
         task = _task_of(env)
         if task is None or not isinstance(task.get("taskId"), str):
             tried.append(f"{tool.name}: no task created")
             continue
         tid = task["taskId"]
-        asked, result_rid, last = await _await_request(ctx, peer, tid)
+        asked, result_rid, last = await _await_request(ctx, peer, tid, after=env)
         if asked is None:
             tried.append(f"{tool.name}: no request reached us (last status {last})")
             if last not in TERMINAL and declared(ctx.server_capabilities, "tasks.cancel"):
