@@ -377,6 +377,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             rc = pytest.main(pytest_args(ns, workdir), plugins=plugins)
         except KeyboardInterrupt:
             return EXIT_INTERRUPTED
+        except Exception:
+            # pytest itself can fail while reporting an interrupt (Python 3.11: a KeyboardInterrupt
+            # raised inside a frozen importlib frame has a traceback entry without a line number,
+            # and pytest's report of it raises TypeError); the session's finish -- the partial
+            # report -- has run by then, and the run ends as interrupted
+            if SIGNALLED:
+                return EXIT_INTERRUPTED
+            raise
         finally:
             if saved is None:
                 os.environ.pop(_AUTOLOAD, None)

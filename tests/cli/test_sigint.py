@@ -133,3 +133,29 @@ def _ends_interrupted(tmp_path: Path, code: str, command: str, *args: str, deadl
     report = json.loads((tmp_path / "reports" / "report.json").read_text())
     validate_report(report)
     assert report["status"] == "interrupted"
+
+
+@pytest.mark.parametrize("signalled", [True, False], ids=["after-a-signal", "no-signal"])
+def test_pytest_failing_while_it_reports_an_interrupt_still_ends_the_run_as_interrupted(monkeypatch: pytest.MonkeyPatch, signalled: bool) -> None:
+    """pytest can raise while it reports an interrupt (Python 3.11: a KeyboardInterrupt raised in a
+    frozen importlib frame during collection has a traceback entry without a line number, and
+    pytest's ``getrepr`` raises TypeError on it).  After a signal that is still an interrupted run,
+    exit 130; without one the error is ours and is not hidden."""
+    from conformance import cli
+    from conformance.runtime.signals import SIGNALLED
+
+    def crashing_main(args: list[str], plugins: list[object]) -> int:
+        if signalled:
+            SIGNALLED.append(signal.SIGINT)
+        raise TypeError("unsupported operand type(s) for -: 'NoneType' and 'int'")
+
+    saved = list(SIGNALLED)
+    monkeypatch.setattr(cli.pytest, "main", crashing_main)
+    try:
+        if signalled:
+            assert cli.main(["server", "--command", "true"]) == 130
+        else:
+            with pytest.raises(TypeError):
+                cli.main(["server", "--command", "true"])
+    finally:
+        SIGNALLED[:] = saved

@@ -974,8 +974,17 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
             continue  # a new session starts without an id
         if init_done is not None and r.t > init_done:
             after.append(r)
+    init_ids = [m.env.id for m in w.msgs if m.env.method == "initialize" and m.env.kind is Kind.REQUEST]
+
+    def cancels_initialize(r: Any) -> bool:
+        """A POST that carries only the cancellation of an initialize request: it belongs to the
+        time before the session (and the version) was known, however late the answer made it."""
+        return bool(r.envelopes) and all(
+            e.method == "notifications/cancelled" and isinstance(e.params, dict)
+            and any(_same(e.params.get("requestId", MISSING), i) for i in init_ids) for e in r.envelopes)
+
     if ep.sessions_issued and after:
-        lost = [r for r in after if r.header("mcp-session-id") not in ep.sessions_issued]
+        lost = [r for r in after if r.header("mcp-session-id") not in ep.sessions_issued and not cancels_initialize(r)]
         if lost:
             r = lost[0]
             ctx.check(pick(version, "client.http.session-id"), False, problem="SessionIdNotSent",
@@ -984,11 +993,7 @@ def _judge_http(ctx: ClientContext, run: ClientRun, w: Wire, fail: Any, ok: Any,
         else:
             ctx.check(pick(version, "client.http.session-id"), True, peer=run.peer)
     if version not in ("2024-11-05", "2025-03-26") and after and negotiated:
-        init_ids = [m.env.id for m in w.msgs if m.env.method == "initialize" and m.env.kind is Kind.REQUEST]
-        # a cancellation of the initialize request belongs to the time before the version was known
-        nohdr = [r for r in after if not r.header("mcp-protocol-version")
-                 and not any(e.method == "notifications/cancelled" and isinstance(e.params, dict)
-                             and any(_same(e.params.get("requestId", MISSING), i) for i in init_ids) for e in r.envelopes)]
+        nohdr = [r for r in after if not r.header("mcp-protocol-version") and not cancels_initialize(r)]
         if nohdr:
             r = nohdr[0]
             ctx.check("client.http.version-header", False, problem="MissingProtocolVersionHeader",

@@ -125,24 +125,26 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                                             "naming neither form nor url",
                       expected='{} (form), {"form": {}}, {"url": {}} or both', actual=el)
 
-    async def ask(method: str, params: Any = MISSING) -> tuple[Any, Envelope | None]:
+    async def ask(method: str, params: Any = MISSING, wait: float | None = None) -> tuple[Any, Envelope | None]:
         nonlocal n
         n += 1
         # pings and the unknown method get ids that are strings of digits ("701"): the answer must
         # carry the id exactly, "701" and not 701; the others, strings that are not numbers
         rid = f"{700 + n}" if method in DIGIT_ID_METHODS else f"mcpc-{method.replace('/', '-')}-{n}"
         await peer.request(method, params, id=rid, meta=None)
-        return rid, await server.response(timeout)
+        return rid, await server.response(timeout if wait is None else wait)
 
     async def barrier() -> tuple[Envelope | None, list[Envelope]]:
         """A ping, and the client's answer to it (None: none within the timeout) with whatever
         other responses came before it.  Its answer counts also with its id's type changed: the
-        echo rule takes that, not the barrier."""
-        rid, resp = await ask("ping")
+        echo rule takes that, not the barrier.  A barrier judges whether the client is still alive,
+        so its wait is twice the timeout: a slow answer on a loaded machine is no verdict (only a
+        client that stopped answering pays the longer wait)."""
+        rid, resp = await ask("ping", wait=2 * timeout)
         before = []
         while resp is not None and not (resp.id is not MISSING and str(resp.id) in (rid, f"{rid}-wrong")):  # "701" or 701
             before.append(resp)
-            resp = await server.response(timeout)
+            resp = await server.response(2 * timeout)
         return resp, before
 
     def judge_answer(rid: Any, resp: Envelope | None, method: str) -> bool:
@@ -306,7 +308,7 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
                 alive = resp is not None
                 ctx.check("client.elicitation.complete-unknown-ignored", alive, problem="UnknownCompletionNotIgnored",
                           message="" if alive else "after notifications/elicitation/complete naming an elicitationId the "
-                                                   f"server never used, the client no longer answered a ping within {timeout:g} s",
+                                                   f"server never used, the client no longer answered a ping within {2 * timeout:g} s",
                           expected="the notification ignored (the next ping answered)", actual=None)
                 if not alive:
                     stopped = "the client stopped answering pings after an unknown elicitation completion"
@@ -340,7 +342,7 @@ async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, An
             resp, _ = await barrier()  # before it, the answer to the cancelled ping, if it came
             ctx.check("client.cancel.race", resp is not None, problem="CancelRaceNotHandled",
                       message="" if resp is not None else "after the server cancelled a ping of its own right after "
-                                                          f"sending it, the client no longer answered a ping within {timeout:g} s",
+                                                          f"sending it, the client no longer answered a ping within {2 * timeout:g} s",
                       expected="the cancelled ping answered or not, the next ping answered", actual=None)
         else:
             ctx.not_reached("client.cancel.race", "the client answers no ping, so the barrier cannot tell")
