@@ -53,7 +53,8 @@ EXPECTED_DIR = Path(__file__).resolve().parent / "expected"
 # every peer on every transport it serves (fixtures/peers/launch.py); the reference server has its
 # own zero-fail tests
 # OAuth resource servers, run with --auth (the suite's authorization server) on the authorization
-# area only (--select 'auth.*'; the rest of their catalogue is the plain peer's)
+# area only (--select 'auth.*', and tasks bound to the authorization context, which only a run with
+# --auth checks; the rest of their catalogue is the plain peer's)
 AUTH_PEERS: dict[str, tuple[str, ...]] = {"sdk-auth": ("sse", "streamable-http"),
                                           "fastmcp-auth": ("sse", "streamable-http"),
                                           "ts-auth": ("sse", "streamable-http")}
@@ -122,7 +123,7 @@ def _auth_target(peer: str, transport: str) -> list[str]:
             "--port", "{port}", "--issuer", "{issuer}", "--jwks-url", "{jwks_url}", "--resource", "{resource}"]
     path = "/sse" if transport == "sse" else "/mcp"
     return ["--command", shlex.join(argv), "--url", f"http://127.0.0.1:{{port}}{path}", "--transport", transport,
-            "--auth", "--select", "auth.*"]
+            "--auth", "--select", "auth.*", "--select", "tasks.auth-context-bound"]
 
 
 def _sdk_missing() -> str | None:
