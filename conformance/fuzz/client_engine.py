@@ -49,7 +49,7 @@ from conformance.fuzz.generate import Frame, Plan, answer_at, frame_at, run_inde
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, UNREADABLE, Expect, Finding
 from conformance.fuzz.peer_process import redact, tree_rss_kib
-from conformance.fuzz.window import RING, Keyed, Pend, Suspects
+from conformance.fuzz.window import Keyed, Pend, Suspects
 from conformance.spec.versions import Transport
 from conformance.transports.base import TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope, same_id
@@ -223,7 +223,6 @@ class _ClientRun:
         self.j = 0  # frames sent in this run
         self.k = 0  # answers given in this run
         self.b = 0  # barriers sent
-        self.ring: collections.deque[Frame] = collections.deque(maxlen=RING)
         self.last_answer: Pend | None = None
         self.liveness_done = False
         self.seq = 0  # messages sent, in order
@@ -483,7 +482,6 @@ class _ClientRun:
         if judge is True or (judge == "mutated" and mutated):
             pend = Pend(frame, co.expect_answer(frame.data, self.octx, method, e.id, mutated=mutated))
             self._place(pend, frame)
-        self.ring.append(frame)
         takes = _takes_as_answer(frame.data, e.id)
         t = self.transport
         if self.http and not self.legacy_sse:
@@ -530,7 +528,6 @@ class _ClientRun:
         for exp in exps:
             self._place(Pend(frame, exp), frame)
         self.cur.frames += 1
-        self.ring.append(frame)
         if self.http:
             await self.transport.send(frame.data)  # one SSE event each
         else:

@@ -55,7 +55,7 @@ from conformance.fuzz.generate import AGAIN, Frame, Plan, frame_at
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
 from conformance.fuzz.peer_process import redact, rss_kib
-from conformance.fuzz.window import RING, Keyed, Pend, Suspects
+from conformance.fuzz.window import Keyed, Pend, Suspects
 from conformance.spec.versions import Transport, spec
 from conformance.transports.base import TransportClosed, TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope
@@ -63,6 +63,7 @@ from conformance.wire.rules import barrier_method, empty_ping_result, is_respons
 
 __all__ = ["FuzzConfig", "Campaign", "SignatureRecord", "run_campaign", "replay_frame", "Session"]
 
+RING = 16  # frames kept for a crash reproducer
 OUTBOX = 64  # stdio: at most this many lines wait to be written in one go
 _UNKEYED = frozenset({_oracle.UNREADABLE, _oracle.REJECTED, _oracle.SILENCE, _oracle.ANY})  # answers may carry no usable id
 

@@ -11,7 +11,6 @@ I/O (no transport, no clock: times are passed in, findings leave through callbac
   whose id it matches loosely (a near miss: ``"7"`` for ``7``, a large integer cut to 32 bits).
 * :class:`Suspects` -- the final stage: pends still unanswered after their grace, judged when
   their final deadline passes (or, where the engine says so, as soon as an answer is found).
-* :data:`RING` -- how many recent frames an engine keeps for a crash or stall reproducer.
 
 What stays in each engine is how frames are written, how barriers are sent and read, and the
 peer's process; and the reading of answers without a usable id, which follows each direction's
@@ -28,10 +27,7 @@ from conformance.fuzz.oracle import Expect, id_key, near_miss
 from conformance.wire.envelope import MISSING, Envelope
 from conformance.wire.rules import loose_id
 
-__all__ = ["RING", "Pend", "Keyed", "Suspects"]
-
-RING = 16  # recent frames kept for a crash or stall reproducer
-
+__all__ = ["Pend", "Keyed", "Suspects"]
 
 class Pend:
     """One expectation of one frame in flight: the answers attributed to it until it is judged.
