@@ -49,7 +49,7 @@ from conformance.fuzz.generate import Frame, Plan, answer_at, frame_at, run_inde
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, UNREADABLE, Expect, Finding
 from conformance.fuzz.peer_process import redact, tree_rss_kib
-from conformance.fuzz.window import Keyed, Pend, Suspects
+from conformance.fuzz.window import Due, Keyed, Pend
 from conformance.spec.versions import Transport
 from conformance.transports.base import TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope, same_id
@@ -217,7 +217,7 @@ class _ClientRun:
         self.segs: collections.deque[_Seg] = collections.deque()  # barrier sent, not yet settled
         self.cur = _Seg()
         self.keyed = Keyed()
-        self.suspects = Suspects()  # unanswered after the grace: until the final deadline
+        self.suspects = Due()  # unanswered after the grace: until the final deadline
         self.room = anyio.Event()
         self.proven = anyio.Event()
         self.j = 0  # frames sent in this run

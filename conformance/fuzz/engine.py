@@ -55,7 +55,7 @@ from conformance.fuzz.generate import AGAIN, Frame, Plan, frame_at
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
 from conformance.fuzz.peer_process import redact, rss_kib
-from conformance.fuzz.window import Keyed, Pend, Suspects
+from conformance.fuzz.window import Due, Keyed, Pend
 from conformance.spec.versions import Transport, spec
 from conformance.transports.base import TransportClosed, TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope
@@ -464,8 +464,8 @@ class _Drive:
         self.keyed = Keyed(loose_index=True)
         self.unkeyed: collections.deque[Pend] = collections.deque()  # awaiting an answer without a usable id
         self.unproven: collections.deque[Pend] = collections.deque()  # sent, no barrier behind them answered yet (send order)
-        self.graced: collections.deque[Pend] = collections.deque()  # proven read, within their grace
-        self.suspects = Suspects()  # unanswered after the grace: until the final deadline
+        self.graced = Due()  # proven read, within their grace
+        self.suspects = Due()  # unanswered after the grace: until the final deadline
         self.barriers: collections.OrderedDict[Any, tuple[int, float, int]] = collections.OrderedDict()  # key -> (next frame index, time, next send number)
         self.seq = 0  # frames registered so far: a frame's send number (a frame sent again gets a new one)
         self.ring: collections.deque[Frame] = collections.deque(maxlen=RING)
@@ -546,22 +546,22 @@ class _Drive:
                 self.doubt_run(run)
 
     def settle_due(self, now: float, *, everything: bool = False) -> None:
-        graced = self.graced
-        suspects = self.suspects
-        final = self.cfg.final
-        while graced and (everything or graced[0].settle_at <= now):  # type: ignore[operator]
-            p = graced.popleft()
-            if not everything and _wants_answer(p) and not p.answers and p.run is None:
-                # suspected missing: leaves the window, reported only after the final deadline
-                suspects.add(p, now + final)
-                continue
-            self.finish(p, final=everything)  # a frame of a run unanswered after the grace: its run is in doubt now
-        if suspects:
-            suspects.settle(now, lambda p: self.finish(p, final=everything), everything=everything)
+        if self.graced:
+            self.graced.settle(now, lambda p: self.graced_over(p, now, everything), everything=everything)
+        if self.suspects:
+            self.suspects.settle(now, lambda p: self.finish(p, final=everything), everything=everything)
         if everything:
             unproven = self.unproven
             while unproven:
                 self.finish(unproven.popleft(), final=True)
+
+    def graced_over(self, p: Pend, now: float, everything: bool) -> None:
+        """``p``'s grace is over: judged, or suspected missing (it leaves the window, reported
+        only after the final deadline)."""
+        if not everything and _wants_answer(p) and not p.answers and p.run is None:
+            self.suspects.add(p, now + self.cfg.final)
+            return
+        self.finish(p, final=everything)  # a frame of a run unanswered after the grace: its run is in doubt now
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -570,11 +570,9 @@ class _Drive:
             self.proven = next_index
         deadline = now + self.cfg.grace
         unproven = self.unproven
-        graced = self.graced
+        grace = self.graced.add
         while unproven and unproven[0].seq < upto_seq:  # sent before the barrier (a frame sent again keeps its index)
-            p = unproven.popleft()
-            p.settle_at = deadline
-            graced.append(p)
+            grace(unproven.popleft(), deadline)
         self.room.set()
 
     def attribute(self, env: Envelope, now: float) -> None:
@@ -687,9 +685,7 @@ class _Drive:
                         camp.notifications += 1
                     else:
                         camp.unattributed += 1
-                graced = self.graced
-                suspects = self.suspects.queue
-                if (graced and graced[0].settle_at <= now) or (suspects and suspects[0].settle_at <= now):  # type: ignore[operator]
+                if self.graced.due(now) or self.suspects.due(now):
                     self.settle_due(now)
         except TransportClosed as exc:
             if self.stop:

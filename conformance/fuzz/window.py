@@ -9,8 +9,10 @@ I/O (no transport, no clock: times are passed in, findings leave through callbac
 * :class:`Keyed` -- the registry of pends by the ids their answers must carry (the frame's id and
   its batch members'), and the attribution of an answer whose id matches none exactly to the pend
   whose id it matches loosely (a near miss: ``"7"`` for ``7``, a large integer cut to 32 bits).
-* :class:`Suspects` -- the final stage: pends still unanswered after their grace, judged when
-  their final deadline passes (or, where the engine says so, as soon as an answer is found).
+* :class:`Due` -- pends waiting for a deadline, settled through the engine's callback once it
+  passes: the final stage of both engines (pends still unanswered after their grace, judged when
+  their final deadline passes, or, where the engine says so, as soon as an answer is found), and
+  the server engine's grace (pends proven read, until the end of their grace).
 
 What stays in each engine is how frames are written, how barriers are sent and read, and the
 peer's process; and the reading of answers without a usable id, which follows each direction's
@@ -27,7 +29,7 @@ from conformance.fuzz.oracle import Expect, id_key, near_miss
 from conformance.wire.envelope import MISSING, Envelope
 from conformance.wire.rules import loose_id
 
-__all__ = ["Pend", "Keyed", "Suspects"]
+__all__ = ["Pend", "Keyed", "Due"]
 
 class Pend:
     """One expectation of one frame in flight: the answers attributed to it until it is judged.
@@ -120,9 +122,9 @@ class Keyed:
         return None if p is None else (p, miss)
 
 
-class Suspects:
-    """Pends unanswered after their grace, each due at its ``settle_at`` (its final deadline), in
-    the order suspected (so in the order due)."""
+class Due:
+    """Pends each due at its ``settle_at`` (the end of its grace; a suspect's final deadline), in
+    the order added, which is the order due (each stage adds its pends with one delay from now)."""
 
     __slots__ = ("queue",)
 
@@ -137,6 +139,11 @@ class Suspects:
 
     def __iter__(self) -> Iterator[Pend]:
         return iter(self.queue)
+
+    def due(self, now: float) -> bool:
+        """Is the first pend due by ``now``?"""
+        q = self.queue
+        return bool(q) and q[0].settle_at <= now  # type: ignore[operator]
 
     def add(self, p: Pend, due: float) -> None:
         p.settle_at = due
