@@ -31,6 +31,7 @@ from conformance.wire.rules import loose_id
 
 __all__ = ["Pend", "Keyed", "Due"]
 
+
 class Pend:
     """One expectation of one frame in flight: the answers attributed to it until it is judged.
 
