@@ -24,7 +24,7 @@ PURE_PACKAGES = ["spec", "schema", "wire", "report"]
 PURE_MODULES = ["outcomes", "transcript",
                 # the sans-I/O half of the fuzzer (its engine and command are the I/O and entry layers)
                 "fuzz/__init__", "fuzz/corpus", "fuzz/operators", "fuzz/generate", "fuzz/oracle", "fuzz/client_oracle",
-                "fuzz/shrink", "fuzz/replay"]
+                "fuzz/shrink", "fuzz/replay", "fuzz/window"]
 FORBIDDEN_IN_PURE = {"anyio", "httpx", "httpx_sse", "subprocess", "asyncio", "socket", "conformance.transports", "conformance.peer", "starlette", "uvicorn", "pytest"}
 FORBIDDEN_IN_REFERENCE = {"conformance.peer", "conformance.scenarios", "conformance.runtime", "conformance.server", "conformance.client", "conformance.pytest_plugin", "mcp"}
 # Imports allowed lazily inside a function (not at module level): the schema downloader.

@@ -44,11 +44,12 @@ from conformance.connect import TargetError
 from conformance.fuzz import client_oracle as co
 from conformance.fuzz import oracle as _o
 from conformance.fuzz.corpus import build_client_corpus
-from conformance.fuzz.engine import RING, Campaign
+from conformance.fuzz.engine import Campaign
 from conformance.fuzz.generate import Frame, Plan, answer_at, frame_at, run_index
 from conformance.fuzz.operators import Operator, select_operators
-from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, UNREADABLE, Expect, Finding, id_key
+from conformance.fuzz.oracle import ANSWER, ANY, SILENCE, UNREADABLE, Expect, Finding
 from conformance.fuzz.peer_process import redact, tree_rss_kib
+from conformance.fuzz.window import Due, Keyed, Pend
 from conformance.spec.versions import Transport
 from conformance.transports.base import TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope, same_id
@@ -154,29 +155,16 @@ class ClientCampaign(Campaign):
 Sink = Callable[[Finding, "Frame | None", "Expect | None", "list[Frame]", dict], None]
 
 
-def _parse_error_answer(p: "_Pend", e: Envelope) -> bool:
+def _parse_error_answer(p: Pend, e: Envelope) -> bool:
     """``e`` (no usable id) is the -32700 that ``p``, a message that is not JSON, asks for."""
     return p.exp.kind == UNREADABLE and not p.loose and not p.answers and e.kind is Kind.ERROR and p.exp.codes is not None \
         and e.error_code in p.exp.codes and _o.accepts_unattributed(p.exp, e)
 
 
-def _parse_error_allowed(p: "_Pend", e: Envelope) -> bool:
+def _parse_error_allowed(p: Pend, e: Envelope) -> bool:
     """``e`` (no usable id) is a -32700 that ``p`` may be answered with although the message read is
     JSON (its bytes as sent are not: ``Expect.parse_error_ok``)."""
     return p.exp.parse_error_ok and not p.loose and not p.answers and _o.parse_error_reply(e)
-
-
-class _Pend:
-    __slots__ = ("frame", "exp", "answers", "settled", "seg", "loose", "seq")
-
-    def __init__(self, frame: Frame, exp: Expect, seq: int = 0) -> None:
-        self.frame = frame
-        self.exp = exp
-        self.answers: list[Envelope] = []
-        self.settled = False
-        self.seg: _Seg | None = None
-        self.loose = 0  # answers without a usable id taken
-        self.seq = seq  # send order within the run
 
 
 class _Seg:
@@ -185,8 +173,8 @@ class _Seg:
     __slots__ = ("pends", "barrier", "sent_at", "proven_at", "unclaimed", "has_any", "has_silence", "frames")
 
     def __init__(self) -> None:
-        self.pends: list[_Pend] = []
-        self.barrier: _Pend | None = None
+        self.pends: list[Pend] = []
+        self.barrier: Pend | None = None
         self.sent_at = 0.0
         self.proven_at: float | None = None
         self.unclaimed: list[Envelope] = []
@@ -228,15 +216,14 @@ class _ClientRun:
         self.finishing = False
         self.segs: collections.deque[_Seg] = collections.deque()  # barrier sent, not yet settled
         self.cur = _Seg()
-        self.keyed: dict[Any, _Pend] = {}
-        self.suspects: list[tuple[float, _Pend]] = []  # unanswered after the grace: until the final deadline
+        self.keyed = Keyed()
+        self.suspects = Due()  # unanswered after the grace: until the final deadline
         self.room = anyio.Event()
         self.proven = anyio.Event()
         self.j = 0  # frames sent in this run
         self.k = 0  # answers given in this run
         self.b = 0  # barriers sent
-        self.ring: collections.deque[Frame] = collections.deque(maxlen=RING)
-        self.last_answer: _Pend | None = None
+        self.last_answer: Pend | None = None
         self.liveness_done = False
         self.seq = 0  # messages sent, in order
         self.pos = 0  # the latest message (send order) whose answer arrived: the client read that far
@@ -351,11 +338,10 @@ class _ClientRun:
         if k is not None:
             p = self.keyed.get(k)
             if p is None:
-                miss = _o.near_miss(e, list(self.keyed))
-                if miss is not MISSING:
-                    p = self.keyed.get(id_key(miss))
-                    if p is not None:
-                        self._finding(_o.not_echoed(self.version, p.exp, e, miss, role="client"), p)
+                near = self.keyed.near_miss(e)  # an id not echoed verbatim
+                if near is not None:
+                    p, miss = near
+                    self._finding(_o.not_echoed(self.version, p.exp, e, miss, role="client"), p)
             if p is not None:
                 p.answers.append(e)
                 self._resolve(p.seq)
@@ -409,7 +395,7 @@ class _ClientRun:
             p.answers.append(e)
         self.floating = left if upto != float("inf") else []
 
-    def _claim_floating(self, p: _Pend) -> None:
+    def _claim_floating(self, p: Pend) -> None:
         """An unanswered message that is not JSON (or that may be answered as such) takes an answer
         without a usable id that came after the client had answered something later (its answers
         may be POSTed out of order over HTTP): the first such answer it may be answered with that no
@@ -467,7 +453,7 @@ class _ClientRun:
                 self.script_sent.set()
 
     async def _answer(self, e: Envelope, *, p_valid: float = 0.0, judge: bool | str = True, data: bytes | None = None,
-                      frame: Frame | None = None) -> _Pend | None:
+                      frame: Frame | None = None) -> Pend | None:
         """Answer the client's request ``e``: the answer drawn by :func:`answer_at` (or ``data``, a
         replayed answer); the real one behind it when the client cannot take it as its answer."""
         method = e.method or ""
@@ -494,9 +480,8 @@ class _ClientRun:
             camp.by_method[f"answer:{method}"] += 1
         pend = None
         if judge is True or (judge == "mutated" and mutated):
-            pend = _Pend(frame, co.expect_answer(frame.data, self.octx, method, e.id, mutated=mutated))
+            pend = Pend(frame, co.expect_answer(frame.data, self.octx, method, e.id, mutated=mutated))
             self._place(pend, frame)
-        self.ring.append(frame)
         takes = _takes_as_answer(frame.data, e.id)
         t = self.transport
         if self.http and not self.legacy_sse:
@@ -518,7 +503,7 @@ class _ClientRun:
 
     # -- sending frames in chunks ----------------------------------------------------------
 
-    def _place(self, pend: _Pend, frame: Frame) -> None:
+    def _place(self, pend: Pend, frame: Frame) -> None:
         """Put ``pend`` in the current chunk and register its ids."""
         self.seq += 1
         pend.seq = self.seq
@@ -528,10 +513,7 @@ class _ClientRun:
         exp = pend.exp
         seg.has_any |= exp.kind == ANY
         seg.has_silence |= exp.kind == SILENCE
-        if exp.key is not None and exp.key not in self.keyed:
-            self.keyed[exp.key] = pend
-        for mk in exp.member_keys:
-            self.keyed.setdefault(mk, pend)
+        self.keyed.add(pend, replace=False)
 
     async def send_frame(self, frame: Frame, exps: list[Expect]) -> None:
         """Send one of our messages (a barrier closes the chunk every ``chunk`` messages)."""
@@ -544,9 +526,8 @@ class _ClientRun:
         self.j += 1
         await self._window()
         for exp in exps:
-            self._place(_Pend(frame, exp), frame)
+            self._place(Pend(frame, exp), frame)
         self.cur.frames += 1
-        self.ring.append(frame)
         if self.http:
             await self.transport.send(frame.data)  # one SSE event each
         else:
@@ -582,10 +563,10 @@ class _ClientRun:
         bid = BARRIER_BASE + run_index(self.n, self.b)
         bframe = Frame(run_index(self.n, 900_000 + self.b), dumps({"jsonrpc": "2.0", "id": bid, "method": "ping"}), "ping", "barrier")
         self.seq += 1
-        bpend = _Pend(bframe, co.barrier_expect(bid), self.seq)
+        bpend = Pend(bframe, co.barrier_expect(bid), self.seq)
         bpend.seg = seg
         seg.barrier = bpend
-        self.keyed[bpend.exp.key] = bpend
+        self.keyed.add(bpend)
         seg.sent_at = time.monotonic()
         self.segs.append(seg)
         self.cur = _Seg()
@@ -619,7 +600,7 @@ class _ClientRun:
 
     # -- judging ---------------------------------------------------------------------------
 
-    def _finding(self, f: Finding, pend: _Pend | None, *, prefix: list[Frame] | None = None, detail: dict | None = None) -> None:
+    def _finding(self, f: Finding, pend: Pend | None, *, prefix: list[Frame] | None = None, detail: dict | None = None) -> None:
         d = {"run": self.n, **(detail or {})}
         if pend is not None and pend.frame.answer:
             d.setdefault("answer_to", pend.exp.asked)
@@ -627,21 +608,13 @@ class _ClientRun:
                 d.setdefault("answer_id", dumps(pend.exp.echo).decode("utf-8"))
         self.sink(f, pend.frame if pend is not None else None, pend.exp if pend is not None else None, prefix or [], d)
 
-    def _judge(self, p: _Pend) -> None:
+    def _judge(self, p: Pend) -> None:
         p.settled = True
         if self.camp is not None and p.exp.what != "the ping sent as a barrier":
             self.camp.judged += 1
         for f in co.judge(p.exp, p.answers, self.octx, barrier="ping", grace=self.cfg.grace):
             self._finding(f, p)
-        self._forget(p)
-
-    def _forget(self, p: _Pend) -> None:
-        key = p.exp.key
-        if key is not None and self.keyed.get(key) is p:
-            del self.keyed[key]
-        for mk in p.exp.member_keys:
-            if self.keyed.get(mk) is p:
-                del self.keyed[mk]
+        self.keyed.forget(p)
 
     def _settle_due(self, now: float, *, everything: bool = False) -> None:
         if everything:
@@ -649,14 +622,12 @@ class _ClientRun:
         while self.segs and self.segs[0].proven_at is not None and (everything or self.segs[0].proven_at + self.cfg.grace <= now):
             seg = self.segs.popleft()
             self._settle(seg, now, everything=everything)
-        keep = []
-        for due, p in self.suspects:
-            self._claim_floating(p)
-            if p.answers or everything or due <= now:
-                self._judge(p)
-            else:
-                keep.append((due, p))
-        self.suspects = keep
+        self.suspects.settle(now, self._judge, everything=everything, early=self._answered_late)
+
+    def _answered_late(self, p: Pend) -> bool:
+        """A suspect answered after all (by an answer without a usable id it may claim now)."""
+        self._claim_floating(p)
+        return bool(p.answers)
 
     def _settle(self, seg: _Seg, now: float, *, everything: bool) -> None:
         unanswered = [p for p in seg.pends if p.exp.kind == ANSWER and not p.answers]
@@ -679,7 +650,7 @@ class _ClientRun:
         for p in seg.pends:
             self._claim_floating(p)
             if p.exp.kind in (ANSWER, UNREADABLE) and not p.answers and not everything:
-                self.suspects.append((now + self.cfg.final, p))  # a late answer is still welcome
+                self.suspects.add(p, now + self.cfg.final)  # a late answer is still welcome
                 continue
             self._judge(p)
         if seg.barrier is not None:
@@ -717,7 +688,7 @@ class _ClientRun:
         self.ended.set()
         self._wake()
 
-    def _unproven(self) -> list[_Pend]:
+    def _unproven(self) -> list[Pend]:
         out = [p for s in self.segs if s.proven_at is None for p in s.pends]
         return out + list(self.cur.pends)
 
@@ -744,11 +715,11 @@ class _ClientRun:
                           held=bool(self.held), returncode=run.exit_code if run is not None else None)
         for p in unproven:  # their answers are now moot (covered by the liveness judgment, or it was fine)
             p.settled = True
-            self._forget(p)
+            self.keyed.forget(p)
         for s in self.segs:
             if s.proven_at is None and s.barrier is not None:
                 s.barrier.settled = True
-                self._forget(s.barrier)
+                self.keyed.forget(s.barrier)
         self.segs = collections.deque(s for s in self.segs if s.proven_at is not None)
         self.cur = _Seg()
         if got is None:

@@ -55,10 +55,11 @@ from conformance.fuzz.generate import AGAIN, Frame, Plan, frame_at
 from conformance.fuzz.operators import Operator, select_operators
 from conformance.fuzz.oracle import Expect, Finding, OracleContext, id_key
 from conformance.fuzz.peer_process import redact, rss_kib
+from conformance.fuzz.window import Due, Keyed, Pend
 from conformance.spec.versions import Transport, spec
 from conformance.transports.base import TransportClosed, TransportError
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, parse_envelope
-from conformance.wire.rules import barrier_method, empty_ping_result, is_response, loose_id
+from conformance.wire.rules import barrier_method, empty_ping_result, is_response
 
 __all__ = ["FuzzConfig", "Campaign", "SignatureRecord", "run_campaign", "replay_frame", "Session"]
 
@@ -105,21 +106,6 @@ class SignatureRecord:
     methods: collections.Counter = field(default_factory=collections.Counter)
     prefix: list[Frame] = field(default_factory=list)  # for exits/stalls: the frames before
     detail: dict[str, Any] = field(default_factory=dict)
-
-
-class _Pend:
-    __slots__ = ("frame", "exp", "answers", "refused", "settle_at", "suspect", "run", "recheck", "seq")
-
-    def __init__(self, frame: Frame, exp: Expect) -> None:
-        self.frame = frame
-        self.exp = exp
-        self.answers: list[Envelope] = []
-        self.refused: int | None = None
-        self.settle_at: float | None = None
-        self.suspect = False
-        self.run: int | None = None  # sent in a run (no barrier of its own): see _drive
-        self.recheck = False  # a frame of a run in doubt, sent again alone
-        self.seq = 0  # its frame's send number (barriers prove what was sent before them)
 
 
 ISOLATE = 1024  # after a run in doubt, this many frames go alone (with a barrier each) again
@@ -362,7 +348,7 @@ class Campaign:
             if frame.operator in self.by_operator:
                 self.by_operator[frame.operator]["findings"] += 1
 
-    def settle(self, p: _Pend, barrier: str) -> list[Finding]:
+    def settle(self, p: Pend, barrier: str) -> list[Finding]:
         if not p.recheck:  # a frame sent again is judged once (the first judgement was not trusted)
             self.judged += 1
         found = _oracle.judge(p.exp, p.answers, self.octx, refused=p.refused, barrier=barrier, grace=self.cfg.final)
@@ -370,7 +356,7 @@ class Campaign:
             self.record(f, p.frame, p.exp)
         return found
 
-    def judge_in_run(self, p: _Pend, barrier: str) -> list[Finding]:
+    def judge_in_run(self, p: Pend, barrier: str) -> list[Finding]:
         """Judge a frame of a run without recording what is wrong (see :func:`_drive`)."""
         self.judged += 1
         return _oracle.judge(p.exp, p.answers, self.octx, refused=p.refused, barrier=barrier, grace=self.cfg.final)
@@ -454,167 +440,172 @@ def _done(camp: Campaign, index: int) -> bool:
     return False
 
 
-async def _drive(camp: Campaign, session: Session, index: int) -> int:
-    """Send frames from ``index`` on until the budget ends; returns the next index.  Raises _Dead."""
-    cfg = camp.cfg
-    plan = camp.plan
-    assert plan is not None
-    transport = session.transport
-    # streamable HTTP: one POST per frame, its answers in that POST's response (send_http).  stdio
-    # and legacy HTTP+SSE: one stream of answers, frames proven read by barriers; on stdio several
-    # messages go in one write (lines), over legacy SSE each is a POST of its own (write)
-    http = cfg.target.transport is Transport.STREAMABLE_HTTP
-    stdio = cfg.target.transport is Transport.STDIO
-    bmethod = barrier_method(cfg.version)
-    keyed: dict[Any, _Pend] = {}
-    unkeyed: collections.deque[_Pend] = collections.deque()  # awaiting an answer without a usable id
-    unproven: collections.deque[_Pend] = collections.deque()  # sent, no barrier behind them answered yet (send order)
-    graced: collections.deque[_Pend] = collections.deque()  # proven read, within their grace
-    suspects: collections.deque[_Pend] = collections.deque()  # unanswered after the grace: until the final deadline
-    barriers: collections.OrderedDict[Any, tuple[int, float, int]] = collections.OrderedDict()  # key -> (next frame index, time, next send number)
-    seq = [0]  # frames registered so far: a frame's send number (a frame sent again gets a new one)
-    ring: collections.deque[Frame] = collections.deque(maxlen=RING)
-    outbox: list[bytes] = []  # stdio: lines not written yet (see write())
-    queued: list[Frame] = []  # stdio: their frames, which join the ring when written
-    proven = [index]  # every frame with a smaller index was proven read
-    serial = [camp.out_of_order]  # one frame at a time that may be answered without a usable id
-    last_ambiguous = [-1]
-    room = anyio.Event()
-    dead: list[_Dead] = []
-    stop = False
+class _Drive:
+    """One session's part of a campaign: frames sent from ``index`` on until the budget ends, their
+    answers attributed and judged (see the module docstring).  The pends in flight pass from
+    ``unproven`` (sent, no barrier behind them answered yet) to ``graced`` (proven read, within
+    their grace) to ``suspects`` (unanswered after the grace: until the final deadline), and are
+    judged by :meth:`finish`.  :meth:`run` returns the next index; raises _Dead."""
 
-    loose: dict[str, Any] = {}  # loose_id of a pending id -> its key
-    # runs: frames sent without a barrier of their own (see the module docstring)
-    runs: dict[int, list[Frame]] = {}  # run number -> its frames, while any of them is unsettled
-    run_left: dict[int, int] = {}  # run number -> its frames not settled yet
-    doubted: set[int] = set()  # runs whose frames were queued to be sent again alone
-    recheck: collections.deque[Frame] = collections.deque()
-    run_no = [0]
-    run_open = [False]  # frames of the current run were sent and no barrier behind them yet
-    alone_until = [index]  # frames before this index go alone again (after a run in doubt)
-    alone_kinds: set[tuple[str, str]] = set()  # kinds of frame the server got wrong when sent again alone
-    anonymous = [False]  # the server gave an answer without a usable id
-    doubt_no = [0]  # groups of frames put in doubt outside runs get run numbers -1, -2, ... (see doubt())
+    def __init__(self, camp: Campaign, session: Session, index: int) -> None:
+        cfg = self.cfg = camp.cfg
+        self.camp = camp
+        self.session = session
+        assert camp.plan is not None
+        self.plan: Plan = camp.plan
+        self.transport = session.transport
+        # streamable HTTP: one POST per frame, its answers in that POST's response (send_http).
+        # stdio and legacy HTTP+SSE: one stream of answers, frames proven read by barriers; on stdio
+        # several messages go in one write (lines), over legacy SSE each is a POST of its own (write)
+        self.http = cfg.target.transport is Transport.STREAMABLE_HTTP
+        self.stdio = cfg.target.transport is Transport.STDIO
+        self.bmethod = barrier_method(cfg.version)
+        self.index = index  # the next frame's index
+        self.keyed = Keyed(loose_index=True)
+        self.unkeyed: collections.deque[Pend] = collections.deque()  # awaiting an answer without a usable id
+        self.unproven: collections.deque[Pend] = collections.deque()  # sent, no barrier behind them answered yet (send order)
+        self.graced = Due()  # proven read, within their grace
+        self.suspects = Due()  # unanswered after the grace: until the final deadline
+        self.barriers: collections.OrderedDict[Any, tuple[int, float, int]] = collections.OrderedDict()  # key -> (next frame index, time, next send number)
+        self.seq = 0  # frames registered so far: a frame's send number (a frame sent again gets a new one)
+        self.ring: collections.deque[Frame] = collections.deque(maxlen=RING)
+        self.outbox: list[bytes] = []  # stdio: lines not written yet (see write())
+        self.queued: list[Frame] = []  # stdio: their frames, which join the ring when written
+        self.proven = index  # every frame with a smaller index was proven read
+        self.serial = camp.out_of_order  # one frame at a time that may be answered without a usable id
+        self.last_ambiguous = -1
+        self.room = anyio.Event()
+        self.dead: list[_Dead] = []
+        self.stop = False
+        self.http_inflight = 0
+        # runs: frames sent without a barrier of their own (see the module docstring)
+        self.runs: dict[int, list[Frame]] = {}  # run number -> its frames, while any of them is unsettled
+        self.run_left: dict[int, int] = {}  # run number -> its frames not settled yet
+        self.doubted: set[int] = set()  # runs whose frames were queued to be sent again alone
+        self.recheck: collections.deque[Frame] = collections.deque()
+        self.run_no = 0
+        self.run_open = False  # frames of the current run were sent and no barrier behind them yet
+        self.alone_until = index  # frames before this index go alone again (after a run in doubt)
+        self.alone_kinds: set[tuple[str, str]] = set()  # kinds of frame the server got wrong when sent again alone
+        self.anonymous = False  # the server gave an answer without a usable id
+        self.doubt_no = 0  # groups of frames put in doubt outside runs get run numbers -1, -2, ... (see doubt())
 
-    def finish(p: _Pend, *, final: bool = False) -> None:
-        key = p.exp.key
-        if key is not None and keyed.get(key) is p:
-            del keyed[key]
-            if isinstance(key, tuple) and key[0] != "json":
-                loose.pop(loose_id(key[1]), None)
-        for mk in p.exp.member_keys:
-            if keyed.get(mk) is p:
-                del keyed[mk]
+    # -- judging ---------------------------------------------------------------------------------
+
+    def finish(self, p: Pend, *, final: bool = False) -> None:
+        self.keyed.forget(p)
         if p.exp.kind in _UNKEYED:
             try:
-                unkeyed.remove(p)
+                self.unkeyed.remove(p)
             except ValueError:
                 pass
+        camp = self.camp
         run = p.run
         if run is None:
-            if camp.settle(p, bmethod) and p.recheck:
-                alone_kinds.add(_kind(p.exp))  # the server got this kind wrong alone: no more runs for it
+            if camp.settle(p, self.bmethod) and p.recheck:
+                self.alone_kinds.add(_kind(p.exp))  # the server got this kind wrong alone: no more runs for it
             return
-        found = camp.judge_in_run(p, bmethod)
-        if found and run not in doubted:
+        found = camp.judge_in_run(p, self.bmethod)
+        if found and run not in self.doubted:
             if final:  # the campaign is over: no time to send them alone; what was seen stands
                 for f in found:
                     camp.record(f, p.frame, p.exp)
             else:
-                doubt_run(run)
-        left = run_left.get(run, 0) - 1
+                self.doubt_run(run)
+        left = self.run_left.get(run, 0) - 1
         if left <= 0:
-            run_left.pop(run, None)
-            runs.pop(run, None)
-            doubted.discard(run)
+            self.run_left.pop(run, None)
+            self.runs.pop(run, None)
+            self.doubted.discard(run)
         else:
-            run_left[run] = left
+            self.run_left[run] = left
 
-    def doubt_run(run: int) -> None:
+    def doubt_run(self, run: int) -> None:
         """None of ``run``'s judgements counts: its frames go again, each alone, and for a while
         afterwards frames go alone."""
-        doubted.add(run)
-        again = runs.get(run, [])
-        recheck.extend(again)
-        camp.rechecks += len(again)
-        alone_until[0] = max(alone_until[0], index + ISOLATE)
+        self.doubted.add(run)
+        again = self.runs.get(run, [])
+        self.recheck.extend(again)
+        self.camp.rechecks += len(again)
+        self.alone_until = max(self.alone_until, self.index + ISOLATE)
 
-    def doubt(pends: list[_Pend]) -> None:
+    def doubt(self, pends: list[Pend]) -> None:
         """Judge none of ``pends`` (frames whose answers cannot be told apart): those outside a run
         become a run of their own, and every run among them is in doubt."""
-        doubt_no[0] -= 1
-        group = doubt_no[0]
+        self.doubt_no -= 1
+        group = self.doubt_no
         for p in pends:
             if p.run is None:
                 p.run = group
-                run_left[group] = run_left.get(group, 0) + 1
-                frames = runs.setdefault(group, [])
+                self.run_left[group] = self.run_left.get(group, 0) + 1
+                frames = self.runs.setdefault(group, [])
                 if not any(f is p.frame for f in frames):
                     frames.append(p.frame)
         for run in dict.fromkeys(p.run for p in pends):  # in the order met
-            if run not in doubted:
-                doubt_run(run)
+            if run not in self.doubted:
+                self.doubt_run(run)
 
-    def settle_due(now: float, *, everything: bool = False) -> None:
-        while graced and (everything or graced[0].settle_at <= now):  # type: ignore[operator]
-            p = graced.popleft()
-            if not everything and _wants_answer(p) and not p.answers and p.run is None:
-                p.suspect = True  # suspected missing: leaves the window, reported only after the final deadline
-                p.settle_at = now + cfg.final
-                suspects.append(p)
-                continue
-            finish(p, final=everything)  # a frame of a run unanswered after the grace: its run is in doubt now
-        while suspects and (everything or suspects[0].settle_at <= now):  # type: ignore[operator]
-            finish(suspects.popleft(), final=everything)
+    def settle_due(self, now: float, *, everything: bool = False) -> None:
+        if self.graced:
+            self.graced.settle(now, lambda p: self.graced_over(p, now, everything), everything=everything)
+        if self.suspects:
+            self.suspects.settle(now, lambda p: self.finish(p, final=everything), everything=everything)
         if everything:
+            unproven = self.unproven
             while unproven:
-                finish(unproven.popleft(), final=True)
+                self.finish(unproven.popleft(), final=True)
 
-    def on_barrier(next_index: int, upto_seq: int, now: float) -> None:
-        if next_index > proven[0]:
-            proven[0] = next_index
-        deadline = now + cfg.grace
+    def graced_over(self, p: Pend, now: float, everything: bool) -> None:
+        """``p``'s grace is over: judged, or suspected missing (it leaves the window, reported
+        only after the final deadline)."""
+        if not everything and _wants_answer(p) and not p.answers and p.run is None:
+            self.suspects.add(p, now + self.cfg.final)
+            return
+        self.finish(p, final=everything)  # a frame of a run unanswered after the grace: its run is in doubt now
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def on_barrier(self, next_index: int, upto_seq: int, now: float) -> None:
+        if next_index > self.proven:
+            self.proven = next_index
+        deadline = now + self.cfg.grace
+        unproven = self.unproven
+        grace = self.graced.add
         while unproven and unproven[0].seq < upto_seq:  # sent before the barrier (a frame sent again keeps its index)
-            p = unproven.popleft()
-            p.settle_at = deadline
-            graced.append(p)
-        room.set()
+            grace(unproven.popleft(), deadline)
+        self.room.set()
 
-    def attribute(env: Envelope, now: float) -> None:
+    def attribute(self, env: Envelope, now: float) -> None:
+        camp = self.camp
         key = id_key(env.id)
         if key is not None:
-            b = barriers.pop(key, None)
+            b = self.barriers.pop(key, None)
             if b is not None:
-                on_barrier(b[0], b[2], now)
-                if bmethod == "ping" and (env.kind is not Kind.RESULT or not empty_ping_result(env.result)):
+                self.on_barrier(b[0], b[2], now)
+                if self.bmethod == "ping" and (env.kind is not Kind.RESULT or not empty_ping_result(env.result)):
                     camp.record(_oracle.finding(
                         "ping.response", "PingRejected" if env.kind is Kind.ERROR else "NonEmptyPingResult",
                         f"the ping sent as a barrier was answered with {env.summary()}", expected={"result": {}},
-                        actual=env.error if env.kind is Kind.ERROR else env.result), ring[-1] if ring else None, None)
+                        actual=env.error if env.kind is Kind.ERROR else env.result), self.ring[-1] if self.ring else None, None)
                 return
-            p = keyed.get(key)
+            p = self.keyed.get(key)
             if p is not None:
                 p.answers.append(env)
-                if not serial[0] and barriers and next(iter(barriers.values()))[0] <= p.frame.index:
+                if not self.serial and self.barriers and next(iter(self.barriers.values()))[0] <= p.frame.index:
                     # this answer overtook the barrier sent before its request: the server answers
                     # out of order, so answers without a usable id could not be told apart if
                     # several such frames were in flight; from now on one at a time
-                    serial[0] = True
+                    self.serial = True
                     camp.out_of_order = True
                 return
-            for p in unkeyed:  # an echoed id that is not unique in flight (a boolean)
+            for p in self.unkeyed:  # an echoed id that is not unique in flight (a boolean)
                 if p.exp.kind == _oracle.UNREADABLE and not p.answers and p.exp.echo is not MISSING and id_key(p.exp.echo) == key:
                     p.answers.append(env)
                     return
-            # candidates for an id not echoed verbatim: the same digits as another type, or a large
-            # integer cut or rounded (indexed, so an unattributed answer does not scan every key)
-            cands = [loose.get(loose_id(env.id))]
-            if isinstance(env.id, (int, float)) and not isinstance(env.id, bool):
-                cands += [k for k in keyed if isinstance(k, tuple) and k[0] == "int" and abs(k[1]) > 2**31]
-            miss = _oracle.near_miss(env, [k for k in cands if k is not None and k in keyed])
-            if miss is not MISSING:
-                p = keyed[id_key(miss)]
-                camp.record(_oracle.not_echoed(cfg.version, p.exp, env, miss), p.frame, p.exp)
+            near = self.keyed.near_miss(env)  # an id not echoed verbatim
+            if near is not None:
+                p, miss = near
+                camp.record(_oracle.not_echoed(self.cfg.version, p.exp, env, miss), p.frame, p.exp)
                 p.answers.append(env)  # it did answer (once): no second 'missing' finding
                 return
             camp.unattributed += 1
@@ -625,19 +616,19 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
         # request that expects exactly this error code (then its id was not echoed).  Failing that
         # (an async server), the most recent proven one still within its grace; else a
         # notification was answered.
-        if serial[0] and not anonymous[0]:
+        if self.serial and not self.anonymous:
             # the first answer without a usable id from a server that answers out of order: until
             # now its ambiguous frames went without waiting for each other (it had given no such
             # answer to tell apart).  If more than one could own this one, none of their judgements
             # is trusted: they go again alone; from now on one such frame at a time.
-            anonymous[0] = True
-            cands = [p for p in (*unproven, *graced, *suspects) if not p.answers and _may_take(p.exp, env)]
+            self.anonymous = True
+            cands = [p for p in (*self.unproven, *self.graced, *self.suspects) if not p.answers and _may_take(p.exp, env)]
             if len({id(p.frame) for p in cands}) > 1:
-                doubt(cands)
+                self.doubt(cands)
                 return
         code = env.error_code
         owner = None
-        for p in unproven:
+        for p in self.unproven:
             if p.answers:
                 continue
             x = p.exp
@@ -646,16 +637,16 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     owner = p
                     break
             elif x.kind == _oracle.ANSWER and env.kind is Kind.ERROR and x.codes and code in x.codes:
-                camp.record(_oracle.not_echoed(cfg.version, x, env, x.echo), p.frame, x)
+                camp.record(_oracle.not_echoed(self.cfg.version, x, env, x.echo), p.frame, x)
                 owner = p
                 break
         if owner is None:
-            for p in reversed(unkeyed):
+            for p in reversed(self.unkeyed):
                 if p.settle_at is not None and not p.answers and p.exp.kind != _oracle.SILENCE and _oracle.accepts_unattributed(p.exp, env):
                     owner = p
                     break
         if owner is None:
-            for p in unkeyed:
+            for p in self.unkeyed:
                 if p.exp.kind == _oracle.SILENCE:
                     owner = p  # a notification answered
                     break
@@ -664,7 +655,11 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
             return
         owner.answers.append(env)
 
-    async def receiver() -> None:
+    async def receiver(self) -> None:
+        camp = self.camp
+        stdio = self.stdio
+        http = self.http
+        transport = self.transport
         try:
             while True:
                 item = await transport.receive()
@@ -673,7 +668,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 if stdio and (item.problem is not None or _oracle.stdout_finding(env, item.raw, truncated=bool(item.meta.get("truncated")))):
                     f = _oracle.stdout_finding(env, item.raw, truncated=bool(item.meta.get("truncated")))
                     if f is not None:
-                        camp.record(f, ring[-1] if ring else None, None)
+                        camp.record(f, self.ring[-1] if self.ring else None, None)
                     if env is None:
                         continue
                 if env is None:
@@ -682,43 +677,47 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     continue  # judged by send_http from the POST's own response
                 for e in env.items if env.kind is Kind.BATCH else (env,):
                     if is_response(e):
-                        attribute(e, now)
+                        self.attribute(e, now)
                     elif e.kind is Kind.REQUEST:
                         camp.server_requests += 1
-                        await session.answer_server_request(e)
+                        await self.session.answer_server_request(e)
                     elif e.kind is Kind.NOTIFICATION:
                         camp.notifications += 1
                     else:
                         camp.unattributed += 1
-                if (graced and graced[0].settle_at <= now) or (suspects and suspects[0].settle_at <= now):
-                    settle_due(now)
+                if self.graced.due(now) or self.suspects.due(now):
+                    self.settle_due(now)
         except TransportClosed as exc:
-            if stop:
+            if self.stop:
                 return
-            dead.append(_exited(camp, session, exc, list(ring)))
-            room.set()
+            self.dead.append(_exited(camp, self.session, exc, list(self.ring)))
+            self.room.set()
         except TransportError as exc:
-            if not stop:
-                dead.append(_exited(camp, session, exc, list(ring)))
-                room.set()
+            if not self.stop:
+                self.dead.append(_exited(camp, self.session, exc, list(self.ring)))
+                self.room.set()
 
-    async def ticker() -> None:
+    async def ticker(self) -> None:
         """Settles frames whose grace passed while nothing arrives, detects stalls, draws progress."""
+        cfg = self.cfg
+        camp = self.camp
+        session = self.session
         last_progress = 0.0
         while True:
             await anyio.sleep(min(cfg.grace, 0.1))
             now = time.monotonic()
-            settle_due(now)
-            if barriers:
-                _, (count, t0, _) = next(iter(barriers.items()))
+            self.settle_due(now)
+            if self.barriers:
+                _, (count, t0, _) = next(iter(self.barriers.items()))
                 if now - t0 > cfg.deadline:
-                    dead.append(_Dead(_oracle.finding(
+                    ring = self.ring
+                    self.dead.append(_Dead(_oracle.finding(
                         _oracle.RESPONSE_REQUIRED, "ServerStalled",
-                        f"the server stopped answering: the {bmethod} sent after frame {count - 1} "
+                        f"the server stopped answering: the {self.bmethod} sent after frame {count - 1} "
                         f"was not answered within {cfg.deadline:g} s",
-                        expected=f"an answer to {bmethod}", actual="no answer"),
+                        expected=f"an answer to {self.bmethod}", actual="no answer"),
                         {"frame": ring[-1] if ring else None, "prefix": list(ring)[:-1]}))
-                    room.set()
+                    self.room.set()
                     return
             if cfg.progress and now - last_progress >= cfg.progress_interval:
                 last_progress = now
@@ -728,72 +727,78 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 if kib is not None:
                     camp.memory.append((camp.elapsed, kib))
 
-    def barrier_bytes(upto: int | None = None, upto_seq: int | None = None) -> bytes:
+    # -- writing ---------------------------------------------------------------------------------
+
+    def barrier_bytes(self, upto: int | None = None, upto_seq: int | None = None) -> bytes:
         """A barrier; its answer proves the frames sent before it (before the frame of send number
         ``upto_seq``, default: all registered), and the window's frames before index ``upto``."""
-        rid = session.next_id("fz-b")
-        barriers[id_key(rid)] = (index if upto is None else upto, time.monotonic(), seq[0] if upto_seq is None else upto_seq)
-        camp.barriers += 1
-        run_open[0] = False
-        run_no[0] += 1
-        return dumps(session.barrier_message(rid))
+        rid = self.session.next_id("fz-b")
+        self.barriers[id_key(rid)] = (self.index if upto is None else upto, time.monotonic(), self.seq if upto_seq is None else upto_seq)
+        self.camp.barriers += 1
+        self.run_open = False
+        self.run_no += 1
+        return dumps(self.session.barrier_message(rid))
 
-    async def send_barrier() -> None:
-        if stdio:
-            outbox.append(barrier_bytes())
-            await flush()
+    async def send_barrier(self) -> None:
+        if self.stdio:
+            self.outbox.append(self.barrier_bytes())
+            await self.flush()
             return
-        await transport.send(barrier_bytes())
+        await self.transport.send(self.barrier_bytes())
 
-    async def flush() -> None:
+    async def flush(self) -> None:
         """stdio: the lines of the outbox in one write; a closed stdin marks the server dead."""
+        outbox = self.outbox
         if not outbox:
             return
         data = b"\n".join(outbox)
         outbox.clear()
-        ring.extend(queued)
-        queued.clear()
+        self.ring.extend(self.queued)
+        self.queued.clear()
         try:
-            await transport.send(data)  # the transport ends the last line
+            await self.transport.send(data)  # the transport ends the last line
         except TransportClosed as exc:
-            if not dead:
-                dead.append(_exited(camp, session, exc, list(ring)))
-            room.set()
+            if not self.dead:
+                self.dead.append(_exited(self.camp, self.session, exc, list(self.ring)))
+            self.room.set()
 
-    async def write(*parts: bytes, pends: list[_Pend] | None = None, frame: bytes | None = None) -> None:
+    async def write(self, *parts: bytes, pends: list[Pend] | None = None, frame: bytes | None = None) -> None:
         """``parts`` in order.  On stdio they join the outbox, written at the latest with the next
         barrier (a write that carries one ends with it), before anything waits
-        (:func:`wait_room`) or when :data:`OUTBOX` lines are waiting: frames of a run go in one
+        (:meth:`wait_room`) or when :data:`OUTBOX` lines are waiting: frames of a run go in one
         write with their barrier, one system call instead of one per frame.  Over legacy SSE one
         POST each, and a 4xx/5xx refusal of ``frame``'s POST noted on its ``pends`` (an
         HTTP-level answer, accepted as over streamable HTTP)."""
-        if stdio:
+        if self.stdio:
+            outbox = self.outbox
             outbox.extend(parts)
             if len(parts) > 1 or len(outbox) >= OUTBOX:
-                await flush()
+                await self.flush()
             return
         for part in parts:
-            ex = await transport.send(part)
+            ex = await self.transport.send(part)
             status = getattr(ex, "status", None)
             if part is frame and pends and isinstance(status, int) and status >= 400:
                 for p in pends:
                     p.refused = status
 
-    async def send_http(pends: list[_Pend]) -> None:
+    async def send_http(self, pends: list[Pend]) -> None:
         """One POST per frame; its answers are the messages of that POST's own response (a JSON
         body or an SSE stream), so they are attributed to this frame's expectations only."""
+        camp = self.camp
+        session = self.session
         frame = pends[0].frame
         try:
-            ex = await transport.send(frame.data, headers=frame.headers)
+            ex = await self.transport.send(frame.data, headers=frame.headers)
             if ex.is_sse:
-                await ex.wait_done(cfg.deadline)
+                await ex.wait_done(self.cfg.deadline)
         except TransportError as exc:
             sp = session.server_process
             if sp is not None and sp.returncode is None and not isinstance(exc, TransportClosed):
                 # the process lives: this one POST got no HTTP response (reset, timeout)
                 for p in pends:
                     try:
-                        unproven.remove(p)
+                        self.unproven.remove(p)
                     except ValueError:
                         pass
                     camp.judged += 1
@@ -801,12 +806,12 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                                             f"the POST of {pends[0].exp.what} got no HTTP response: {exc}",
                                             expected="an HTTP response", actual=str(exc)), frame, pends[0].exp)
                 return
-            dead.append(_exited(camp, session, exc, list(ring)))
-            room.set()
+            self.dead.append(_exited(camp, session, exc, list(self.ring)))
+            self.room.set()
             return
         finally:
-            http_inflight[0] -= 1
-            room.set()
+            self.http_inflight -= 1
+            self.room.set()
         status = ex.status
         for p in pends:
             if status >= 400:
@@ -819,7 +824,7 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                     if e.kind is Kind.REQUEST:
                         await session.answer_server_request(e)
                     continue
-                i, extra = _oracle.owner_within([p.exp for p in pends], [bool(p.answers) for p in pends], e, cfg.version)
+                i, extra = _oracle.owner_within([p.exp for p in pends], [bool(p.answers) for p in pends], e, self.cfg.version)
                 if extra is not None:
                     camp.record(extra, pends[i].frame, pends[i].exp)
                 if i is None:
@@ -829,171 +834,184 @@ async def _drive(camp: Campaign, session: Session, index: int) -> int:
                 owner.answers.append(e)
         for p in pends:
             try:
-                unproven.remove(p)
+                self.unproven.remove(p)
             except ValueError:
                 pass
-            finish(p)
+            self.finish(p)
 
-    http_inflight = [0]
-
-    def register(frame: Frame, exps: list[Expect], *, again: bool) -> list[_Pend]:
+    def register(self, frame: Frame, exps: list[Expect], *, again: bool) -> list[Pend]:
         pends = []
+        keyed = self.keyed
+        seq = self.seq
         for e in exps:
-            p = _Pend(frame, e)
+            p = Pend(frame, e, seq)
             p.recheck = again
-            p.seq = seq[0]
             pends.append(p)
-            if e.key is not None:
-                keyed[e.key] = p
-                if e.key[0] != "json":
-                    loose[loose_id(e.key[1])] = e.key
-            for mk in e.member_keys:
-                keyed.setdefault(mk, p)
+            keyed.add(p)
             if e.kind in _UNKEYED:
-                unkeyed.append(p)
-            unproven.append(p)
-        seq[0] += 1
-        (queued if stdio else ring).append(frame)
+                self.unkeyed.append(p)
+            self.unproven.append(p)
+        self.seq = seq + 1
+        (self.queued if self.stdio else self.ring).append(frame)
         return pends
 
-    def join_run(frame: Frame, pends: list[_Pend]) -> None:
-        run = run_no[0]
+    def join_run(self, frame: Frame, pends: list[Pend]) -> None:
+        run = self.run_no
         for p in pends:
             p.run = run
-        runs.setdefault(run, []).append(frame)
-        run_left[run] = run_left.get(run, 0) + len(pends)
-        run_open[0] = True
-        camp.in_runs += 1
+        self.runs.setdefault(run, []).append(frame)
+        self.run_left[run] = self.run_left.get(run, 0) + len(pends)
+        self.run_open = True
+        self.camp.in_runs += 1
 
-    async def wait_room(ready: Callable[[], bool]) -> None:
-        nonlocal room
-        if outbox and not ready():
-            await flush()  # nothing waits on frames we have not written
-        while not dead and not ready():
-            room = anyio.Event()
+    async def wait_room(self, ready: Callable[[], bool]) -> None:
+        if self.outbox and not ready():
+            await self.flush()  # nothing waits on frames we have not written
+        while not self.dead and not ready():
+            room = self.room = anyio.Event()
             with anyio.move_on_after(0.05):
                 await room.wait()
 
-    async def send_alone(frame: Frame) -> None:
+    async def send_alone(self, frame: Frame) -> None:
         """A frame of a run in doubt, again: once everything sent before it was proven read, then
         the frame with a barrier behind it, so whatever answers it is its own."""
-        if unproven:
-            await send_barrier()  # what was sent before it may have no barrier behind it yet
-        await wait_room(lambda: not unproven)
-        if dead:
+        if self.unproven:
+            await self.send_barrier()  # what was sent before it may have no barrier behind it yet
+        await self.wait_room(lambda: not self.unproven)
+        if self.dead:
             return
+        camp = self.camp
         exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers, value=frame.value)
         if _carries_ids(exps):  # the same frame with ids never used (an id is not sent twice)
-            frame = frame_at(plan, frame.index, ids_from=frame.index + AGAIN)
+            frame = frame_at(self.plan, frame.index, ids_from=frame.index + AGAIN)
             exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers, value=frame.value)
-        pends = register(frame, exps, again=True)
+        pends = self.register(frame, exps, again=True)
         try:
-            await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
+            await self.write(frame.data, self.barrier_bytes(), pends=pends, frame=frame.data)
         except TransportClosed as exc:
-            dead.append(_exited(camp, session, exc, list(ring)))
+            self.dead.append(_exited(camp, self.session, exc, list(self.ring)))
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(receiver)
-        tg.start_soon(ticker)
-        since_barrier = 0
-        try:
-            while not dead:
-                if recheck and not http:
-                    await send_alone(recheck.popleft())
-                    since_barrier = 0
-                    continue
-                if _done(camp, index):
-                    break
-                # the window: frames sent but not proven read (a full window with no barrier behind
-                # its last frames -- a run, or a chunk larger than the window -- gets one)
-                if not http and since_barrier and index - proven[0] > cfg.window:
-                    await send_barrier()
-                    since_barrier = 0
-                await wait_room(lambda: (index - proven[0] <= cfg.window) if not http else http_inflight[0] < cfg.window)
-                if dead:
-                    break
-                frame = frame_at(plan, index)
-                exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers, value=frame.value)
-                # never two pending frames with the same id: wait until the first one is settled
-                conflict = [e.key for e in exps if e.key is not None and e.key in keyed]
-                if conflict:
-                    camp.id_waits += 1
-                    if not http:
-                        await send_barrier()
+    # -- the campaign's part on this session --------------------------------------------------------
+
+    async def run(self) -> int:
+        cfg = self.cfg
+        camp = self.camp
+        plan = self.plan
+        http = self.http
+        dead = self.dead
+        recheck = self.recheck
+        write = self.write
+        barrier_bytes = self.barrier_bytes
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.receiver)
+            tg.start_soon(self.ticker)
+            since_barrier = 0
+            try:
+                while not dead:
+                    if recheck and not http:
+                        await self.send_alone(recheck.popleft())
                         since_barrier = 0
-                    while not dead and any(k in keyed for k in conflict):
-                        await anyio.sleep(0.005)
-                        settle_due(time.monotonic())
+                        continue
+                    index = self.index
+                    if _done(camp, index):
+                        break
+                    # the window: frames sent but not proven read (a full window with no barrier
+                    # behind its last frames -- a run, or a chunk larger than the window -- gets one)
+                    if not http and since_barrier and index - self.proven > cfg.window:
+                        await self.send_barrier()
+                        since_barrier = 0
+                    await self.wait_room(lambda: (self.index - self.proven <= cfg.window) if not http
+                                         else self.http_inflight < cfg.window)
                     if dead:
                         break
-                ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
-                if not http and serial[0] and anonymous[0] and ambiguous:
-                    camp.one_at_a_time += 1
-                    if run_open[0]:
-                        await send_barrier()
-                        since_barrier = 0
-                    await wait_room(lambda: proven[0] > last_ambiguous[0])
-                    if dead:
-                        break
-                pends = register(frame, exps, again=False)
-                camp.by_operator[frame.operator]["messages"] += 1
-                camp.by_method[frame.method] += 1
-                index += 1
-                camp.sent += 1
-                since_barrier += 1
-                if http:
-                    http_inflight[0] += 1
-                    tg.start_soon(send_http, pends)
-                    continue
-                try:
-                    runs_ok = not serial[0] and frame.index >= alone_until[0]
-                    if ambiguous:
-                        last_ambiguous[0] = frame.index
-                    if runs_ok and (_exact_one(frame, exps) or _silent_one(frame, exps)) and _kind(exps[0]) not in alone_kinds:
-                        join_run(frame, pends)  # no barrier of its own
-                        if since_barrier >= cfg.chunk:
+                    frame = frame_at(plan, index)
+                    exps = _oracle.expect(frame.data, camp.octx, headers=frame.headers, value=frame.value)
+                    # never two pending frames with the same id: wait until the first one is settled
+                    keyed = self.keyed
+                    conflict = [e.key for e in exps if e.key is not None and e.key in keyed]
+                    if conflict:
+                        camp.id_waits += 1
+                        if not http:
+                            await self.send_barrier()
+                            since_barrier = 0
+                        while not dead and any(k in keyed for k in conflict):
+                            await anyio.sleep(0.005)
+                            self.settle_due(time.monotonic())
+                        if dead:
+                            break
+                    ambiguous = frame.data[:1] == b"[" or any(e.kind != _oracle.ANSWER for e in exps)
+                    if not http and self.serial and self.anonymous and ambiguous:
+                        camp.one_at_a_time += 1
+                        if self.run_open:
+                            await self.send_barrier()
+                            since_barrier = 0
+                        await self.wait_room(lambda: self.proven > self.last_ambiguous)
+                        if dead:
+                            break
+                    pends = self.register(frame, exps, again=False)
+                    camp.by_operator[frame.operator]["messages"] += 1
+                    camp.by_method[frame.method] += 1
+                    self.index = index + 1
+                    camp.sent += 1
+                    since_barrier += 1
+                    if http:
+                        self.http_inflight += 1
+                        tg.start_soon(self.send_http, pends)
+                        continue
+                    try:
+                        runs_ok = not self.serial and frame.index >= self.alone_until
+                        if ambiguous:
+                            self.last_ambiguous = frame.index
+                        if runs_ok and (_exact_one(frame, exps) or _silent_one(frame, exps)) and _kind(exps[0]) not in self.alone_kinds:
+                            self.join_run(frame, pends)  # no barrier of its own
+                            if since_barrier >= cfg.chunk:
+                                await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
+                                since_barrier = 0
+                            else:
+                                await write(frame.data, pends=pends, frame=frame.data)
+                        elif ambiguous:
+                            # the frame and its barrier in one write; an open run is closed by a
+                            # barrier before it (made first: barriers are numbered as made)
+                            head = (barrier_bytes(frame.index, self.seq - 1),) if self.run_open else ()
+                            await write(*head, frame.data, barrier_bytes(), pends=pends, frame=frame.data)
+                            since_barrier = 0
+                        elif since_barrier >= cfg.chunk:
                             await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
                             since_barrier = 0
                         else:
                             await write(frame.data, pends=pends, frame=frame.data)
-                    elif ambiguous:
-                        # the frame and its barrier in one write; an open run is closed by a
-                        # barrier before it (made first: barriers are numbered as made)
-                        head = (barrier_bytes(frame.index, seq[0] - 1),) if run_open[0] else ()
-                        await write(*head, frame.data, barrier_bytes(), pends=pends, frame=frame.data)
-                        since_barrier = 0
-                    elif since_barrier >= cfg.chunk:
-                        await write(frame.data, barrier_bytes(), pends=pends, frame=frame.data)
-                        since_barrier = 0
-                    else:
-                        await write(frame.data, pends=pends, frame=frame.data)
-                except TransportClosed as exc:
-                    dead.append(_exited(camp, session, exc, list(ring)))
-                    break
-            # the end: a last barrier, then wait until everything settled (bounded), the frames
-            # of runs in doubt sent alone meanwhile
-            if not dead and not http:
-                await send_barrier()
-            end = time.monotonic() + cfg.deadline + cfg.final + 1
-            while not dead and (unproven or graced or suspects or recheck) and time.monotonic() < end:
-                if recheck and not http and not unproven:
-                    await send_alone(recheck.popleft())
-                    end = max(end, time.monotonic() + cfg.deadline + cfg.final + 1)
-                    continue
-                await anyio.sleep(0.02)
-                settle_due(time.monotonic())
-        finally:
-            stop = True
-            tg.cancel_scope.cancel()
-    if dead:
-        camp.dropped += len(unproven) + len(graced) + len(suspects)
-        # frames in flight when the server died are covered by the exit finding
-        raise dead[0]
-    settle_due(time.monotonic(), everything=True)
-    return index
+                    except TransportClosed as exc:
+                        dead.append(_exited(camp, self.session, exc, list(self.ring)))
+                        break
+                # the end: a last barrier, then wait until everything settled (bounded), the frames
+                # of runs in doubt sent alone meanwhile
+                if not dead and not http:
+                    await self.send_barrier()
+                end = time.monotonic() + cfg.deadline + cfg.final + 1
+                while not dead and (self.unproven or self.graced or self.suspects or recheck) and time.monotonic() < end:
+                    if recheck and not http and not self.unproven:
+                        await self.send_alone(recheck.popleft())
+                        end = max(end, time.monotonic() + cfg.deadline + cfg.final + 1)
+                        continue
+                    await anyio.sleep(0.02)
+                    self.settle_due(time.monotonic())
+            finally:
+                self.stop = True
+                tg.cancel_scope.cancel()
+        if dead:
+            camp.dropped += len(self.unproven) + len(self.graced) + len(self.suspects)
+            # frames in flight when the server died are covered by the exit finding
+            raise dead[0]
+        self.settle_due(time.monotonic(), everything=True)
+        return self.index
 
 
-def _wants_answer(p: _Pend) -> bool:
+async def _drive(camp: Campaign, session: Session, index: int) -> int:
+    """Send frames from ``index`` on until the budget ends; returns the next index.  Raises _Dead."""
+    return await _Drive(camp, session, index).run()
+
+
+def _wants_answer(p: Pend) -> bool:
     return p.exp.kind in (_oracle.ANSWER, _oracle.UNREADABLE, _oracle.REJECTED) and p.exp.silence_requirement is not None
 
 

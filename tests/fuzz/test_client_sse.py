@@ -18,6 +18,7 @@ from conformance.fuzz import client_engine as ce
 from conformance.fuzz import client_oracle as co
 from conformance.fuzz.generate import Frame
 from conformance.fuzz.oracle import ANSWER, SILENCE, UNREADABLE
+from conformance.fuzz.window import Pend
 from conformance.spec.versions import Transport
 from conformance.wire.envelope import parse_envelope
 from conformance.wire.sse import SSEDecoder, delivered, message_event
@@ -105,7 +106,7 @@ async def _run(transport: Transport = Transport.STREAMABLE_HTTP):
 def _send(r, data: bytes) -> None:
     fr = Frame(r.seq, data, "", "test")
     for x in co.expect(data, r.octx):
-        r._place(ce._Pend(fr, x), fr)
+        r._place(Pend(fr, x), fr)
 
 
 def _answer(r, value: dict) -> None:
