@@ -340,12 +340,12 @@ class ScenarioServer:
         if method in PAGED and method.split("/")[0] in caps:
             key, pages = PAGED[method]
             cursor = params.get("cursor", None)
-            if cursor not in pages:
+            if not (cursor is None or isinstance(cursor, str)) or cursor not in pages:  # a dict is no key (nor cursor)
                 return Answer(error={"code": -32602, "message": "Invalid cursor"})
             items, nxt = pages[cursor]
             return Answer(result=self._result(method, {key: list(items), **({"nextCursor": nxt} if nxt is not None else {})}))
         if method == "prompts/get" and "prompts" in caps:
-            if params.get("name") not in PROMPT_NAMES:
+            if not isinstance(params.get("name"), str) or params["name"] not in PROMPT_NAMES:
                 return Answer(error={"code": -32602, "message": "Unknown prompt"})
             who = (params.get("arguments") or {}).get("name", "world") if isinstance(params.get("arguments"), dict) else "world"
             return Answer(result=self._result(method, {"messages": [
