@@ -53,16 +53,20 @@ async def cancelled_call_unanswered(ctx: ScenarioContext) -> None:
             ctx.skip(f"no tool stayed in flight for {SETTLE:g} s ({', '.join(t.name for t in tools)} answered at once)")
         mark = len(peer.transcript)
         await peer.notify("notifications/cancelled", {"requestId": probe.id, "reason": "mcp-conformance: cancellation probe"})
+        sent = time.monotonic()
         try:
             synced = await barrier(peer, ctx.version)
         except PeerError as exc:
             ctx.not_reached(req, f"the {barrier_method(ctx.version)} sent after the cancellation failed: {exc}")
             return
         # The cancellation has been read.  Watch until well past the time the tool would have taken.
+        # A loaded machine (the barrier's round trip says how loaded) delays a late answer as much:
+        # the watch grows by twice that round trip, so a slow server is not taken for a silent one.
         expected = probe.tool.seconds if probe.tool.seconds is not None else 2 * SLOW_SECONDS
-        watch = max(GRACE, expected - (time.monotonic() - probe.started) + GRACE)
+        rtt = time.monotonic() - sent
+        watch = max(GRACE, expected - (time.monotonic() - probe.started) + GRACE) + 2 * rtt
         async with ctx.aside():  # a change another item makes to the server cannot answer this call
-            late = await observe(peer, answers(probe.id), min(watch, ctx.timeout))
+            late = await observe(peer, answers(probe.id), min(watch, 2 * ctx.timeout))
         if late is None:
             ctx.check(req, True, message=(f"no response to the cancelled call of {probe.tool.name} within "
                                           f"{time.monotonic() - probe.started:.2g} s of sending it"), entries=[mark])
