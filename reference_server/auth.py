@@ -34,6 +34,9 @@ __all__ = ["AuthSettings", "AuthGuard"]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+_CONTEXT_KEY = "mcp_reference.authorization_context"  # in the ASGI scope of a request let through
+
+
 @dataclass
 class AuthSettings:
     issuer: str
@@ -184,11 +187,28 @@ class AuthGuard:
             await self._challenge(send, 401, base, None, None)
             return True
         try:
-            await self.verify(token)
+            claims = await self.verify(token)
         except TokenRejected as exc:
             await self._challenge(send, exc.status, base, exc.error, exc.description)
             return True
+        scope[_CONTEXT_KEY] = self.subject_of(claims)
         return False
+
+    # the authorization context of a request: sessions (and the tasks they hold) are bound to it
+
+    def context_of(self, scope: dict[str, Any]) -> Any:
+        """The authorization context the guard let ``scope`` through with (None: no token)."""
+        return scope.get(_CONTEXT_KEY)
+
+    def subject_of(self, claims: dict[str, Any]) -> Any:
+        """Who a token speaks for: its issuer and subject."""
+        return (claims.get("iss"), claims.get("sub"))
+
+    def same_context(self, owner: Any, context: Any) -> bool:
+        """Whether a request in ``context`` may use a session bound to ``owner`` ("When an
+        authorization context is provided, receivers MUST bind tasks to said context": a session
+        holds its tasks, so it is bound to the context that opened it)."""
+        return owner == context
 
     async def verify(self, token: str) -> dict[str, Any]:
         """The token's claims, or :class:`TokenRejected` (401 invalid_token / 403 insufficient_scope)."""

@@ -342,6 +342,7 @@ class _Session:
     last_used: float = field(default_factory=time.monotonic)
     counter: int = 0
     closed: bool = False
+    owner: Any = None  # the authorization context that opened it (--auth)
 
     def new_stream(self, prefix: str) -> SseStream:
         self.counter += 1
@@ -378,6 +379,7 @@ class _SseSession:
 
     def __init__(self, front: "HttpFront", sid: str) -> None:
         self.id = sid
+        self.owner: Any = None  # the authorization context that opened it (--auth)
         self.stream = SseStream("e", resumable=False, priming=False, legacy_event=True)
         self.conn = Connection(front.server, task_group=front.tg, sink=self.sink, transport="sse")
 
@@ -437,7 +439,7 @@ class HttpFront:
             elif method == "GET":
                 await self._get(scope, receive, send, headers)
             elif method == "DELETE":
-                await self._delete(send, headers)
+                await self._delete(scope, send, headers)
             else:
                 await _respond(send, 405, _json_error(codes.INVALID_REQUEST, f"Method Not Allowed: {method}"), headers=[("allow", "GET, POST, DELETE")])
         elif path == self.sse_path:
@@ -527,9 +529,17 @@ class HttpFront:
         if modern and self.config.modern_versions:
             await self._post_modern(receive, send, headers, value, pv_header)
             return
-        await self._post_legacy(receive, send, headers, value, pv_header, sid)
+        await self._post_legacy(scope, receive, send, headers, value, pv_header, sid)
 
-    async def _post_legacy(self, receive: Receive, send: Send, headers: dict[str, str], value: Any, pv_header: str | None, sid: str | None) -> None:
+    async def _foreign(self, scope: Scope, send: Send, owner: Any, rid: Any = MISSING) -> bool:
+        """Refuse (403) a request whose authorization context is not the one its session was
+        opened with: the session holds that context's tasks.  True when refused."""
+        if self.auth is None or self.auth.same_context(owner, self.auth.context_of(scope)):
+            return False
+        await _respond(send, 403, _json_error(codes.INVALID_REQUEST, "Forbidden: the session belongs to another authorization context", rid))
+        return True
+
+    async def _post_legacy(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], value: Any, pv_header: str | None, sid: str | None) -> None:
         rid = value.get("id", MISSING) if isinstance(value, dict) and valid_id(value.get("id")) else MISSING
         if sid is None:
             if not (isinstance(value, dict) and value.get("method") == "initialize" and "id" in value):
@@ -538,11 +548,13 @@ class HttpFront:
             if pv_header is not None and pv_header not in self.config.legacy_versions:
                 await _respond(send, 400, _json_error(codes.INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {pv_header!r}", rid, {"supported": list(self.config.legacy_versions)}))
                 return
-            await self._initialize(receive, send, value)
+            await self._initialize(receive, send, value, None if self.auth is None else self.auth.context_of(scope))
             return
         session = self.sessions.get(sid)
         if session is None or session.closed:
             await _respond(send, 404, _json_error(codes.INVALID_REQUEST, "Not Found: unknown or terminated session", rid))
+            return
+        if await self._foreign(scope, send, session.owner, rid):
             return
         session.last_used = time.monotonic()
         if pv_header is not None and pv_header != session.conn.version:
@@ -554,9 +566,9 @@ class HttpFront:
             return
         await self._exchange(receive, send, session.conn, value, session=session, modern=False)
 
-    async def _initialize(self, receive: Receive, send: Send, value: dict[str, Any]) -> None:
+    async def _initialize(self, receive: Receive, send: Send, value: dict[str, Any], owner: Any) -> None:
         sid = secrets.token_urlsafe(32)
-        session = _Session(sid, Connection(self.server, task_group=self.tg, transport="streamable-http"))
+        session = _Session(sid, Connection(self.server, task_group=self.tg, transport="streamable-http"), owner=owner)
         session.conn.default_sink = session.default_sink
         self._evict()
         self.sessions[sid] = session
@@ -754,6 +766,8 @@ class HttpFront:
         if session is None or session.closed:
             await _respond(send, 404, _json_error(codes.INVALID_REQUEST, "Not Found: unknown or terminated session"))
             return
+        if await self._foreign(scope, send, session.owner):
+            return
         if pv_header and pv_header != session.conn.version:
             await _respond(send, 400, _json_error(codes.INVALID_REQUEST, f"Bad Request: MCP-Protocol-Version {pv_header!r} is not the version negotiated for this session ({session.conn.version})"))
             return
@@ -776,7 +790,7 @@ class HttpFront:
             stream.push(session.undelivered.popleft())
         await stream.serve(gen, send, receive, list(_SSE_HEADERS))
 
-    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+    async def _delete(self, scope: Scope, send: Send, headers: dict[str, str]) -> None:
         pv_header = (headers.get("mcp-protocol-version") or "").strip()
         if pv_header and pv_header not in LEGACY_VERSIONS:
             await _respond(send, 405, _json_error(codes.INVALID_REQUEST, f"Method Not Allowed: protocol version {pv_header} has no sessions"), headers=[("allow", "POST")])
@@ -785,10 +799,13 @@ class HttpFront:
         if sid is None:
             await _respond(send, 400, _json_error(codes.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"))
             return
-        session = self.sessions.pop(sid, None)
+        session = self.sessions.get(sid)
         if session is None:
             await _respond(send, 404, _json_error(codes.INVALID_REQUEST, "Not Found: unknown or terminated session"))
             return
+        if await self._foreign(scope, send, session.owner):
+            return
+        self.sessions.pop(sid, None)
         session.close()
         await _respond(send, 200, b"", content_type=None)
 
@@ -799,6 +816,7 @@ class HttpFront:
             return
         sid = secrets.token_urlsafe(24)
         sess = _SseSession(self, sid)
+        sess.owner = None if self.auth is None else self.auth.context_of(scope)
         self.sse_sessions[sid] = sess
         endpoint = f"{self.messages_path}?session_id={sid}"
         gen = sess.stream.attach(after=None)
@@ -818,6 +836,8 @@ class HttpFront:
         sess = self.sse_sessions.get(sid)
         if sess is None:
             await _respond(send, 404, _json_error(codes.INVALID_REQUEST, "Not Found: unknown session"))
+            return
+        if await self._foreign(scope, send, sess.owner):
             return
         ctype = headers.get("content-type", "")
         if ctype.split(";", 1)[0].strip().lower() != "application/json":

@@ -23,6 +23,7 @@ from conformance.runtime.peer import ExpectTimeout, PeerError, RawPeer
 from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec import errors as codes
 from conformance.spec.meta import RELATED_TASK_KEY
+from conformance.spec.versions import Transport
 from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 from conformance.wire.tasks import TERMINAL, asked_task, iso_timestamp
@@ -1035,3 +1036,88 @@ async def task_messages(ctx: ScenarioContext) -> None:
             ctx.not_reached(rid, "no such message in the run")
         elif not bad[rid]:
             ctx.check(rid, True, message=f"{seen[rid]} message(s) checked")
+
+
+# ---------------------------------------------------------------------------------------------
+# tasks bound to the authorization context
+
+BOUND = "tasks.auth-context-bound"
+OTHER_SUBJECT = "mcp-conformance-other-user"
+
+
+def _leak(method: str, tid: str, env: Envelope | None) -> str | None:
+    """How ``env`` (the answer to ``method`` asked with another subject's token) gives the task
+    away, or None: refused (an error, an HTTP error status), unanswered, or a list without it."""
+    if env is None or env.kind is not Kind.RESULT:
+        return None
+    if method == "tasks/list":
+        tasks = env.result.get("tasks") if isinstance(env.result, dict) else None
+        listed = [t for t in tasks if isinstance(t, dict) and t.get("taskId") == tid] if isinstance(tasks, list) else []
+        return f"tasks/list lists the task {tid}" if listed else None
+    return f"{method} for the task {tid} was answered with a result"
+
+
+async def _as_other(peer: RawPeer, tid: str, timeout: float) -> list[tuple[str, Envelope | None]]:
+    """tasks/get, tasks/list, tasks/cancel and tasks/result for ``tid`` on ``peer``: the answers."""
+    out = []
+    for method, params in (("tasks/get", {"taskId": tid}), ("tasks/list", {}), ("tasks/cancel", {"taskId": tid}),
+                           ("tasks/result", {"taskId": tid})):
+        out.append((method, await _ask(peer, method, params, timeout)))
+    return out
+
+
+@scenario(requirements=[BOUND], capability=TOOLS_CALL, transports=[Transport.STREAMABLE_HTTP], connection=ConnectionKind.FRESH)
+async def task_bound_to_authorization(ctx: ScenarioContext) -> None:
+    """A task created with the run's token is not another subject's: with a token valid in every
+    way but for another subject, tasks/get, tasks/list, tasks/cancel and tasks/result are refused
+    (tasks/list may answer without the task), on the session that created the task and on a
+    session of the other subject's own."""
+    auth = ctx.target.extra.get("auth")
+    if auth is None:
+        ctx.skip("the server does not require authorization (run with --auth, a server told to trust the suite's "
+                 "authorization server, to check this)")
+    if not auth.can_mint:
+        ctx.skip("a token for another subject cannot be made for the server's own authorization server "
+                 "(--auth-token / --auth-token-command); run with --auth to check this")
+    peer = await ctx.connect(fresh=True)
+    if not declared(ctx.server_capabilities, TOOLS_CALL):
+        ctx.skip(f"the server does not declare {TOOLS_CALL}: no task of ours to guard")
+    tools = _capable(callable_tools(await _listed(ctx, peer)))
+    tools.sort(key=lambda t: t.seconds is None)  # one that takes a while: still working when asked
+    if not tools:
+        ctx.skip("no tool we may call is marked taskSupport \"optional\" or \"required\"")
+    tool = tools[0]
+    env, _ = await _create(peer, tool, ctx.timeout)
+    task = _task_of(env)
+    if task is None or not isinstance(task.get("taskId"), str):
+        ctx.skip(f"a task-augmented call of {tool.name} created no task ({'no answer' if env is None else env.kind.value})")
+    tid = task["taskId"]
+    other = auth.server.mint(audience=ctx.target.url, scope=auth.scope, subject=OTHER_SUBJECT)
+    # 1. the session that created the task, the other subject's token in place of the run's
+    headers = peer.transport.headers
+    mine = {k: v for k, v in headers.items() if k.lower() == "authorization"}
+    for k in mine:
+        del headers[k]
+    headers["Authorization"] = f"Bearer {other}"
+    try:
+        answers = [("the session that created it", m, a) for m, a in await _as_other(peer, tid, ctx.timeout)]
+    finally:
+        del headers["Authorization"]
+        headers.update(mine)
+    # 2. a session of the other subject's own
+    theirs = await ctx.connect(fresh=True, headers={"Authorization": f"Bearer {other}"})
+    answers += [("a session opened with that token", m, a) for m, a in await _as_other(theirs, tid, ctx.timeout)]
+    leaks = [(where, _leak(m, tid, a), a) for where, m, a in answers if _leak(m, tid, a) is not None]
+    if leaks:
+        where, what, a = leaks[0]
+        ctx.check(BOUND, False, problem="TaskNotBoundToAuthorization",
+                  message=(f"with a valid token for another subject ({OTHER_SUBJECT!r}), on {where}: {what}"
+                           + (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else "")),
+                  expected="tasks/get, tasks/result and tasks/cancel refused; tasks/list without the task",
+                  actual=a.result if a is not None else None, entries=[x for _, _, x in leaks if x is not None])
+        return
+    answered = [a for _, _, a in answers if a is not None]
+    if not answered:
+        ctx.not_reached(BOUND, f"none of the other subject's requests was answered within {ctx.timeout:g} s")
+        return
+    ctx.check(BOUND, True, entries=answered)

@@ -2,9 +2,9 @@
 the receiver of task-augmented ``tools/call`` and of ``tasks/get``, ``tasks/result``,
 ``tasks/list`` and ``tasks/cancel``.
 
-Left out: what only the requestor does (polling, pollInterval, not relying on notifications), what
-needs an authorization context (binding tasks to it), and what no message shows (ID entropy, rate
-limits, documentation, resource limits).
+Left out: what only the requestor does (polling, pollInterval, not relying on notifications) and what
+no message shows (ID entropy, rate limits, documentation, resource limits).  Binding tasks to the
+authorization context is checked on a server the run is told requires authorization (``--auth``).
 """
 
 from __future__ import annotations
@@ -535,4 +535,23 @@ define(
     note=_INPUT + "Once the request is answered (an accepted elicitation whose content satisfies the requested "
     "schema, or a text sampling result), tasks/get is polled for up to the answer timeout: the task must leave "
     "input_required (working, or a terminal status). Not judged when the server asks again meanwhile.",
+)
+
+define(
+    "tasks.auth-context-bound",
+    "MUST",
+    versions=V,
+    transports=("streamable-http",),
+    url=_url("task-isolation-and-access-control"),
+    quote="When an authorization context is provided, receivers MUST bind tasks to said context.",
+    area="tasks",
+    note=(
+        "Only for a server the run says requires authorization and whose tokens the suite can mint (--auth). "
+        "A task is created with the run's token (subject A); then, with a token valid in every way but for "
+        "another subject (B): tasks/get, tasks/list, tasks/cancel and tasks/result, first on the session "
+        "that created the task (the Authorization header changed), then on a session opened with B's token. "
+        "Each must be refused (an HTTP error status or a JSON-RPC error) or, for tasks/list, leave the task "
+        "out. Streamable HTTP only (on the legacy SSE transport a refusal of a POST has no body to read). The page's two sentences that say how (reject tasks/get, tasks/result and tasks/cancel; "
+        "tasks/list only the requestor's tasks) are this check. " + _TOOLS
+    ),
 )

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[3]
 AUTH_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 REF = f"{sys.executable} -m reference_server --port {{port}}"
 AUTH_REQS = {rid for rid, r in catalogue().items() if rid.startswith("auth.server.")}
+TASKS_BOUND = "tasks.auth-context-bound"  # on the tasks page, checked only with --auth
 
 
 def _run(args: list[str], report_dir: Path) -> tuple[int, dict, str]:
@@ -48,7 +49,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
     plans = {
         "http": ["--command", f"{REF} --transport streamable-http --auth --issuer {{issuer}} --jwks-url {{jwks_url}} "
                  "--resource {resource}", "--transport", "streamable-http", "--auth", "--select", "auth.*",
-                 *_versions(*AUTH_VERSIONS)],
+                 "--select", TASKS_BOUND, *_versions(*AUTH_VERSIONS)],
         "sse": ["--command", f"{REF} --transport sse --auth", "--transport", "sse", "--auth", "--select", "auth.*",
                 *_versions(*AUTH_VERSIONS[:3])],
         "none": ["--command", f"{REF} --transport streamable-http", "--transport", "streamable-http",
@@ -101,7 +102,8 @@ def test_the_reference_server_is_a_clean_resource_server(runs: Prefetch[str], na
     assert set(outcomes) == {"pass"}, {k: sorted(v)[:5] for k, v in outcomes.items() if k != "pass"}
     reqs = catalogue()
     transport = "sse" if name == "sse" else "streamable-http"
-    applicable = {(rid, v) for rid in AUTH_REQS for v in versions if reqs[rid].applies_to(v, transport)}
+    checked = AUTH_REQS | ({TASKS_BOUND} if name == "http" else set())
+    applicable = {(rid, v) for rid in checked for v in versions if reqs[rid].applies_to(v, transport)}
     assert outcomes["pass"] | conditional == applicable  # every requirement of every version judged, none left over
 
 
