@@ -1,4 +1,5 @@
-"""``mcp-conformance server --targets FILE``: many servers in one invocation.
+"""The fleet file (``mcp-conformance server --targets FILE``, ``pytest --mcp-targets FILE``): many
+servers in one invocation.
 
 A YAML list (or ``targets:`` mapping to one) of servers, each ``name`` plus ``command`` or
 ``url``, optional ``transport``, ``versions`` (a list, a comma-separated string or ``all``),
@@ -71,7 +72,7 @@ class FleetServer:
 
 
 def load_fleet(path: str | Path) -> list[FleetServer]:
-    """The targets of ``path``; :class:`FleetError` naming what is wrong."""
+    """The servers of the fleet file ``path``; :class:`FleetError` naming what is wrong."""
     import yaml
 
     p = Path(path)
