@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 import anyio  # noqa: E402
 
-from conformance.connect import Target  # noqa: E402
+from conformance.runtime.connect import Target  # noqa: E402
 from conformance.fuzz.engine import FuzzConfig, run_campaign  # noqa: E402
 from conformance.fuzz.server_campaign import corpus_extra  # noqa: E402
 from fixtures.peers.launch import PeerUnavailable, free_port, peer_command  # noqa: E402

@@ -67,7 +67,7 @@ if "MCP_CONFORMANCE_SCHEMA_DIR" not in os.environ and _SHARED_SCHEMAS.is_dir():
 import anyio  # noqa: E402
 import httpx  # noqa: E402
 
-from conformance.peer import RawPeer  # noqa: E402
+from conformance.runtime.peer import RawPeer  # noqa: E402
 from conformance.transports.http import StreamableHttpTransport  # noqa: E402
 from conformance.transports.stdio import StdioTransport  # noqa: E402
 from fixtures.peers.launch import peer_command, spawn, start_peer  # noqa: E402

@@ -7,7 +7,7 @@
     mcp-conformance report REPORT.json [--out DIR] [--html] [--junit] [--badge] [--markdown] [--baseline FILE]
 
 ``report`` re-renders a report.json offline (no target, no pytest).  ``server`` and ``list`` go
-through ``pytest.main`` with the plugin's option table (``conformance.pytest_plugin.OPTIONS``)
+through ``pytest.main`` with the plugin's option table (``conformance.options.OPTIONS``)
 and collect no user test files, so the CLI and ``pytest --mcp-...`` always agree.  Without
 ``--command``/``--url`` the bundled reference server is the target.
 
@@ -30,7 +30,8 @@ from typing import Any, Sequence
 import pytest
 
 from conformance import __version__
-from conformance.pytest_plugin import OPTIONS, REPORT_KEY, Option, default_target_args
+from conformance.options import OPTIONS, Option, default_target_args
+from conformance.plugin.session import REPORT_KEY
 from conformance.report.model import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from conformance.runtime.signals import SIGNALLED, terminate_like_interrupt
 
@@ -318,7 +319,7 @@ class _Progress:
 class _CliPlugin:
     """Keeps pytest away from user tests and hands the report back to the CLI."""
 
-    #: how the plugin tells a run of this command (``pytest_plugin._from_cli``): options are then
+    #: how the plugin tells a run of this command (``conformance.plugin.settings``): options are then
     #: named as the command spells them
     mcp_conformance_cli = True
 
@@ -413,7 +414,7 @@ def _strip(args: Sequence[str], flags: set[str]) -> list[str]:
 
 def _targets_command(ns: argparse.Namespace, args: Sequence[str]) -> int:
     """``mcp-conformance server --targets FILE``: one ordinary run per target, and the index."""
-    from conformance.targets import TargetsError, load_targets, run_targets
+    from conformance.fleet import FleetError, load_fleet, run_fleet
 
     if ns.server_command or ns.server_url:
         sys.stderr.write("mcp-conformance server: error: --targets names the servers; drop --command / --url (or put "
@@ -423,8 +424,8 @@ def _targets_command(ns: argparse.Namespace, args: Sequence[str]) -> int:
         sys.stderr.write(f"mcp-conformance server: error: --target-jobs must be at least 1, not {ns.target_jobs}\n")
         return EXIT_USAGE
     try:
-        targets = load_targets(ns.targets)
-    except TargetsError as exc:
+        targets = load_fleet(ns.targets)
+    except FleetError as exc:
         sys.stderr.write(f"mcp-conformance server: error: {exc}\n")
         return EXIT_USAGE
     rest = _strip(args[1:], {"--targets", "--target-jobs", "--report-dir", "--version", "--transport"})
@@ -433,7 +434,7 @@ def _targets_command(ns: argparse.Namespace, args: Sequence[str]) -> int:
     transport = ns.transport
     targets = [replace(t, versions=t.versions or versions, transport=t.transport or transport) for t in targets]
     terminate_like_interrupt()
-    rc, _ = run_targets(targets, rest, ns.report_dir or "reports", ns.target_jobs)
+    rc, _ = run_fleet(targets, rest, ns.report_dir or "reports", ns.target_jobs)
     return rc
 
 

@@ -1,9 +1,9 @@
 """The layer rules of ARCHITECTURE.md, enforced.
 
-Pure modules (spec, schema, wire, checks, outcomes, transcript, report) must not import I/O
-modules, neither directly (source scan) nor transitively (a fresh interpreter imports the module
-and we look at what got loaded).  The reference peers must not import the raw peer, scenarios or
-the ``mcp`` SDK.
+Pure modules (spec with its outcomes, schema, wire with its transcript, report, the pure half of
+the fuzzer) must not import I/O modules, neither directly (source scan) nor transitively (a fresh
+interpreter imports the module and we look at what got loaded).  The reference peers must not
+import the runtime, scenarios or the ``mcp`` SDK.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "conformance"
 
 PURE_PACKAGES = ["spec", "schema", "wire", "report"]
-PURE_MODULES = ["outcomes", "transcript",
+PURE_MODULES = [  # (spec/outcomes and wire/transcript are in their packages)
                 # the sans-I/O half of the fuzzer (its engine and command are the I/O and entry layers)
                 "fuzz/__init__", "fuzz/corpus", "fuzz/operators", "fuzz/generate", "fuzz/oracle", "fuzz/client_oracle",
                 "fuzz/shrink", "fuzz/replay", "fuzz/window"]
-FORBIDDEN_IN_PURE = {"anyio", "httpx", "httpx_sse", "subprocess", "asyncio", "socket", "conformance.transports", "conformance.peer", "starlette", "uvicorn", "pytest"}
-FORBIDDEN_IN_REFERENCE = {"conformance.peer", "conformance.scenarios", "conformance.runtime", "conformance.server", "conformance.client", "conformance.pytest_plugin", "mcp"}
+FORBIDDEN_IN_PURE = {"anyio", "httpx", "httpx_sse", "subprocess", "asyncio", "socket", "conformance.transports", "conformance.runtime", "starlette", "uvicorn", "pytest"}
+FORBIDDEN_IN_REFERENCE = {"conformance.runtime", "conformance.scenarios", "conformance.server", "conformance.client",
+                          "conformance.plugin", "conformance.options", "conformance.fleet", "conformance.cli", "mcp"}
 # Imports allowed lazily inside a function (not at module level): the schema downloader.
 LAZY_ALLOWED = {("schema/loader.py", "urllib.request")}
 
@@ -93,7 +94,7 @@ def test_the_scenario_modules_import_no_http_stack() -> None:
     """Every run imports every scenario module (to register them); a stdio run must not pay for
     httpx (about 70 ms of start-up) or the HTTP server stack: those are imported where an HTTP
     connection is made."""
-    code = ("import json, sys\nfrom conformance.registry import scenarios\nscenarios('server'); scenarios('client')\n"
+    code = ("import json, sys\nfrom conformance.runtime.registry import scenarios\nscenarios('server'); scenarios('client')\n"
             "print(json.dumps(sorted(sys.modules)))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 0, out.stderr
@@ -245,7 +246,7 @@ def test_the_private_name_finder_sees_a_from_import_and_an_attribute_read(tmp_pa
     assert _module_imports("n", modules["n"], modules) == {"m": {"_x", "_y"}}
 
 
-ENTRY = {"conformance.cli", "conformance.pytest_plugin", "conformance.pytest_targets", "conformance.hookspecs",
+ENTRY = {"conformance.cli", "conformance.options", "conformance.fleet", "conformance.plugin",
          "conformance.fuzz.pytest_fuzz", "pytest"}
 #: ARCHITECTURE.md's table, the I/O rooms: what each must not import (nothing above it; the roles
 #: not each other; the runtime no role)
@@ -256,6 +257,9 @@ NOT_UPWARD: dict[str, set[str]] = {
     "conformance.scenarios": ENTRY | {"conformance.fuzz"},
     # the fuzzer's engines and campaigns sit under the entry points (its pytest plugin is one)
     "conformance.fuzz": ENTRY,
+    # the suite's authorization server: beside the runtime, used by the roles and the plugin
+    "conformance.auth": ENTRY | {"conformance.runtime", "conformance.server", "conformance.client",
+                                 "conformance.scenarios", "conformance.fuzz"},
 }
 
 
@@ -272,6 +276,37 @@ def test_no_upward_import(room: str) -> None:
         if hits:
             bad[name] = hits
     assert not bad, f"upward imports (ARCHITECTURE.md, layers and imports): {bad}"
+
+
+#: the entry layer's own order: the option table under the plugin and the fleet, the plugin under the
+#: CLI (which imports the plugin's report key and the fleet)
+ENTRY_BELOW: dict[str, set[str]] = {
+    "conformance.options": {"conformance.plugin", "conformance.fleet", "conformance.cli", "conformance.fuzz"},
+    "conformance.fleet": {"conformance.plugin", "conformance.cli", "pytest"},
+    "conformance.plugin": {"conformance.cli"},
+}
+
+
+@pytest.mark.parametrize("room", sorted(ENTRY_BELOW))
+def test_the_entry_rooms_import_nothing_above_them(room: str) -> None:
+    graph = _import_graph()
+    modules = _project_modules()
+    bad = {name: sorted(_hits(set(targets) | _imports(modules[name]), ENTRY_BELOW[room]))
+           for name, targets in graph.items() if name == room or name.startswith(room + ".")}
+    bad = {name: hits for name, hits in bad.items() if hits}
+    assert not bad, f"upward imports in the entry layer (ARCHITECTURE.md): {bad}"
+
+
+#: run by path in another process's environment (``python -S``: the client's stdio server; the
+#: client's ``BROWSER``): no import of the project, nor of anything outside the standard library
+BY_PATH = ("client/relay.py", "auth/browser.py")
+
+
+@pytest.mark.parametrize("rel", BY_PATH)
+def test_the_scripts_run_by_path_use_the_standard_library_only(rel: str) -> None:
+    tops = {name.split(".")[0] for name in _imports(PKG / rel)}
+    outside = sorted(t for t in tops if t not in sys.stdlib_module_names)
+    assert not outside, f"conformance/{rel} imports {outside}: it runs by path with the standard library only"
 
 
 def test_the_reference_server_core_knows_no_feature() -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable
 
 from conformance.client.target import ClientTarget
-from conformance.connect import TargetError
-from conformance.peer import RawPeer
-from conformance.registry import Scenario
+from conformance.runtime.connect import TargetError
+from conformance.runtime.peer import RawPeer
+from conformance.runtime.registry import Scenario
 from conformance.runtime.judge import Judge
 
 if TYPE_CHECKING:

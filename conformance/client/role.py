@@ -11,7 +11,7 @@ host tasks that keep connections open, the scheduler -- is the role-free runtime
   suite, :mod:`conformance.transports.relay`), ``{url}`` (streamable HTTP or legacy SSE: a path
   of its own on the suite's loopback HTTP server, :mod:`conformance.transports.http_server`) or
   ``{config}`` (an ``mcp.json`` naming either) substituted, or appended when absent;
-* the connection the client opens is a :class:`~conformance.peer.RawPeer` with ``role="server"``
+* the connection the client opens is a :class:`~conformance.runtime.peer.RawPeer` with ``role="server"``
   (every inbound message parsed, validated against the version's client-to-server schema and
   recorded), on which the scenario answers as a server would, or does not;
 * the client's process is always ended: it may exit by itself, is sent SIGTERM then SIGKILL
@@ -41,9 +41,9 @@ import anyio
 
 from conformance.client.context import ClientContext
 from conformance.client.target import CALL_ARGS, CALL_TOOL, PLACEHOLDERS, ClientTarget
-from conformance.connect import STARTUP_CAP_FACTOR, TargetError, register_child, unregister_child
-from conformance.peer import PeerError, RawPeer
-from conformance.registry import Scenario
+from conformance.runtime.connect import STARTUP_CAP_FACTOR, TargetError, register_child, unregister_child
+from conformance.runtime.peer import PeerError, RawPeer
+from conformance.runtime.registry import Scenario
 from conformance.runtime.records import Connection
 from conformance.runtime.run import Run
 from conformance.runtime.schedule import Policy

@@ -10,7 +10,7 @@ The pure, sans-I/O parts (no transports, no anyio/httpx/subprocess):
 * :mod:`~conformance.fuzz.generate` -- frame *i* of a campaign from ``(seed, i)`` alone;
 * :mod:`~conformance.fuzz.oracle` -- expectations and judgments, pure functions over (sent frame,
   answers or a silence bounded by a barrier), citing catalogue requirements and graded with
-  :mod:`conformance.outcomes`;
+  :mod:`conformance.spec.outcomes`;
 * :mod:`~conformance.fuzz.shrink` -- JSON-aware delta debugging, driven by the caller;
 * :mod:`~conformance.fuzz.replay` -- the reproducer file format.
 

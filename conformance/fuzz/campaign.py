@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from conformance import __version__
-from conformance.connect import TargetError
-from conformance.outcomes import Outcome, grade
+from conformance.runtime.connect import TargetError
+from conformance.spec.outcomes import Outcome, grade
 from conformance.report.model import EXIT_INTERRUPTED
 from conformance.spec.requirements import catalogue
 from conformance.spec.requirements import get as get_requirement

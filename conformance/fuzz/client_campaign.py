@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.connect import TargetError
+from conformance.runtime.connect import TargetError
 from conformance.fuzz.campaign import UsageError, parse_versions, report_section, save_finding
 from conformance.fuzz.client_engine import QUIT_PROBLEMS
 

@@ -40,7 +40,7 @@ import anyio
 
 from conformance.client.role import ClientRole, ClientRun, client_run
 from conformance.client.target import ClientTarget
-from conformance.connect import TargetError
+from conformance.runtime.connect import TargetError
 from conformance.fuzz import client_oracle as co
 from conformance.fuzz import oracle as _o
 from conformance.fuzz.corpus import build_client_corpus

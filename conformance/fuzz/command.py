@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Sequence
 
-from conformance.connect import TargetError
+from conformance.runtime.connect import TargetError
 from conformance.fuzz.campaign import UsageError, parse_duration, parse_versions, run_campaigns, versions_on_transport
 from conformance.report.model import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TARGET, EXIT_USAGE
 from conformance.spec.versions import VERSIONS, Transport

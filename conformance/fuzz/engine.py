@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 import anyio
 
-from conformance.connect import Target, TargetError, build_transport, target_error
+from conformance.runtime.connect import Target, TargetError, build_transport, target_error
 from conformance.fuzz import oracle as _oracle
 from conformance.fuzz.corpus import Corpus, build_corpus, stateless_meta
 from conformance.fuzz.generate import AGAIN, Frame, Plan, frame_at
@@ -198,7 +198,7 @@ class Session:
         target = self.cfg.target
         try:
             if target.transport is not Transport.STDIO and target.command:
-                from conformance.connect import ServerProcess
+                from conformance.runtime.connect import ServerProcess
 
                 self.server_process = ServerProcess(target, kill_after=1.0)
                 await self.server_process.__aenter__()

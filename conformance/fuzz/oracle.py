@@ -1,6 +1,6 @@
 """The fuzz oracle: pure functions over (a sent frame, what came back or a silence bounded by a
 barrier).  Every judgment cites a requirement of the catalogue and is graded with
-:func:`conformance.outcomes.grade`, like any verdict.
+:func:`conformance.spec.outcomes.grade`, like any verdict.
 
 Two steps, both pure:
 
@@ -32,7 +32,7 @@ from decimal import Decimal
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from conformance.outcomes import Level, Outcome, grade
+from conformance.spec.outcomes import Level, Outcome, grade
 from conformance.schema.loader import load_schema
 from conformance.schema.validate import validate
 from conformance.spec import errors as _errors

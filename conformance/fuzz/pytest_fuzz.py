@@ -61,7 +61,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.getoption("mcp_fuzz", default=False):
         return
-    from conformance.pytest_plugin import build_target, get_option
+    from conformance.options import get_option
+    from conformance.plugin.settings import build_target
     from conformance.spec.versions import VERSIONS
 
     command = get_option(config, "server_command")
@@ -112,7 +113,7 @@ class FuzzItem(pytest.Item):
         from conformance.fuzz.campaign import write_report
         from conformance.fuzz.engine import FuzzConfig
         from conformance.fuzz.server_campaign import campaign_and_shrink
-        from conformance.pytest_plugin import get_option
+        from conformance.options import get_option
 
         cfg = self.config
         budget, shrink_budget = _durations(cfg)

@@ -15,37 +15,39 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.connect import Target
+from conformance.runtime.connect import Target
 from conformance.fuzz.campaign import UsageError, report_section, save_finding
-from conformance.spec.versions import Transport
+from conformance.server.target import ServerTargetError
+from conformance.server.target import server_target as validated
 
 if TYPE_CHECKING:
     from conformance.fuzz.engine import Campaign, FuzzConfig, SignatureRecord
     from conformance.fuzz.replay import Reproducer
 
-__all__ = ["LIVENESS", "server_target", "corpus_extra", "campaign_and_shrink", "replay_one"]
+__all__ = ["LIVENESS", "FLAGS", "server_target", "corpus_extra", "campaign_and_shrink", "replay_one"]
 
+#: the fuzz command's flags, which a mistake in the target is named by
+FLAGS = {"command": "--command", "url": "--url", "transport": "--transport"}
 LIVENESS = {"ServerExited", "ServerStalled", "NoHttpResponse", "NonJsonOnStdout"}
 
 
 def server_target(command: str | None, url: str | None, transport: str | None,
                   fallback: dict[str, Any] | None = None) -> Target:
     """The server to fuzz (``--command``/``--url``/``--transport``, or the one a reproducer names,
-    ``fallback``), resolved; a :class:`UsageError` saying what is missing."""
-    transport = transport or ("streamable-http" if url else None)
+    ``fallback``), validated as ``mcp-conformance server`` validates it
+    (:func:`conformance.server.target.server_target`) and resolved; a :class:`UsageError` saying
+    what is missing."""
     if not command and not url and fallback:
         transport = transport or fallback.get("transport")
         command = shlex.join(fallback["command"]) if fallback.get("command") else None
         url = fallback.get("url")
     if not command and not url:
         raise UsageError("give the target: --command \"...\" (stdio) or --url http://127.0.0.1:PORT/mcp")
-    transport = transport or "stdio"
-    if transport == "stdio" and not command:
-        raise UsageError("--transport stdio needs --command")
-    if transport != "stdio" and not url:
-        raise UsageError(f"--transport {transport} needs --url (and --command with {{port}} to start the server)")
-    argv = tuple(shlex.split(command)) if command else None
-    return Target(transport=Transport(transport), command=argv, url=url).resolve()
+    try:
+        target = validated(command=command, url=url, transport=transport, flags=FLAGS)
+    except ServerTargetError as exc:
+        raise UsageError(str(exc)) from None
+    return target.resolve()
 
 
 def corpus_extra(version: str, enabled: bool) -> tuple[dict, ...]:

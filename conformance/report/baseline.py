@@ -38,7 +38,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from conformance.outcomes import Outcome
+from conformance.spec.outcomes import Outcome
 from conformance.report.model import exit_code, summarize
 from conformance.spec.versions import VERSIONS, Transport
 

@@ -12,7 +12,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from conformance.outcomes import OUTCOME_ORDER, Level, Outcome, worst
+from conformance.spec.outcomes import OUTCOME_ORDER, Level, Outcome, worst
 from conformance.report import summary as _summary
 from conformance.spec.requirements import Requirement
 from conformance.spec.versions import VERSIONS, spec

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from conformance.outcomes import OUTCOME_ORDER, Level, Outcome
+from conformance.spec.outcomes import OUTCOME_ORDER, Level, Outcome
 
 __all__ = [
     "OUTCOMES",

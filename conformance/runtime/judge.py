@@ -4,7 +4,7 @@ notes, and the transcript excerpts that show them.
 :class:`Judge` is the role-free half of a scenario's context (:class:`~conformance.server.context.ScenarioContext`
 for the server role, :class:`~conformance.client.context.ClientContext` for the client role add
 what the scenario drives).  A requirement's outcome in one scenario run is the worst of its
-checks, graded by its level (:func:`conformance.outcomes.grade`); a cited requirement that was
+checks, graded by its level (:func:`conformance.spec.outcomes.grade`); a cited requirement that was
 never checked is a ``skip`` ("not reached: ..."); what a check found reaches the run's results
 when the item is applied, in run order (:meth:`conformance.runtime.run.Run.run_item`).
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn
 
-from conformance.outcomes import Outcome, Violation, grade
-from conformance.peer import RawPeer
-from conformance.registry import Scenario
+from conformance.spec.outcomes import Outcome, Violation, grade
+from conformance.runtime.peer import RawPeer
+from conformance.runtime.registry import Scenario
 from conformance.runtime.records import Connection, ScenarioSkipped
 from conformance.spec.versions import Transport, VersionSpec, spec
-from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire.transcript import Direction, TranscriptEntry
 from conformance.wire.envelope import MISSING, Envelope
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from typing import Any
 
 import anyio
 
-from conformance.outcomes import Outcome
-from conformance.peer import ConnectionLost, ErrorResponse, ExpectTimeout, PeerError, RawPeer, UnexpectedMessage
-from conformance.transcript import Transcript
+from conformance.spec.outcomes import Outcome
+from conformance.runtime.peer import ConnectionLost, ErrorResponse, ExpectTimeout, PeerError, RawPeer, UnexpectedMessage
+from conformance.wire.transcript import Transcript
 from conformance.wire.envelope import Envelope
 
 __all__ = [

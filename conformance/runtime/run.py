@@ -23,10 +23,10 @@ from typing import Any, AsyncContextManager, Awaitable, Callable, Generic, Itera
 
 import anyio
 
-from conformance.connect import TargetError, target_error, unregister_child
-from conformance.outcomes import Outcome, worst
-from conformance.peer import ExpectTimeout, PeerError
-from conformance.registry import Scenario
+from conformance.runtime.connect import TargetError, target_error, unregister_child
+from conformance.spec.outcomes import Outcome, worst
+from conformance.runtime.peer import ExpectTimeout, PeerError
+from conformance.runtime.registry import Scenario
 from conformance.report.model import RequirementResult
 from conformance.runtime.judge import Judge
 from conformance.runtime.records import Connection, ItemResult, ScenarioError, ScenarioSkipped, VersionUnusable, peer_error_violation
@@ -44,7 +44,7 @@ __all__ = ["Role", "Run", "Hosted"]
 class Role(Protocol):
     """What a :class:`Run` asks of the role it plays (see the module's docstring)."""
 
-    #: what the run is against (a server's :class:`~conformance.connect.Target` or a
+    #: what the run is against (a server's :class:`~conformance.runtime.connect.Target` or a
     #: :class:`~conformance.client.target.ClientTarget`): its ``transport`` and ``startup_timeout``
     target: Any
     #: whether a PeerError or a transport error out of a scenario is the target's doing (a

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, AsyncContextManager, Awaitable, Callable,
 
 import anyio
 
-from conformance.registry import Scenario
+from conformance.runtime.registry import Scenario
 from conformance.runtime.records import ItemResult
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 
 import anyio
 
-from conformance.connect import Target, TargetError
-from conformance.peer import PeerError, RawPeer
-from conformance.registry import Scenario
+from conformance.runtime.connect import Target, TargetError
+from conformance.runtime.peer import PeerError, RawPeer
+from conformance.runtime.registry import Scenario
 from conformance.runtime.judge import Judge
 from conformance.runtime.records import Connection, NeedSession, ScenarioError, SessionInfo
 from conformance.wire.envelope import MISSING, Envelope, Kind

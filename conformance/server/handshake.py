@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from conformance.connect import Target, TargetError, target_error
-from conformance.peer import ExpectTimeout, PeerError, RawPeer
+from conformance.runtime.connect import Target, TargetError, target_error
+from conformance.runtime.peer import ExpectTimeout, PeerError, RawPeer
 from conformance.runtime.records import Connection, ScenarioError, SessionInfo, VersionUnusable
 from conformance.spec import errors as _errors
 from conformance.spec.meta import SERVER_INFO_KEY

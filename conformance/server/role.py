@@ -19,7 +19,7 @@ from typing import Any, AsyncContextManager
 
 import anyio
 
-from conformance.connect import (
+from conformance.runtime.connect import (
     ServerProcess,
     Target,
     TargetError,
@@ -28,8 +28,8 @@ from conformance.connect import (
     register_child,
     target_error,
 )
-from conformance.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
-from conformance.registry import ConnectionKind, Scenario
+from conformance.runtime.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
+from conformance.runtime.registry import ConnectionKind, Scenario
 from conformance.runtime.records import Connection, NeedSession, Once, ScenarioError, SessionInfo, VersionUnusable
 from conformance.runtime.run import Hosted, Run
 from conformance.runtime.schedule import Policy
@@ -37,7 +37,7 @@ from conformance.server.context import ScenarioContext
 from conformance.server.handshake import Handshake
 from conformance.server.server_wide import ServerWide
 from conformance.spec.versions import Transport
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.transports.base import PeerSilent, TransportError
 from conformance.wire.envelope import Kind
 from conformance.wire.rules import barrier_method

@@ -16,7 +16,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Iterable
 
-from conformance.outcomes import Level
+from conformance.spec.outcomes import Level
 from conformance.spec.versions import VERSIONS, Transport
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The server side of stdio, for testing clients: the suite plays the server a client starts.
 
 A client under test starts "its server" with the launcher that ``{server}`` names: a one-line
-shell script that execs ``conformance/client_relay.py`` (standard library only) with the path of
+shell script that execs ``conformance/client/relay.py`` (standard library only) with the path of
 our Unix socket and the run's token.  The relay connects back and forwards bytes and process facts;
 :class:`RelayHub` listens (socket in a private 0700 directory, unguessable tokens, unknown tokens
 refused) and hands each relay connection to the run that owns its token as a
@@ -38,7 +38,7 @@ from conformance.wire.ndjson import NDJSONDecoder, SplitJoiner
 
 __all__ = ["RelayHub", "RelayRun", "RelayTransport", "RELAY_SCRIPT"]
 
-RELAY_SCRIPT = Path(__file__).resolve().parents[1] / "client_relay.py"
+RELAY_SCRIPT = Path(__file__).resolve().parents[1] / "client" / "relay.py"
 _HEAD = struct.Struct(">cI")
 _SIGNAL_NAMES = {int(s): s.name for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
 

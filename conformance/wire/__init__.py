@@ -1,4 +1,5 @@
-"""Sans-I/O wire layer: JSON-RPC envelopes, NDJSON framing (stdio) and SSE decoding (HTTP)."""
+"""Sans-I/O wire layer: JSON-RPC envelopes, NDJSON framing (stdio) and SSE decoding (HTTP), the
+shared readings (:mod:`.rules`) and the record of a connection (:mod:`.transcript`)."""
 
 from __future__ import annotations
 

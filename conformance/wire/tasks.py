@@ -59,7 +59,7 @@ def iso_timestamp(value: Any) -> bool:
 
 def asked_task(entries: Any, rid: Any) -> Any:
     """The ``taskId`` of the request with id ``rid`` we sent, among transcript ``entries``."""
-    from conformance.transcript import Direction
+    from conformance.wire.transcript import Direction
 
     for entry in reversed(list(entries)):
         env = entry.envelope

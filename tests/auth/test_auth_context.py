@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conformance.auth.context import ENV_AUTH_SERVER_URL, AuthSetupError, attach
-from conformance.connect import Target
+from conformance.runtime.connect import Target
 from conformance.spec.versions import Transport
 
 HTTP = Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:{port}/mcp",

@@ -1,6 +1,6 @@
 """The pieces of the client authorization harness that need no client: the authorization
 server's switches the client scenarios use (state in the redirect, which metadata forms answer,
-the request listener) and the headless browser (conformance/auth_browser.py)."""
+the request listener) and the headless browser (conformance/auth/browser.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from conformance.auth.core import AuthConfig, AuthorizationServer, Request
-from conformance.auth_browser import visit
+from conformance.auth.browser import visit
 
 REDIRECT = "http://127.0.0.1:9/callback"
 
@@ -120,7 +120,7 @@ def test_the_browser_command_returns_at_once(site: tuple[str, type[_Recorder]], 
     handler.location = f"{base}/callback?code=c2"
     log = tmp_path / "log"
     env = {**os.environ, "MCP_CONFORMANCE_BROWSER_LOG": str(log)}
-    script = Path(__file__).resolve().parents[2] / "conformance" / "auth_browser.py"
+    script = Path(__file__).resolve().parents[2] / "conformance" / "auth" / "browser.py"
     done = subprocess.run([sys.executable, str(script), f"{base}/authorize"], env=env, timeout=10)
     assert done.returncode == 0
     assert handler.called_back.wait(10)  # the detached visit ends at the callback

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.outcomes import Level
-from conformance.registry import scenarios
+from conformance.spec.outcomes import Level
+from conformance.runtime.registry import scenarios
 from conformance.spec.requirements import catalogue
 from tests.prefetch import Prefetch
 

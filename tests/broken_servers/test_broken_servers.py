@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.outcomes import Level
+from conformance.spec.outcomes import Level
 from conformance.spec.requirements import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.connect import free_port
-from conformance.registry import scenarios
+from conformance.runtime.connect import free_port
+from conformance.runtime.registry import scenarios
 from conformance.spec.requirements import catalogue
 from conformance.spec.versions import LATEST_STATEFUL
 

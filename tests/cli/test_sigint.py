@@ -69,7 +69,7 @@ def test_an_interrupt_whose_keyboardinterrupt_was_swallowed_still_ends_the_run(t
     code = """
 import os, signal, sys
 import conformance.runtime.run as runtime_run
-import conformance.pytest_plugin as plugin
+import conformance.plugin.hooks as plugin
 from conformance import cli
 
 def swallowed(signum, frame):
@@ -103,7 +103,7 @@ def test_an_interrupt_that_pytest_sees_as_an_internal_error_still_ends_the_run_a
     # interrupted: exit 130, report.json with status "interrupted"
     code = f"""
 import os, signal, sys, time
-import conformance.pytest_plugin as plugin
+import conformance.plugin.hooks as plugin
 from conformance import cli
 
 real = plugin.scenarios

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets import TargetsError, load_targets
+from conformance.fleet import FleetError, load_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -42,15 +42,15 @@ def _verdicts(report: dict) -> dict[tuple[str, str], str]:
 def test_a_bad_targets_file_is_named(tmp_path: Path, text: str, fragment: str) -> None:
     path = tmp_path / "targets.yml"
     path.write_text(text)
-    with pytest.raises(TargetsError, match=None) as info:
-        load_targets(path)
+    with pytest.raises(FleetError, match=None) as info:
+        load_fleet(path)
     assert fragment in str(info.value)
 
 
 def test_targets_file_forms(tmp_path: Path) -> None:
     path = tmp_path / "targets.yml"
     path.write_text("targets:\n  - name: a\n    command: x\n    versions: 2025-06-18, 2025-11-25\n    env: {K: 1}\n")
-    (t,) = load_targets(path)
+    (t,) = load_fleet(path)
     assert t.versions == ("2025-06-18", "2025-11-25") and t.env == {"K": "1"}
     assert t.argv() == ["--command", "x", "--version", "2025-06-18", "--version", "2025-11-25"]
 
@@ -115,7 +115,7 @@ def test_pytest_xdist_spreads_the_targets_and_gives_the_single_run_verdicts(tmp_
         assert _verdicts(spread) == _verdicts(alone), name
 
 
-def test_pytest_targets_usage_errors(tmp_path: Path) -> None:
+def test_pytest_fleet_usage_errors(tmp_path: Path) -> None:
     path = tmp_path / "targets.yml"
     path.write_text("- name: a\n")
     run = _pytest(f"--mcp-targets={path}", cwd=tmp_path)

@@ -169,7 +169,7 @@ def _relays_of_client(token: str) -> list[int]:
     """The relays (the suite's stdio server processes) started by the fake client marked ``token``."""
     clients = {pid for pid in live_processes(token) if b"{server}" not in Path(f"/proc/{pid}/cmdline").read_bytes()}
     out = []
-    for pid in live_processes("client_relay.py"):
+    for pid in live_processes("conformance/client/relay.py"):
         try:
             ppid = int(Path(f"/proc/{pid}/status").read_text().split("PPid:\t")[1].split()[0])
         except (OSError, IndexError, ValueError):

@@ -117,6 +117,6 @@ def test_usage_errors_are_clear(tmp_path) -> None:
     out = fuzz("--client-command", "my-client --url {url}", "--report-dir", str(tmp_path))
     assert out.returncode == 2 and "{url} is for the HTTP transports" in out.stderr
     out = fuzz("--command", "mcp-reference-server", "--transport", "sse", "--report-dir", str(tmp_path))
-    assert out.returncode == 2 and "--transport sse needs --url" in out.stderr  # a server over legacy SSE has a URL
+    assert out.returncode == 2 and "the sse transport needs --url" in out.stderr  # a server over legacy SSE has a URL
     out = fuzz("--client-command", CLIENT, "--command", "x")
     assert out.returncode == 2

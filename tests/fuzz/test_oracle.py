@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.fuzz.oracle import ANSWER, ANY, REJECTED, SILENCE, UNREADABLE, OracleContext, expect, judge
-from conformance.outcomes import Outcome
+from conformance.spec.outcomes import Outcome
 from conformance.spec.requirements import catalogue
 from conformance.wire.envelope import MISSING, parse_envelope
 

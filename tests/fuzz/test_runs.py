@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance.connect import Target
+from conformance.runtime.connect import Target
 from conformance.fuzz import engine
 from conformance.fuzz import oracle
 from conformance.fuzz.generate import AGAIN, Frame

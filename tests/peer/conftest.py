@@ -8,7 +8,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import anyio
 import pytest
 
-from conformance.peer import RawPeer
+from conformance.runtime.peer import RawPeer
 from conformance.transports.base import TransportClosed
 from conformance.transports.memory import MemoryTransport, memory_pair
 from conformance.wire.envelope import Envelope, Kind, dumps

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance.peer import HOLD, ExpectTimeout
+from conformance.runtime.peer import HOLD, ExpectTimeout
 from conformance.wire.envelope import Envelope, Kind
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance.peer import ConnectionLost, ErrorResponse, ExpectTimeout, RawPeer, UnexpectedMessage
+from conformance.runtime.peer import ConnectionLost, ErrorResponse, ExpectTimeout, RawPeer, UnexpectedMessage
 from conformance.transports.base import Inbound, ProcessExited, Transport, TransportClosed
 from conformance.wire.envelope import Envelope, Kind, dumps, parse_envelope
 
@@ -405,7 +405,7 @@ class _Probe:
 
 @pytest.fixture
 def fast_busy_slice(monkeypatch: pytest.MonkeyPatch) -> None:
-    import conformance.peer as peer_module
+    import conformance.runtime.peer as peer_module
 
     monkeypatch.setattr(peer_module, "_BUSY_SLICE", 0.02)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.peer import RawPeer
+from conformance.runtime.peer import RawPeer
 from conformance.transports.memory import MemoryTransport, memory_pair
 from conformance.wire.envelope import Envelope, Kind
 

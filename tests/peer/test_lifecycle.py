@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance.peer import ExpectTimeout, RawPeer
+from conformance.runtime.peer import ExpectTimeout, RawPeer
 from conformance.transports.base import Inbound, StartError, Transport, TransportClosed
 from conformance.transports.memory import memory_pair
 from conformance.wire.envelope import Kind

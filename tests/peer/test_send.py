@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.peer import AUTO, ConnectionLost, RawPeer
+from conformance.runtime.peer import AUTO, ConnectionLost, RawPeer
 from conformance.transports.base import Inbound, Transport, TransportClosed
 from conformance.transports.memory import memory_pair
 from conformance.wire.envelope import MISSING, Kind, same_id

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conformance.peer import ConnectionLost, RawPeer
+from conformance.runtime.peer import ConnectionLost, RawPeer
 from conformance.transports.base import ProcessExited
 from conformance.transports.stdio import StdioTransport
 from conformance.wire.envelope import Kind

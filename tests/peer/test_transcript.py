@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance.peer import RawPeer
+from conformance.runtime.peer import RawPeer
 from conformance.transports.base import Inbound, Transport, TransportClosed
 from conformance.wire.envelope import Envelope, Kind, parse_envelope
 

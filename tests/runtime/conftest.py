@@ -22,7 +22,7 @@ import conformance.schema.validate  # noqa: F401,E402
 import conformance.transports.http  # noqa: F401,E402
 import conformance.transports.sse  # noqa: F401,E402
 import conformance.transports.stdio  # noqa: F401,E402
-from conformance.registry import scenarios as _scenarios  # noqa: E402
+from conformance.runtime.registry import scenarios as _scenarios  # noqa: E402
 from tests.processes import live_processes  # noqa: E402,F401
 
 _scenarios("server")

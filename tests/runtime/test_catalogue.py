@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.outcomes import Level
-from conformance.registry import ConnectionKind, ScenarioDefinitionError, scenario, scenarios
+from conformance.spec.outcomes import Level
+from conformance.runtime.registry import ConnectionKind, ScenarioDefinitionError, scenario, scenarios
 from conformance.spec.requirements import catalogue
 from conformance.spec.versions import SPEC_BASE_URL, VERSIONS, spec
 

@@ -10,7 +10,7 @@ import anyio
 import httpx
 import pytest
 
-from conformance.connect import ServerProcess, Target, TargetError, check_command, free_port, target_error
+from conformance.runtime.connect import ServerProcess, Target, TargetError, check_command, free_port, target_error
 from conformance.spec.versions import Transport
 from conformance.transports.base import ConnectError, HttpStatusError, ProcessExited
 

@@ -8,12 +8,12 @@ from typing import Any, AsyncIterator
 import anyio
 import pytest
 
-from conformance.connect import Target
+from conformance.runtime.connect import Target
 from conformance.runtime.run import Run
 from conformance.server.context import ScenarioContext
 from conformance.server.role import ServerRole, server_run
-from conformance.outcomes import Outcome
-from conformance.registry import ConnectionKind, Scenario
+from conformance.spec.outcomes import Outcome
+from conformance.runtime.registry import ConnectionKind, Scenario
 from conformance.spec.versions import VERSIONS, Transport
 
 from .conftest import BAD, PY, TINY

@@ -8,14 +8,14 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance.connect import Target
+from conformance.runtime.connect import Target
 from conformance.runtime.run import Run
 from conformance.server.context import ScenarioContext
 from conformance.server.role import ServerRole, server_run
-from conformance.outcomes import Outcome
-from conformance.registry import ConnectionKind, Scenario
+from conformance.spec.outcomes import Outcome
+from conformance.runtime.registry import ConnectionKind, Scenario
 from conformance.spec.versions import VERSIONS, Transport
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 
 from .conftest import PY, TINY
 
@@ -122,7 +122,7 @@ def test_only_stdio_connections_are_shared_between_disposable_items() -> None:
     assert stdio.role.shares_disposable(sc) and not http.role.shares_disposable(sc)
     fresh = make(noop, "ping.response", disposable=False)
     assert not stdio.role.shares_disposable(fresh) and stdio.role.own_connection(fresh)
-    from conformance.registry import scenarios
+    from conformance.runtime.registry import scenarios
 
     disposable = {s.id for s in scenarios("server") if s.connection is ConnectionKind.DISPOSABLE}
     assert disposable >= {"jsonrpc.invalid_json", "lifecycle.stdio_shutdown"}
@@ -141,7 +141,7 @@ def test_an_apart_scenario_has_a_session_of_its_own_over_http_and_the_shared_one
         assert not http.role.own_connection(plain) and not http.scheduler.policy.ahead(plain, V)
     stdio = server_run(Target(command=(PY, str(TINY))), versions=(V,))
     assert not stdio.role.own_connection(sc) and not stdio.scheduler.policy.ahead(sc, V)
-    from conformance.registry import scenarios
+    from conformance.runtime.registry import scenarios
 
     assert "cancellation.cancelled_call_unanswered" in {s.id for s in scenarios("server") if s.connection is ConnectionKind.APART}
 

@@ -9,13 +9,13 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance.connect import Target
+from conformance.runtime.connect import Target
 from conformance.runtime.run import Run
 from conformance.server.context import ScenarioContext
 from conformance.server.role import ServerRole, server_run
-from conformance.outcomes import Outcome
-from conformance.peer import RawPeer
-from conformance.registry import ConnectionKind, Scenario, scenarios
+from conformance.spec.outcomes import Outcome
+from conformance.runtime.peer import RawPeer
+from conformance.runtime.registry import ConnectionKind, Scenario, scenarios
 from conformance.spec.versions import VERSIONS, Transport
 
 from .conftest import PY, TINY

@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from conformance.scenarios.server.lifecycle import NO_HANDSHAKE
-from conformance.pytest_plugin import OPTIONS
-from conformance.registry import scenarios
+from conformance.options import OPTIONS
+from conformance.runtime.registry import scenarios
 from conformance.spec.requirements import catalogue
 from conformance.spec.versions import VERSIONS, parse_versions
 
@@ -246,16 +246,16 @@ def test_items_that_finished_ahead_reach_pytest_without_a_handoff_each_and_in_ru
     pytest reaches them, one handoff to the event loop brings the results of every finished item
     that follows (applied in run order), not one handoff per item.  The report is the same as a
     run with --mcp-jobs 1 (where nothing runs ahead), result for result and in the same order."""
-    from conformance import pytest_plugin
+    from conformance.plugin import session
 
     handoffs: list[str] = []
-    run_in_order = pytest_plugin._Run._run_in_order
+    run_in_order = session.SessionRun._run_in_order
 
     async def counting(self, sc, version):  # type: ignore[no-untyped-def]
         handoffs.append(sc.id)
         return await run_in_order(self, sc, version)
 
-    monkeypatch.setattr(pytest_plugin._Run, "_run_in_order", counting)
+    monkeypatch.setattr(session.SessionRun, "_run_in_order", counting)
     reports = []
     for jobs in ("1", "8"):
         handoffs.clear()

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conformance.outcomes import OUTCOME_ORDER, Outcome, worst
+from conformance.spec.outcomes import OUTCOME_ORDER, Outcome, worst
 from conformance.report.model import (
     MAX_TRANSCRIPT,
     MAX_VIOLATIONS,
@@ -107,7 +107,7 @@ def test_exit_codes(outcomes, kw, code: int) -> None:
 def test_the_report_layer_imports_no_io() -> None:
     code = (
         "import sys, conformance.report.model, conformance.report\n"
-        "bad = [m for m in ('anyio', 'httpx', 'subprocess', 'asyncio', 'socket', 'conformance.peer', 'conformance.transports') if m in sys.modules]\n"
+        "bad = [m for m in ('anyio', 'httpx', 'subprocess', 'asyncio', 'socket', 'conformance.runtime.peer', 'conformance.transports') if m in sys.modules]\n"
         "print(bad)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import anyio
 import pytest
 
-from conformance.connect import Target
+from conformance.runtime.connect import Target
 from conformance.transports.stdio import StdioTransport
 
 pytestmark = pytest.mark.anyio

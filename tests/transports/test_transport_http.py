@@ -316,7 +316,7 @@ async def test_a_post_never_answered_is_the_peers_silence_for_the_raw_peer(http_
     """Through RawPeer, a request whose POST gets no response headers -- or a body that never ends --
     is the same ExpectTimeout as a response that never comes (a verdict about the peer), not a
     transport failure of ours; the peer stays usable."""
-    from conformance.peer import ExpectTimeout, RawPeer
+    from conformance.runtime.peer import ExpectTimeout, RawPeer
 
     async with RawPeer(StreamableHttpTransport(http_peer.url(), timeout=0.3), version="2025-11-25", timeout=0.3) as peer:
         with pytest.raises(ExpectTimeout, match=r'the response to request "sl" \(slow\).*no response headers within 0.3 s'):

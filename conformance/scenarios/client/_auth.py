@@ -8,7 +8,7 @@ authorization server (:mod:`conformance.auth`, on a loopback port of its own).  
 to either is kept in :attr:`AuthSite.log`, in arrival order, for the judgement and the transcript.
 
 The client under test is started with ``BROWSER`` set to the suite's headless browser
-(:mod:`conformance.auth_browser`: it fetches the authorization URL and follows the redirect to a
+(:mod:`conformance.auth.browser`: it fetches the authorization URL and follows the redirect to a
 loopback callback); a client built for the official runner fetches the URL itself, which needs
 nothing more.  Pre-registered credentials, when a scenario wants them, go in
 ``MCP_CONFORMANCE_CONTEXT`` as the official runner passes them.
@@ -43,7 +43,7 @@ CUSTOM_PRM = "/custom/metadata/location.json"
 
 def browser_command() -> str:
     """The ``BROWSER`` value that makes the suite's headless browser the client's."""
-    path = Path(__file__).resolve().parents[2] / "auth_browser.py"
+    path = Path(__file__).resolve().parents[2] / "auth" / "browser.py"
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))} %s"
 
 

@@ -21,7 +21,7 @@ from conformance.client.role import ClientRun
 from conformance.scenarios.client._server import META_PV, REF_PROBE_PATH
 from conformance.scenarios.client._server import request_meta as _meta
 from conformance.spec.versions import Transport, spec
-from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire.transcript import Direction, TranscriptEntry
 from conformance.wire import meta_keys as mk
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 from conformance.wire.headers import header_value

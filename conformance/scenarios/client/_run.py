@@ -10,7 +10,7 @@ import anyio
 
 from conformance.client.context import ClientContext
 from conformance.client.role import ClientRun
-from conformance.connect import TargetError
+from conformance.runtime.connect import TargetError
 from conformance.scenarios.client._judge import Wire, engaged, judge_run
 from conformance.scenarios.client._server import REF_PROBE_PATH, ScenarioServer
 from conformance.spec.versions import spec

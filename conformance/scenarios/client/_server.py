@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable
 import anyio
 
 from conformance import __version__
-from conformance.peer import ConnectionLost, ExpectTimeout, RawPeer
+from conformance.runtime.peer import ConnectionLost, ExpectTimeout, RawPeer
 from conformance.spec.versions import VERSIONS, spec
 from conformance.wire.envelope import Envelope, Kind
 

@@ -24,7 +24,7 @@ import anyio
 
 from conformance.auth.core import AuthConfig
 from conformance.client.context import ClientContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._auth import CUSTOM_PRM, SKIP_REASON, AuthSite, Hit, Protected
 from conformance.scenarios.client._run import Played, describe_exit, play
 from conformance.spec.versions import Transport

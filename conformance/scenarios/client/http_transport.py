@@ -14,7 +14,7 @@ from typing import Any
 
 from conformance.client.context import ClientContext
 from conformance.client.role import ClientRun
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS, pick
 from conformance.scenarios.client._run import describe_exit, play
 from conformance.scenarios.client._server import META_PV, Answer, request_meta

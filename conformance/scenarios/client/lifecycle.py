@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from conformance.client.context import ClientContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import META_PV, W_REQUIREMENTS, pick
 from conformance.scenarios.client._run import describe_exit, play
 from conformance.scenarios.client._server import Answer, ScenarioServer, request_meta, unsupported_version

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from conformance.client.context import ClientContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import META_CAPS, W_REQUIREMENTS, wire_of
 from conformance.scenarios.client._run import Played, play
 from conformance.scenarios.client._server import Answer, ScenarioServer, request_meta

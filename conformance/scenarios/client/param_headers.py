@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from conformance.client.context import ClientContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS
 from conformance.scenarios.client._run import Played, play
 from conformance.scenarios.client._server import Answer, ScenarioServer

@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 
 from conformance.client.context import ClientContext
-from conformance.peer import ConnectionLost
-from conformance.registry import scenario
+from conformance.runtime.peer import ConnectionLost
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS
 from conformance.scenarios.client._run import play
 from conformance.scenarios.client._server import ScenarioServer

@@ -17,7 +17,7 @@ from typing import Any
 
 from conformance.client.context import ClientContext
 from conformance.client.role import ClientRun
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS
 from conformance.scenarios.client._run import describe_exit, play
 from conformance.spec.versions import LATEST_STATEFUL, Transport

@@ -31,15 +31,15 @@ from typing import Any
 import anyio
 
 from conformance.client.context import ClientContext
-from conformance.peer import ConnectionLost, PeerError
-from conformance.registry import scenario
+from conformance.runtime.peer import ConnectionLost, PeerError
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS, wire_of
 from conformance.scenarios.client._run import play
 from conformance.scenarios.client._server import Answer, ScenarioServer
 from conformance.scenarios.server._features import declared, describe_error
 from conformance.spec import errors as codes
 from conformance.spec.meta import RELATED_TASK_KEY
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 from conformance.wire.tasks import TERMINAL, asked_task, iso_timestamp
 from conformance.wire.tasks import comparable as _comparable

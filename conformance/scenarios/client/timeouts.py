@@ -20,8 +20,8 @@ import anyio
 
 from conformance.client.context import ClientContext
 from conformance.client.role import ClientRun
-from conformance.peer import ConnectionLost, ExpectTimeout
-from conformance.registry import scenario
+from conformance.runtime.peer import ConnectionLost, ExpectTimeout
+from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import W_REQUIREMENTS, Wire, pick
 from conformance.scenarios.client._run import describe_exit, play
 from conformance.scenarios.client._server import Answer, ScenarioServer

@@ -20,8 +20,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from conformance.peer import ExpectTimeout, PeerError, RawPeer
-from conformance.transcript import Direction
+from conformance.runtime.peer import ExpectTimeout, PeerError, RawPeer
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 
 __all__ = [

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator
 
 from conformance.spec.requirements import get as get_requirement
 from conformance.spec.versions import Transport
-from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire.transcript import Direction, TranscriptEntry
 from conformance.wire.envelope import Kind
 from conformance.wire.ndjson import looks_like_split_message
 from conformance.wire.rules import JSONRPC_MEMBERS, not_a_message

@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.peer import PeerError, RawPeer, UnexpectedMessage
+from conformance.runtime.peer import PeerError, RawPeer, UnexpectedMessage
 from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 from conformance.spec.versions import spec
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 from conformance.wire.rules import (
     barrier_method,
@@ -162,7 +162,7 @@ async def sync(peer: RawPeer, version: str, *, timeout: float | None = None) -> 
     """A barrier request (ping / server/discover) and its answer -- a result, an error, or an
     HTTP refusal of its POST: answered once the server has read everything sent before it, not
     answered if nothing came within ``timeout``."""
-    from conformance.peer import ExpectTimeout
+    from conformance.runtime.peer import ExpectTimeout
 
     rid = await peer.request(barrier_method(version))
     status = refusal_status(peer, rid)
@@ -334,7 +334,7 @@ async def start_slow_call(peer: RawPeer, tools: list[LongTool], *, token_prefix:
 async def observe(peer: RawPeer, predicate: Any, timeout: float) -> Envelope | None:
     """The first message matching ``predicate`` (already buffered, or arriving within
     ``timeout``), without consuming it; None if none did."""
-    from conformance.peer import UnexpectedMessage
+    from conformance.runtime.peer import UnexpectedMessage
 
     for env in peer.unconsumed():
         if predicate(env):

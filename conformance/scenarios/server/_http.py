@@ -16,9 +16,9 @@ from typing import Any, Mapping
 
 import anyio
 
-from conformance.peer import PeerError, RawPeer
+from conformance.runtime.peer import PeerError, RawPeer
 from conformance.spec.versions import spec
-from conformance.transcript import Direction, Transcript, TranscriptEntry
+from conformance.wire.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import Inbound, TransportClosed, TransportError
 from conformance.transports.exchange import HttpExchange
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from conformance.peer import AUTO, ExpectTimeout, RawPeer
-from conformance.transcript import Direction
+from conformance.runtime.peer import AUTO, ExpectTimeout, RawPeer
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, same_id
 from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY
 

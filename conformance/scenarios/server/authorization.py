@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.peer import RawPeer
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import RawPeer
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.runtime.records import ScenarioError
 from conformance.server.context import ScenarioContext
 from conformance.spec.versions import Transport, spec

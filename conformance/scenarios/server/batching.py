@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import ConnectionLost, RawPeer
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import ConnectionLost, RawPeer
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 
 from ._helpers import GRACE, Synced, barrier_method, inbound_entries, is_response, observe, probe_message, sync

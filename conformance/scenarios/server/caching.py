@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.wire.envelope import Envelope, Kind
 
 from . import _features as F

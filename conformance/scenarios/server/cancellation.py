@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import ConnectionLost, ExpectTimeout, PeerError
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import ConnectionLost, ExpectTimeout, PeerError
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
 from conformance.wire.envelope import Kind, dumps, id_repr
 

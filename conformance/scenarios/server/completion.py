@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.spec import errors
 from conformance.wire.envelope import Envelope, Kind
 

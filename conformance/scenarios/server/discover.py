@@ -7,7 +7,7 @@ from typing import Any
 
 from conformance.server.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
 from conformance.spec.meta import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec import errors
 from conformance.spec.versions import Transport
 from conformance.wire.envelope import MISSING, Kind, id_repr

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlsplit
 
-from conformance.peer import PeerError, RawPeer
-from conformance.registry import scenario
+from conformance.runtime.peer import PeerError, RawPeer
+from conformance.runtime.registry import scenario
 from conformance.server.context import ScenarioContext
 from conformance.spec import errors
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import Envelope, Kind, dumps, id_repr
 
 from ._features import open_notification_stream

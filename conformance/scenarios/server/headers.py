@@ -8,7 +8,7 @@ import base64
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import Transport
 from conformance.wire.headers import mirrored_params, x_mcp_header_problems

@@ -17,8 +17,8 @@ import anyio
 
 from conformance.server.context import ScenarioContext
 from conformance.runtime.records import Connection
-from conformance.peer import PeerError, RawPeer
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import PeerError, RawPeer
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
 from conformance.transports.base import PeerSilent, TransportError, TransportTimeout
 from conformance.transports.exchange import JSON_TYPE, SSE_TYPE, HttpExchange

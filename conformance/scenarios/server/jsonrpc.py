@@ -8,8 +8,8 @@ from typing import Any
 import anyio
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import ConnectionLost, ExpectTimeout, PeerError
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import ConnectionLost, ExpectTimeout, PeerError
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec import errors
 from conformance.spec.versions import spec
 from conformance.wire.envelope import MISSING, Kind, id_repr, same_id

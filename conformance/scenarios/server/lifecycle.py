@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.server.context import UNSUPPORTED_VERSION_PROBE, ScenarioContext
-from conformance.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import ConnectionLost, ExpectTimeout, PeerError, RawPeer
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec import errors
 from conformance.spec.methods import S2C, lookup
 from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport, spec
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.transports.stdio import StdioTransport
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 

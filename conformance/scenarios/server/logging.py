@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError
-from conformance.registry import scenario
+from conformance.runtime.peer import PeerError
+from conformance.runtime.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import LATEST_STATEFUL
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import Kind, same_id
 from conformance.spec.meta import LOG_LEVEL_KEY
 

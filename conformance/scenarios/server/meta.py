@@ -4,7 +4,7 @@ the server sent during the run, on every connection (runs late in each version).
 
 from __future__ import annotations
 
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.server.context import ScenarioContext
 from conformance.wire import meta_keys as mk
 from conformance.wire.envelope import MISSING

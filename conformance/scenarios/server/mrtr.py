@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 
 from ._stateless import CLIENT_CAPABILITIES_KEY, FULL_CAPS, Answer, ask, describe, input_candidates, input_requests_of, input_responses, is_input_required, list_tools, verdict
 

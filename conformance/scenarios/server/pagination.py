@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conformance.server.context import ScenarioContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.spec import errors
 from conformance.wire.envelope import Kind
 

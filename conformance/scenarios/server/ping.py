@@ -7,7 +7,7 @@ initialize and between the initialize response and the initialized notification 
 from __future__ import annotations
 
 from conformance.server.context import ScenarioContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.spec.versions import LATEST_STATEFUL
 
 from ._helpers import judge_pong

@@ -10,9 +10,9 @@ import time
 import anyio
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError, RawPeer
-from conformance.registry import scenario
-from conformance.transcript import Direction, TranscriptEntry
+from conformance.runtime.peer import PeerError, RawPeer
+from conformance.runtime.registry import scenario
+from conformance.wire.transcript import Direction, TranscriptEntry
 from conformance.spec.versions import Transport
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 from conformance.wire.tasks import TERMINAL, related_task, status_of, task_of

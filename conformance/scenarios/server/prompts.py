@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError
-from conformance.registry import scenario
+from conformance.runtime.peer import PeerError
+from conformance.runtime.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import LATEST_STATEFUL
 from conformance.wire.envelope import Envelope, Kind

@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError
-from conformance.registry import scenario
+from conformance.runtime.peer import PeerError
+from conformance.runtime.registry import scenario
 from conformance.spec import errors
 from conformance.spec.versions import LATEST, LATEST_STATEFUL
 from conformance.wire.envelope import MISSING, Envelope, Kind

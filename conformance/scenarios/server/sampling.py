@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.peer import PeerError, RawPeer
-from conformance.registry import scenario
+from conformance.runtime.peer import PeerError, RawPeer
+from conformance.runtime.registry import scenario
 from conformance.server.context import ScenarioContext
 from conformance.spec.versions import spec
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import Envelope, Kind
 
 from ._features import synth_args

@@ -7,9 +7,9 @@ import re
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.registry import scenario
+from conformance.runtime.registry import scenario
 from conformance.spec import errors
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Kind, dumps, parse_envelope
 
 from ._framing import claimed_by_transport

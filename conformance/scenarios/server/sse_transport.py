@@ -7,10 +7,10 @@ from typing import Any
 
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError
-from conformance.registry import scenario
+from conformance.runtime.peer import PeerError
+from conformance.runtime.registry import scenario
 from conformance.spec.versions import Transport
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.transports.base import TransportError, TransportTimeout
 from conformance.transports.exchange import SSE_TYPE, HttpExchange
 from conformance.wire.envelope import Kind, dumps

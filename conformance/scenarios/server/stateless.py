@@ -7,12 +7,12 @@ import json
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import PeerError
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec import errors
 from conformance.spec.meta import TASKS_EXTENSION
 from conformance.spec.versions import Transport
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Kind, id_repr
 
 from . import _features as F

@@ -8,10 +8,10 @@ from typing import Any
 
 from conformance.server.context import ScenarioContext
 from conformance.runtime.records import Connection
-from conformance.peer import PeerError
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import PeerError
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec.versions import Transport, spec
-from conformance.transcript import Direction, TranscriptEntry
+from conformance.wire.transcript import Direction, TranscriptEntry
 from conformance.wire.envelope import Kind, same_id
 
 from ._framing import invalid_utf8, split_lines, split_runs, stdout_noise, utf8_rule_applies

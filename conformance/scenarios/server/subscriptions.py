@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import ExpectTimeout, RawPeer
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import ExpectTimeout, RawPeer
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec.versions import Transport
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr, same_id
 
 from ._helpers import barrier

@@ -19,12 +19,12 @@ from typing import Any
 import anyio
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import ExpectTimeout, PeerError, RawPeer
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.peer import ExpectTimeout, PeerError, RawPeer
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec import errors as codes
 from conformance.spec.meta import RELATED_TASK_KEY
 from conformance.spec.versions import Transport
-from conformance.transcript import Direction
+from conformance.wire.transcript import Direction
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 from conformance.wire.tasks import TERMINAL, asked_task, iso_timestamp
 from conformance.wire.tasks import comparable as _comparable

@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from conformance.registry import ConnectionKind, scenario
+from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.server.context import ScenarioContext
 from conformance.spec import errors as codes
 from conformance.spec.meta import TASKS_EXTENSION

@@ -13,8 +13,8 @@ import re
 from typing import Any
 
 from conformance.server.context import ScenarioContext
-from conformance.peer import PeerError
-from conformance.registry import scenario
+from conformance.runtime.peer import PeerError
+from conformance.runtime.registry import scenario
 from conformance.spec.versions import LATEST_STATEFUL, VERSIONS, Transport
 from conformance.wire.envelope import MISSING, Envelope, Kind, same_id
 

@@ -35,7 +35,7 @@ import pytest
 
 import conformance.auth.context as auth_context
 from conformance.auth.context import AuthSetupError, attach
-from conformance.connect import Target
+from conformance.runtime.connect import Target
 from conformance.spec.versions import Transport
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance.peer import RawPeer
+from conformance.runtime.peer import RawPeer
 from conformance.scenarios.server import _features as F
 from conformance.transports.base import TransportClosed
 from conformance.transports.memory import memory_pair

@@ -24,7 +24,7 @@ from conformance.scenarios.server._stateless import (
 )
 from conformance.scenarios.server.headers import _b64
 from conformance.wire.headers import mirrored_params as _mirrored
-from conformance.peer import RawPeer
+from conformance.runtime.peer import RawPeer
 from conformance.transports.memory import memory_pair
 from conformance.wire.envelope import parse_envelope
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.outcomes import Level
+from conformance.spec.outcomes import Level
 from conformance.spec.requirements import catalogue
 
 from .tasks_server import COMPOUND

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conformance.scenarios.server._framing import claimed_by_transport, invalid_utf8, split_runs, stdout_noise
-from conformance.transcript import Transcript
+from conformance.wire.transcript import Transcript
 from conformance.transports.stdio import StdioTransport
 from conformance.wire.ndjson import NDJSONDecoder
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conformance.scenarios.server._http import id_key, streams_of
 from conformance.scenarios.server.http_transport import _id_clash, _identity
-from conformance.transcript import Transcript
+from conformance.wire.transcript import Transcript
 from conformance.wire.envelope import dumps, parse_envelope
 
 

@@ -74,7 +74,7 @@ def visit(url: str) -> int:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        sys.stderr.write("usage: auth_browser.py URL\n")
+        sys.stderr.write("usage: browser.py URL\n")
         return 2
     if hasattr(os, "fork") and not os.environ.get("MCP_CONFORMANCE_BROWSER_FOREGROUND"):
         if os.fork():  # the caller's command returns at once; the visit goes on in the child (in

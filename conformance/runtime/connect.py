@@ -7,7 +7,7 @@
 * :class:`ServerProcess` starts an HTTP server command, waits (with a deadline) until its port
   accepts TCP connections, reports an early exit with its exit code and output tail, and always
   stops it: TERM to its process group, then KILL.
-* :func:`open_peer` builds the right transport and an unentered :class:`~conformance.peer.RawPeer`.
+* :func:`open_peer` builds the right transport and an unentered :class:`~conformance.runtime.peer.RawPeer`.
 * :func:`target_error` maps the transport error hierarchy to a :class:`TargetError` whose message
   names what is wrong and how to fix it (outcome ``error``, CLI exit code 3).
 """
@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import anyio
 from anyio.abc import Process
 
-from conformance.peer import RawPeer
+from conformance.runtime.peer import RawPeer
 from conformance.spec.versions import Transport
 from conformance.transports.procstat import busy, group_cpu_seconds
 from conformance.transports.base import (

@@ -1,4 +1,5 @@
-"""``mcp-conformance server --targets FILE``: many servers in one invocation.
+"""The fleet file (``mcp-conformance server --targets FILE``, ``pytest --mcp-targets FILE``): many
+servers in one invocation.
 
 A YAML list (or ``targets:`` mapping to one) of servers, each ``name`` plus ``command`` or
 ``url``, optional ``transport``, ``versions`` (a list, a comma-separated string or ``all``),
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["TargetSpec", "TargetRun", "TargetsError", "load_targets", "run_targets", "run_target", "build_index",
+__all__ = ["FleetServer", "FleetServerRun", "FleetError", "load_fleet", "run_fleet", "run_fleet_server", "build_index",
            "write_index", "render_index_html"]
 
 KEYS = {"name", "command", "url", "transport", "versions", "version", "env", "cwd"}
@@ -43,12 +44,12 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 OUTCOMES = ("fail", "error", "warning", "stale", "xfail", "pass", "skip")
 
 
-class TargetsError(Exception):
+class FleetError(Exception):
     """The targets file is unusable (the message names the entry and the fix)."""
 
 
 @dataclass(frozen=True)
-class TargetSpec:
+class FleetServer:
     name: str
     command: str | None = None
     url: str | None = None
@@ -70,87 +71,87 @@ class TargetSpec:
         return out
 
 
-def load_targets(path: str | Path) -> list[TargetSpec]:
-    """The targets of ``path``; :class:`TargetsError` naming what is wrong."""
+def load_fleet(path: str | Path) -> list[FleetServer]:
+    """The servers of the fleet file ``path``; :class:`FleetError` naming what is wrong."""
     import yaml
 
     p = Path(path)
     try:
         doc = yaml.safe_load(p.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise TargetsError(f"cannot read the targets file {str(p)!r}: {exc.strerror or exc}") from None
+        raise FleetError(f"cannot read the targets file {str(p)!r}: {exc.strerror or exc}") from None
     except (yaml.YAMLError, ValueError) as exc:  # ValueError: a date-like scalar that is no date (2025-13-01)
-        raise TargetsError(f"the targets file {str(p)!r} is not valid YAML: {exc}") from None
+        raise FleetError(f"the targets file {str(p)!r} is not valid YAML: {exc}") from None
     if isinstance(doc, dict) and set(doc) == {"targets"}:
         doc = doc["targets"]
     if not isinstance(doc, list) or not doc:
-        raise TargetsError(f"the targets file {str(p)!r} must be a non-empty YAML list of targets (or 'targets:' "
+        raise FleetError(f"the targets file {str(p)!r} must be a non-empty YAML list of targets (or 'targets:' "
                            "with one), each with a name and a command or url")
     from conformance.spec.versions import VERSIONS, Transport
 
-    out: list[TargetSpec] = []
+    out: list[FleetServer] = []
     seen: set[str] = set()
     for i, entry in enumerate(doc, 1):
         where = f"target #{i}"
         if not isinstance(entry, dict):
-            raise TargetsError(f"{where} is {type(entry).__name__}, not a mapping (name: ..., command: ... or url: ...)")
+            raise FleetError(f"{where} is {type(entry).__name__}, not a mapping (name: ..., command: ... or url: ...)")
         unknown = sorted(set(map(str, entry)) - KEYS)
         if unknown:
-            raise TargetsError(f"{where}: unknown key(s) {', '.join(unknown)}; the keys are {', '.join(sorted(KEYS))}")
+            raise FleetError(f"{where}: unknown key(s) {', '.join(unknown)}; the keys are {', '.join(sorted(KEYS))}")
         name = entry.get("name")
         if not isinstance(name, str) or not NAME.match(name):
-            raise TargetsError(f"{where}: 'name' must be a short identifier (letters, digits, . _ -), got {name!r}")
+            raise FleetError(f"{where}: 'name' must be a short identifier (letters, digits, . _ -), got {name!r}")
         where = f"target {name!r}"
         if name in seen:
-            raise TargetsError(f"{where} is listed twice: names must be unique (each gets its own report directory)")
+            raise FleetError(f"{where} is listed twice: names must be unique (each gets its own report directory)")
         seen.add(name)
         command, url = entry.get("command"), entry.get("url")
         if not (isinstance(command, str) and command.strip()) and not (isinstance(url, str) and url.strip()):
-            raise TargetsError(f"{where}: give 'command' (a server to start) or 'url' (a running server), or both "
+            raise FleetError(f"{where}: give 'command' (a server to start) or 'url' (a running server), or both "
                                "(a server we start on {port})")
         transport = entry.get("transport")
         if transport is not None and transport not in {t.value for t in Transport}:
-            raise TargetsError(f"{where}: transport {transport!r} is not one of {', '.join(t.value for t in Transport)}")
+            raise FleetError(f"{where}: transport {transport!r} is not one of {', '.join(t.value for t in Transport)}")
         raw = entry.get("versions", entry.get("version"))
         versions: list[str] = []
         if raw is not None:
             items = raw if isinstance(raw, list) else str(raw).split(",")
             for v in (str(x).strip() for x in items):
                 if v != "all" and v not in VERSIONS:
-                    raise TargetsError(f"{where}: unknown version {v!r}; the versions are {', '.join(VERSIONS)} or 'all'")
+                    raise FleetError(f"{where}: unknown version {v!r}; the versions are {', '.join(VERSIONS)} or 'all'")
                 versions.append(v)
         env = entry.get("env") or {}
         if not isinstance(env, dict):
-            raise TargetsError(f"{where}: 'env' must be a mapping of variable names to values")
+            raise FleetError(f"{where}: 'env' must be a mapping of variable names to values")
         cwd = entry.get("cwd")
-        out.append(TargetSpec(name, command if isinstance(command, str) else None, url if isinstance(url, str) else None,
+        out.append(FleetServer(name, command if isinstance(command, str) else None, url if isinstance(url, str) else None,
                               transport, tuple(versions), {str(k): str(v) for k, v in env.items()},
                               str(cwd) if cwd is not None else None))
     return out
 
 
 @dataclass
-class TargetRun:
-    spec: TargetSpec
+class FleetServerRun:
+    spec: FleetServer
     report_dir: Path
     exit_code: int | None = None
     wall: float = 0.0
     log: str = ""
 
 
-def run_targets(targets: Sequence[TargetSpec], passthrough: Sequence[str], report_dir: str | Path, jobs: int,
-                *, echo: Any = None) -> tuple[int, list[TargetRun]]:
+def run_fleet(targets: Sequence[FleetServer], passthrough: Sequence[str], report_dir: str | Path, jobs: int,
+                *, echo: Any = None) -> tuple[int, list[FleetServerRun]]:
     """Run every target (``jobs`` at a time) as ``mcp-conformance server <passthrough> <target>``;
     write the index; the worst exit code and the runs."""
     root = Path(report_dir)
     root.mkdir(parents=True, exist_ok=True)
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
-    runs = [TargetRun(t, root / t.name) for t in targets]
+    runs = [FleetServerRun(t, root / t.name) for t in targets]
     live: set[subprocess.Popen[str]] = set()
     lock = threading.Lock()
     stopping = threading.Event()
 
-    def one(run: TargetRun) -> None:
+    def one(run: FleetServerRun) -> None:
         def register(proc: subprocess.Popen[str]) -> bool:
             with lock:
                 if stopping.is_set():
@@ -162,7 +163,7 @@ def run_targets(targets: Sequence[TargetSpec], passthrough: Sequence[str], repor
             with lock:
                 live.discard(proc)
 
-        if not stopping.is_set() and run_target(run, passthrough, register=register, release=release):
+        if not stopping.is_set() and run_fleet_server(run, passthrough, register=register, release=release):
             echo(f"{run.spec.name}: exit {run.exit_code} in {run.wall:.1f} s -- {_last_line(run.log)}")
 
     interrupted = False
@@ -194,7 +195,7 @@ def run_targets(targets: Sequence[TargetSpec], passthrough: Sequence[str], repor
     return _worst_exit([r.exit_code for r in runs]), runs
 
 
-def run_target(run: TargetRun, passthrough: Sequence[str], *, register: Any = None, release: Any = None) -> bool:
+def run_fleet_server(run: FleetServerRun, passthrough: Sequence[str], *, register: Any = None, release: Any = None) -> bool:
     """One target as ``mcp-conformance server <passthrough> <target> --report-dir <its dir>``: sets
     ``run.exit_code``, ``run.log`` (also written to ``run.log`` in its directory) and ``run.wall``.
     ``register(proc)`` right after the start may refuse it (False: the runs are being stopped; the
@@ -232,7 +233,7 @@ def run_target(run: TargetRun, passthrough: Sequence[str], *, register: Any = No
     return True
 
 
-def write_index(root: Path, runs: Sequence[TargetRun]) -> Path:
+def write_index(root: Path, runs: Sequence[FleetServerRun]) -> Path:
     """``index.json`` and ``index.html`` of ``runs`` under ``root``; the HTML path."""
     index = build_index(runs)
     (root / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
@@ -258,7 +259,7 @@ def _last_line(text: str) -> str:
     return rest[-1][:200] if rest else "(no output)"
 
 
-def build_index(runs: Sequence[TargetRun]) -> dict[str, Any]:
+def build_index(runs: Sequence[FleetServerRun]) -> dict[str, Any]:
     """The comparison: per target, its run and, per area and version, the count of each outcome."""
     targets = []
     areas: set[str] = set()

@@ -1,11 +1,11 @@
 """``pytest --mcp-targets FILE``: many servers in one pytest run, spread over pytest-xdist workers.
 
-The targets file is the one of ``mcp-conformance server --targets`` (:mod:`conformance.targets`).
+The targets file is the one of ``mcp-conformance server --targets`` (:mod:`conformance.fleet`).
 Each target is one pytest item, ``mcp-targets::<name>``, marked ``xdist_group(<name>)``: under
 ``pytest -n N --dist loadgroup`` (or any other xdist distribution: one item cannot be split) a
 target's whole run stays on one worker, and N targets run at once, over cores and -- as xdist
 does -- over machines.  The item runs the target exactly as a single ``mcp-conformance server``
-run does (a child process, :func:`conformance.targets.run_target`), so its verdicts are those of a
+run does (a child process, :func:`conformance.fleet.run_fleet_server`), so its verdicts are those of a
 single run; its report goes to ``<report-dir>/<name>/``.  The item fails when the run has failed
 requirements (listed, with their sentence), errors when the target could not be tested, is
 skipped when nothing was checked.  At the end the process that ran the session (the xdist
@@ -26,9 +26,11 @@ from typing import Any
 
 import pytest
 
-from conformance.pytest_plugin import McpError, McpFailure, McpSuite, VerdictItem, get_option, report_dir
+from conformance.options import get_option
+from conformance.plugin.items import McpError, McpFailure, McpSuite, VerdictItem
+from conformance.plugin.settings import report_dir
 
-TARGETS_KEY = pytest.StashKey[list]()
+FLEET_KEY = pytest.StashKey[list]()
 
 # plugin option -> the CLI flag it passes on to every target's run (kind: value, flag, list)
 _PASSED = (
@@ -63,19 +65,19 @@ def pytest_configure(config: pytest.Config) -> None:
     path = _targets_file(config)
     if path is None or getattr(config.option, "help", False):
         return
-    from conformance.targets import TargetsError, load_targets
+    from conformance.fleet import FleetError, load_fleet
 
     if get_option(config, "server_command") or get_option(config, "server_url") or get_option(config, "client_command"):
         raise pytest.UsageError("--mcp-targets names the servers; drop --mcp-server-command / --mcp-server-url / "
                                 "--mcp-client-command (or put that server in the targets file)")
     full = Path(path) if Path(path).is_absolute() else Path(config.invocation_params.dir) / path
     try:
-        targets = load_targets(full)
-    except TargetsError as exc:
+        targets = load_fleet(full)
+    except FleetError as exc:
         raise pytest.UsageError(f"--mcp-targets: {exc}") from None
     versions = tuple(str(v) for v in get_option(config, "version"))  # as given: each run parses its --version
     transport = get_option(config, "transport")
-    config.stash[TARGETS_KEY] = [replace(t, versions=t.versions or versions, transport=t.transport or transport)
+    config.stash[FLEET_KEY] = [replace(t, versions=t.versions or versions, transport=t.transport or transport)
                                  for t in targets]
 
 
@@ -97,21 +99,21 @@ def _passthrough(config: pytest.Config) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    targets = config.stash.get(TARGETS_KEY, None)
+    targets = config.stash.get(FLEET_KEY, None)
     if targets is None:
         return
-    from conformance.targets import TargetRun
+    from conformance.fleet import FleetServerRun
 
     root = report_dir(config)
     suite = McpSuite.from_parent(session, name="mcp-targets", nodeid="mcp-targets")
     passthrough = _passthrough(config)
-    new = [TargetItem.from_parent(suite, name=t.name, run=TargetRun(t, root / t.name), passthrough=passthrough)
+    new = [FleetItem.from_parent(suite, name=t.name, run=FleetServerRun(t, root / t.name), passthrough=passthrough)
            for t in targets]
     items[:0] = new
     config.hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, list(new)))
 
 
-class TargetItem(VerdictItem):
+class FleetItem(VerdictItem):
     """One server of the targets file: one whole ``mcp-conformance server`` run.  Its verdicts:
     :class:`McpFailure` (failed requirements), :class:`McpError` (the server could not be tested)."""
 
@@ -127,10 +129,10 @@ class TargetItem(VerdictItem):
         return self.path, None, f"mcp-targets::{self.run.spec.name}"
 
     def setup(self) -> None:
-        from conformance.targets import run_target
+        from conformance.fleet import run_fleet_server
 
         run = self.run
-        run_target(run, self.passthrough)
+        run_fleet_server(run, self.passthrough)
         path = run.report_dir / "report.json"
         self.report = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
         self.user_properties.append(("mcp_report", str(path)))
@@ -161,21 +163,21 @@ class TargetItem(VerdictItem):
 
 
 def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")  # not the inherited PYTEST_XDIST_WORKER: see _refuse_xdist
+    return hasattr(config, "workerinput")  # not the inherited PYTEST_XDIST_WORKER: see conformance.plugin.settings.refuse_xdist
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The index of every target that has a report, written once (not by xdist workers)."""
     config = session.config
-    targets = config.stash.get(TARGETS_KEY, None)
+    targets = config.stash.get(FLEET_KEY, None)
     if targets is None or _is_worker(config) or config.option.collectonly:
         return
-    from conformance.targets import TargetRun, write_index
+    from conformance.fleet import FleetServerRun, write_index
 
     root = report_dir(config)
     root.mkdir(parents=True, exist_ok=True)
-    path = write_index(root, [TargetRun(t, root / t.name) for t in targets])
+    path = write_index(root, [FleetServerRun(t, root / t.name) for t in targets])
     config.stash[INDEX_KEY] = path
 
 
@@ -188,4 +190,4 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"mcp-conformance targets index: {path}")
 
 
-__all__ = ["TargetItem"]
+__all__ = ["FleetItem"]

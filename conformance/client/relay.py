@@ -1,6 +1,6 @@
 """The stdio relay: the process an MCP client under test starts as "the server".
 
-    python -S client_relay.py SOCKET TOKEN
+    python -S conformance/client/relay.py SOCKET TOKEN
 
 Run by the launcher that ``{server}`` names in ``mcp-conformance client --command ...`` (one token,
 absolute paths: SDK clients pass almost no environment and may start the server in another
@@ -39,7 +39,7 @@ def _frame(kind: bytes, payload: bytes = b"") -> bytes:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 3:
-        sys.stderr.write("usage: client_relay.py SOCKET TOKEN (started by mcp-conformance client)\n")
+        sys.stderr.write("usage: relay.py SOCKET TOKEN (started by mcp-conformance client)\n")
         return 2
     path, token = argv[1], argv[2]
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -34,7 +34,7 @@ from conformance import __version__
 from conformance.schema.findings import Finding
 from conformance.spec import methods as _methods
 from conformance.spec.versions import spec
-from conformance.transcript import Direction, Transcript, TranscriptEntry
+from conformance.wire.transcript import Direction, Transcript, TranscriptEntry
 from conformance.transports.base import Inbound, PeerSilent, Transport, TransportClosed, TransportError
 from conformance.transports.procstat import busy
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, parse_envelope, same_id
