@@ -220,9 +220,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
         report = apply_baseline(report, run.settings.baseline, role=run.settings.role)
     path = write_report(run.settings.report_dir, report)
-    run.rendered = write_renderings(run.settings.report_dir, report, run.settings.formats)  # type: ignore[attr-defined]
+    run.rendered = write_renderings(run.settings.report_dir, report, run.settings.formats)
     config.stash[REPORT_KEY] = report
-    run.report_path = path  # type: ignore[attr-defined]
+    run.report_path = path
     config.hook.pytest_mcp_report(config=config, report=report, path=path)
 
 
@@ -235,7 +235,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         # the partial report is written all the same
         try:
             report = run.report(status="interrupted")
-            run.report_path = write_report(run.settings.report_dir, report)  # type: ignore[attr-defined]
+            run.report_path = write_report(run.settings.report_dir, report)
             write_renderings(run.settings.report_dir, report, run.settings.formats)
             config.stash[REPORT_KEY] = report
         except Exception as exc:  # never mask the interrupt
@@ -283,9 +283,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                       f"{len(base['stale'])} stale, {len(base['unmatched'])} unmatched")
         for entry in base["stale"]:
             tr.write_line(f"  stale: {entry} passes now; remove it from the baseline", red=True)
-    path = getattr(run, "report_path", None)
+    path = run.report_path
     if path is not None:
         tr.write_line(f"report: {path}")
-        others = [p.name for p in getattr(run, "rendered", [])]
+        others = [p.name for p in run.rendered or []]
         if others:
             tr.write_line(f"        {', '.join(others)}")

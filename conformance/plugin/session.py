@@ -56,6 +56,8 @@ class SessionRun:
         self.closed = False
         self.interrupted = False
         self.setup_error: str | None = None
+        self.report_path: Any = None  # report.json, once written (pytest_sessionfinish)
+        self.rendered: list[Any] = []  # the renderings written beside it
 
     # The event loop starts when pytest_configure is done (prewarm: the target's first session
     # comes up while pytest collects) or with the first item; collect-only starts nothing.
