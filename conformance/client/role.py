@@ -48,6 +48,7 @@ from conformance.runtime.records import Connection
 from conformance.runtime.run import Run
 from conformance.runtime.schedule import Policy
 from conformance.spec.versions import Transport, spec
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 from conformance.transports.procstat import busy, group_cpu_seconds
 
 __all__ = ["ClientRole", "ClientRun", "client_run", "default_client_jobs"]
@@ -483,9 +484,9 @@ class ClientRole:
                     asked = env.params.get("protocolVersion")
                 elif spec(run.version).stateless:  # (on legacy runs a discover probe says nothing of the version)
                     meta = env.params.get("_meta") if isinstance(env.params.get("_meta"), dict) else {}
-                    ci = meta.get("io.modelcontextprotocol/clientInfo")
-                    caps = meta.get("io.modelcontextprotocol/clientCapabilities")
-                    asked = meta.get("io.modelcontextprotocol/protocolVersion")
+                    ci = meta.get(CLIENT_INFO_KEY)
+                    caps = meta.get(CLIENT_CAPABILITIES_KEY)
+                    asked = meta.get(PROTOCOL_VERSION_KEY)
                 else:
                     continue
                 if isinstance(ci, dict) and info is None:

@@ -31,6 +31,7 @@ from typing import Any, Iterable, Mapping
 from conformance.schema.loader import load_schema
 from conformance.schema.validate import validate_definition
 from conformance.spec import methods as _methods
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY
 from conformance.spec.versions import spec
 
 __all__ = [
@@ -90,9 +91,9 @@ class Corpus:
 def stateless_meta(version: str, capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The per-request ``_meta`` envelope a stateless version (2026-07-28) requires."""
     return {
-        "io.modelcontextprotocol/protocolVersion": version,
-        "io.modelcontextprotocol/clientCapabilities": dict(capabilities or {}),
-        "io.modelcontextprotocol/clientInfo": dict(CLIENT_INFO),
+        PROTOCOL_VERSION_KEY: version,
+        CLIENT_CAPABILITIES_KEY: dict(capabilities or {}),
+        CLIENT_INFO_KEY: dict(CLIENT_INFO),
     }
 
 

@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY
+
 __all__ = [
     "PREFIX",
     "NAME",
@@ -184,7 +186,7 @@ def meta_objects(value: Any, path: str = "$") -> Iterator[tuple[str, dict]]:
             yield from meta_objects(v, f"{path}[{i}]")
 
 
-CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_CAPABILITIES = CLIENT_CAPABILITIES_KEY
 
 
 def extension_maps(value: Any, path: str = "$") -> Iterator[tuple[str, dict]]:

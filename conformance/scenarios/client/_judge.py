@@ -20,6 +20,7 @@ from conformance.client.context import ClientContext
 from conformance.client.role import ClientRun
 from conformance.scenarios.client._server import META_PV, REF_PROBE_PATH
 from conformance.scenarios.client._server import request_meta as _meta
+from conformance.spec.meta import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY
 from conformance.spec.versions import Transport, spec
 from conformance.wire.transcript import Direction, TranscriptEntry
 from conformance.wire import meta_keys as mk
@@ -28,8 +29,8 @@ from conformance.wire.headers import header_value
 
 __all__ = ["W_REQUIREMENTS", "judge_run", "Wire", "wire_of", "engaged", "pick"]
 
-META_CAPS = "io.modelcontextprotocol/clientCapabilities"
-META_INFO = "io.modelcontextprotocol/clientInfo"
+META_CAPS = CLIENT_CAPABILITIES_KEY
+META_INFO = CLIENT_INFO_KEY
 
 W_REQUIREMENTS = (
     "client.basic.jsonrpc",

@@ -21,6 +21,7 @@ import anyio
 from conformance import __version__
 from conformance.runtime.peer import ConnectionLost, ExpectTimeout, RawPeer
 from conformance.spec.versions import VERSIONS, spec
+from conformance.spec.meta import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
 from conformance.wire.envelope import Envelope, Kind
 
 __all__ = ["CURSOR", "REF_PROBE_PATH", "ScenarioServer", "Answer", "TOOL", "SERVER_INFO", "MODERN", "CACHEABLE", "unsupported_version", "request_meta"]
@@ -30,7 +31,7 @@ MODERN = [v for v in VERSIONS if spec(v).stateless]
 LEGACY = [v for v in VERSIONS if not spec(v).stateless]
 CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
                        "resources/read"})
-META_PV = "io.modelcontextprotocol/protocolVersion"
+META_PV = PROTOCOL_VERSION_KEY  # (the name the client scenarios use)
 #: the nextCursor of tools/list's first page: opaque, with what a sloppy client is tempted to
 #: touch (upper case, a space, a colon, a slash, '='); only exactly this string gets page 2
 CURSOR = "mcpc:Page 2/2="
@@ -306,7 +307,7 @@ class ScenarioServer:
                 return Answer(error={"code": -32601, "message": "Method not found: server/discover"})
             self.handshake_done.set()
             return Answer(result=self._result(method, {"supportedVersions": list(MODERN), "capabilities": self.capabilities,
-                                                       "_meta": {"io.modelcontextprotocol/serverInfo": dict(SERVER_INFO)}}))
+                                                       "_meta": {SERVER_INFO_KEY: dict(SERVER_INFO)}}))
         if method == "ping" and v.ping:
             return Answer(result={})
         if v.stateless:

@@ -20,6 +20,7 @@ from conformance.runtime.records import Connection
 from conformance.runtime.peer import PeerError, RawPeer
 from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.spec.versions import LATEST_STATEFUL, Transport, spec
+from conformance.spec.meta import PROTOCOL_VERSION_KEY
 from conformance.transports.base import PeerSilent, TransportError, TransportTimeout
 from conformance.transports.exchange import JSON_TYPE, SSE_TYPE, HttpExchange
 from conformance.wire.envelope import MISSING, Envelope, Kind, dumps, id_repr, parse_envelope
@@ -271,7 +272,7 @@ def _judge_endpoint(tally: _Tally, conn: Connection, st: StreamInfo, version: st
         return
     params = envs[0].params if isinstance(envs[0].params, dict) else {}
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-    if meta.get("io.modelcontextprotocol/protocolVersion") != version:
+    if meta.get(PROTOCOL_VERSION_KEY) != version:
         return
     tally.seen(rid)
     status = st.status or 0
