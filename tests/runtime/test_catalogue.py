@@ -101,7 +101,7 @@ def test_every_scenario_cites_known_requirements_and_says_what_it_does() -> None
 @pytest.fixture
 def scratch_registry():
     """Scenarios registered by a test are removed afterwards (other tests count the real ones)."""
-    from conformance import registry
+    from conformance.runtime import registry
 
     saved = dict(registry._REGISTRY)
     yield
