@@ -146,6 +146,24 @@ async def _listed(ctx: ScenarioContext, peer: RawPeer) -> list[dict[str, Any]]:
     return await list_tools(peer, timeout=ctx.timeout)
 
 
+async def _working_task(ctx: ScenarioContext, peer: RawPeer, *, seconds: float, purpose: str) -> tuple[TaskTool, str]:
+    """A task of ours on ``peer``: the first task-capable tool we may call (one we can ask to
+    take ``seconds`` first) called task-augmented; its tool and taskId.  Skips, naming
+    ``purpose``, when the server offers no such tool or the call creates no task."""
+    if not declared(ctx.server_capabilities, TOOLS_CALL):
+        ctx.skip(f"the server does not declare {TOOLS_CALL}: no task of ours to {purpose}")
+    tools = _capable(callable_tools(await _listed(ctx, peer), seconds=seconds))
+    tools.sort(key=lambda t: t.seconds is None)  # one we can ask to take a while first
+    if not tools:
+        ctx.skip("no tool we may call is marked taskSupport \"optional\" or \"required\"")
+    tool = tools[0]
+    env, _ = await _create(peer, tool, ctx.timeout)
+    task = _task_of(env)
+    if task is None or not isinstance(task.get("taskId"), str):
+        ctx.skip(f"a task-augmented call of {tool.name} created no task ({'no answer' if env is None else env.kind.value})")
+    return tool, task["taskId"]
+
+
 # ---------------------------------------------------------------------------------------------
 # capability
 
@@ -642,18 +660,7 @@ async def task_cancellation(ctx: ScenarioContext) -> None:
     if not declared(ctx.server_capabilities, TOOLS_CALL) and ctx.server_capabilities:
         ctx.skip(f"the server does not declare {TOOLS_CALL}: no task of ours to cancel")
     peer = await ctx.connect()
-    if not declared(ctx.server_capabilities, TOOLS_CALL):
-        ctx.skip(f"the server does not declare {TOOLS_CALL}: no task of ours to cancel")
-    tools = _capable(callable_tools(await _listed(ctx, peer), seconds=2 * SLOW_SECONDS))
-    tools.sort(key=lambda t: t.seconds is None)  # one we can ask to take a while first
-    if not tools:
-        ctx.skip("no tool we may call is marked taskSupport \"optional\" or \"required\"")
-    tool = tools[0]
-    env, _ = await _create(peer, tool, ctx.timeout)
-    task = _task_of(env)
-    if task is None or not isinstance(task.get("taskId"), str):
-        ctx.skip(f"a task-augmented call of {tool.name} created no task ({'no answer' if env is None else env.kind.value})")
-    tid = task["taskId"]
+    tool, tid = await _working_task(ctx, peer, seconds=2 * SLOW_SECONDS, purpose="cancel")
     started = time.monotonic()
     now = await _ask(peer, "tasks/get", {"taskId": tid}, ctx.timeout)
     if _status(now) not in ("working", "input_required"):
@@ -1080,18 +1087,7 @@ async def task_bound_to_authorization(ctx: ScenarioContext) -> None:
         ctx.skip("a token for another subject cannot be made for the server's own authorization server "
                  "(--auth-token / --auth-token-command); run with --auth to check this")
     peer = await ctx.connect(fresh=True)
-    if not declared(ctx.server_capabilities, TOOLS_CALL):
-        ctx.skip(f"the server does not declare {TOOLS_CALL}: no task of ours to guard")
-    tools = _capable(callable_tools(await _listed(ctx, peer)))
-    tools.sort(key=lambda t: t.seconds is None)  # one that takes a while: still working when asked
-    if not tools:
-        ctx.skip("no tool we may call is marked taskSupport \"optional\" or \"required\"")
-    tool = tools[0]
-    env, _ = await _create(peer, tool, ctx.timeout)
-    task = _task_of(env)
-    if task is None or not isinstance(task.get("taskId"), str):
-        ctx.skip(f"a task-augmented call of {tool.name} created no task ({'no answer' if env is None else env.kind.value})")
-    tid = task["taskId"]
+    _, tid = await _working_task(ctx, peer, seconds=SLOW_SECONDS, purpose="guard")
     other = auth.server.mint(audience=ctx.target.url, scope=auth.scope, subject=OTHER_SUBJECT)
     # 1. the session that created the task, the other subject's token in place of the run's
     headers = peer.transport.headers
