@@ -127,8 +127,9 @@ OPTIONS: tuple[Option, ...] = (
            "$MCP_CONFORMANCE_SCHEMA_DIR, the user cache, or a verified download", metavar="DIR", commands=("server", "client")),
     Option("auth", "--mcp-auth", "--auth",
            "the server requires OAuth authorization and is told to trust the suite's authorization server (started "
-           "for the run): {issuer}, {jwks_url} and {resource} in the command become its issuer URL, its JWKS URL "
-           "and the MCP endpoint's URL; MCP_CONFORMANCE_AUTH_SERVER_URL is set to the issuer. For a client: run the "
+           "for the run): {issuer}, {jwks_url}, {resource} and {upstream} in the command become its issuer URL, its "
+           "JWKS URL, the MCP endpoint's URL and an upstream API the suite serves (see --upstream-tool); "
+           "MCP_CONFORMANCE_AUTH_SERVER_URL is set to the issuer. For a client: run the "
            "authorization scenarios (the suite's server requires OAuth; $BROWSER is a headless one)", kind="flag",
            commands=("server", "client")),
     Option("auth_token", "--mcp-auth-token", "--auth-token",
@@ -136,6 +137,11 @@ OPTIONS: tuple[Option, ...] = (
            "token for it (checks that need tokens of the suite's making skip)", metavar="TOKEN"),
     Option("auth_token_command", "--mcp-auth-token-command", "--auth-token-command",
            "like --auth-token, the token printed by this command (run once)", metavar="CMD"),
+    Option("upstream_tool", "--mcp-upstream-tool", "--upstream-tool",
+           "with --auth: the server's tool that calls an upstream API, as NAME or 'NAME {JSON arguments}'; the "
+           "server is told the upstream the suite serves through {upstream} in the command (also in the "
+           "arguments) or $MCP_CONFORMANCE_UPSTREAM_URL, and the run checks that the client's token is not "
+           "passed through to it (without this option that check skips)", metavar="TOOL"),
     Option("role", "--mcp-role", "--role",
            "whose requirements to list: server (default) or client", choices=("server", "client"),
            metavar="ROLE", commands=("list",)),

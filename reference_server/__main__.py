@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--resource", help="this server's resource identifier, the tokens' audience (default: its URL)")
     a.add_argument("--auth-scope", action="append", default=[], metavar="SCOPE",
                    help="a scope every request needs (repeatable; default mcp:read)")
+    a.add_argument("--upstream", metavar="URL",
+                   help="an upstream API for the call_upstream tool, called with the server's own credentials, never the "
+                        "client's token (default: $MCP_CONFORMANCE_UPSTREAM_URL; no tool without either)")
     return p
 
 
@@ -67,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mcp-reference-server: {exc}", file=sys.stderr)
         return 2
     versions = parse_versions([args.versions], default=VERSIONS)
-    config = ServerConfig(versions=versions, faults=faults, validate=not args.no_validate)
+    config = ServerConfig(versions=versions, faults=faults, validate=not args.no_validate,
+                          upstream=args.upstream or os.environ.get("MCP_CONFORMANCE_UPSTREAM_URL") or None)
     if args.page_size is not None:
         config.page_size = max(1, args.page_size)
     if args.max_message_bytes is not None:

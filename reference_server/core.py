@@ -103,6 +103,7 @@ class ServerConfig:
     request_timeout: float = 60.0  # deadline for the client's answer to a server-to-client request
     faults: FaultPlan = field(default_factory=FaultPlan)
     log: Callable[[str], None] | None = None  # diagnostics (stderr); None = silent
+    upstream: str | None = None  # an upstream API the call_upstream tool calls (--upstream; reference_server.upstream)
 
     @property
     def legacy_versions(self) -> tuple[str, ...]:

@@ -7,7 +7,10 @@ authorization:
   the run and the server under test is told to trust it -- ``{issuer}``, ``{jwks_url}`` and
   ``{resource}`` in ``--command`` become its issuer URL, its JWKS URL and the MCP endpoint's URL,
   and ``MCP_CONFORMANCE_AUTH_SERVER_URL`` (the name the official runner's drafts use) is set to the
-  issuer.  Tokens are minted for every check (:attr:`AuthContext.server`).
+  issuer.  Tokens are minted for every check (:attr:`AuthContext.server`).  ``{upstream}`` (and
+  ``MCP_CONFORMANCE_UPSTREAM_URL``) is an upstream API the suite serves beside it: with
+  ``--upstream-tool NAME [JSON]``, the tool of the server that calls it, the run can see what the
+  server sends upstream (no token passthrough).
 * ``--auth-token TOKEN`` / ``--auth-token-command CMD``: the server has an authorization server of
   its own; the token given (or printed by the command, run once) is the valid one.  Nothing can be
   minted: the checks that need a token of our making skip with :data:`NO_MINT`.
@@ -18,18 +21,20 @@ Every connection of the run carries ``Authorization: Bearer <the valid token>`` 
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from conformance.auth.core import AuthConfig, AuthorizationServer
 
 __all__ = ["AuthContext", "attach", "AuthSetupError", "NO_MINT", "DEFAULT_SCOPE", "ENV_AUTH_SERVER_URL",
-           "PLACEHOLDERS"]
+           "PLACEHOLDERS", "ENV_UPSTREAM_URL", "UpstreamTool", "parse_upstream_tool"]
 
 ENV_AUTH_SERVER_URL = "MCP_CONFORMANCE_AUTH_SERVER_URL"
-PLACEHOLDERS = ("{issuer}", "{jwks_url}", "{resource}")
+ENV_UPSTREAM_URL = "MCP_CONFORMANCE_UPSTREAM_URL"
+PLACEHOLDERS = ("{issuer}", "{jwks_url}", "{resource}", "{upstream}")
 NO_MINT = ("the server's authorization server is not the suite's (--auth-token / --auth-token-command): tokens "
            "with another audience, issuer, expiry or scope cannot be made for it (run with --auth, and a server "
            "told to trust the suite's authorization server, to check this)")
@@ -40,12 +45,41 @@ class AuthSetupError(Exception):
     """The authorization options cannot be used (a usage error, said with the fix)."""
 
 
+@dataclass(frozen=True)
+class UpstreamTool:
+    """``--upstream-tool NAME [JSON]``: the server's tool that calls the upstream API, and its
+    arguments (a JSON object; ``{upstream}`` in it becomes the upstream's URL)."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def parse_upstream_tool(text: str) -> UpstreamTool:
+    """``NAME`` or ``NAME {"arg": ...}`` (a tool name has no whitespace); a usage error otherwise."""
+    name, _, rest = text.strip().partition(" ")
+    if not name:
+        raise AuthSetupError("--upstream-tool needs the name of the server's tool that calls the upstream API, "
+                             "e.g. --upstream-tool fetch_data or --upstream-tool 'fetch_data {\"url\": \"{upstream}\"}'")
+    arguments: Any = {}
+    if rest.strip():
+        try:
+            arguments = json.loads(rest)
+        except ValueError as exc:
+            raise AuthSetupError(f"--upstream-tool {text!r}: the arguments after the tool name must be a JSON object "
+                                 f"({exc})") from None
+        if not isinstance(arguments, dict):
+            raise AuthSetupError(f"--upstream-tool {text!r}: the arguments after the tool name must be a JSON object, "
+                                 f"not {type(arguments).__name__}")
+    return UpstreamTool(name, arguments)
+
+
 class AuthContext:
     """The run's authorization: the suite's authorization server (or none) and the valid token."""
 
-    def __init__(self, host: Any = None, token: str | None = None) -> None:
+    def __init__(self, host: Any = None, token: str | None = None, upstream_tool: UpstreamTool | None = None) -> None:
         self.host = host  # an AuthServerHost, or None (a token of the server's own authorization server)
         self.static_token = token
+        self.upstream_tool = upstream_tool  # the server's tool that calls {upstream} (--upstream-tool)
         self._tokens: dict[str, str] = {}
 
     @property
@@ -84,7 +118,23 @@ class AuthContext:
         if self.host is None:
             return text
         return (text.replace("{issuer}", self.host.issuer).replace("{jwks_url}", self.host.server.jwks_url)
-                .replace("{resource}", resource))
+                .replace("{resource}", resource).replace("{upstream}", self.host.server.upstream_url))
+
+    def upstream_arguments(self) -> dict[str, Any]:
+        """The upstream tool's arguments, ``{upstream}`` filled in (in every string of them)."""
+        assert self.upstream_tool is not None and self.host is not None
+        url = self.host.server.upstream_url
+
+        def fill(value: Any) -> Any:
+            if isinstance(value, str):
+                return value.replace("{upstream}", url)
+            if isinstance(value, list):
+                return [fill(v) for v in value]
+            if isinstance(value, dict):
+                return {k: fill(v) for k, v in value.items()}
+            return value
+
+        return fill(self.upstream_tool.arguments)
 
     def close(self) -> None:
         if self.host is not None:
@@ -131,10 +181,14 @@ def _run_token_command(command: str, timeout: float | None = None) -> str:
 
 
 def attach(target: Any, *, auth: bool, token: str | None, token_command: str | None,
-           config: AuthConfig | None = None) -> tuple[Any, Callable[[], None]]:
+           config: AuthConfig | None = None, upstream_tool: str | None = None) -> tuple[Any, Callable[[], None]]:
     """``target`` with the run's :class:`AuthContext` (``target.extra["auth"]``), its command's
-    placeholders filled in and the environment variable set; and the function that ends it (stops
+    placeholders filled in and the environment variables set; and the function that ends it (stops
     the authorization server).  The target as is when no authorization option is given."""
+    if upstream_tool is not None and not auth:
+        raise AuthSetupError("--upstream-tool needs --auth: the upstream API the tool calls is served by the suite "
+                             "beside its authorization server ({upstream} in --command, or $" + ENV_UPSTREAM_URL + ")")
+    tool = parse_upstream_tool(upstream_tool) if upstream_tool is not None else None
     if not (auth or token or token_command):
         return target, lambda: None
     if sum(bool(x) for x in (auth, token, token_command)) > 1:
@@ -149,8 +203,8 @@ def attach(target: Any, *, auth: bool, token: str | None, token_command: str | N
     from conformance.auth.server import AuthServerHost
 
     host = AuthServerHost(config).start()
-    ctx = AuthContext(host=host)
+    ctx = AuthContext(host=host, upstream_tool=tool)
     resource = target.url or ""  # may still hold {port}: Target.resolve fills it in everywhere
     command = tuple(ctx.substitute(a, resource) for a in target.command) if target.command else None
-    env = {**(target.env or {}), ENV_AUTH_SERVER_URL: host.issuer}
+    env = {**(target.env or {}), ENV_AUTH_SERVER_URL: host.issuer, ENV_UPSTREAM_URL: host.server.upstream_url}
     return replace(target, command=command, env=env, extra={**target.extra, "auth": ctx}), ctx.close

@@ -7,7 +7,9 @@ authorization server for tests: ``/authorize`` approves at once (302 to the redi
 refresh_token grants), ``/register`` does RFC 7591 dynamic registration, client ID metadata
 document URLs are taken as client ids, ``/introspect`` is RFC 7662, ``/jwks`` the public keys,
 and RFC 8414 metadata (and the OpenID Connect variant) is served at the well-known paths of its
-issuer.  Access tokens are JWTs (RFC 9068 shape) signed with a key generated per run (ES256,
+issuer.  ``/upstream`` (and below it) stands for an upstream API an MCP server may call: it answers
+every request 200 and logs it like the rest, so that what a server sends upstream (its own
+credentials, or the client's token passed through) can be read from the log.  Access tokens are JWTs (RFC 9068 shape) signed with a key generated per run (ES256,
 through PyJWT and cryptography); :meth:`AuthorizationServer.mint` makes one directly, for any
 audience, issuer, scope, expiry and signing key (also a foreign one, not in the JWKS).
 
@@ -30,7 +32,9 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 from conformance.wire.oauth import OAUTH_AS_WELL_KNOWN, OIDC_WELL_KNOWN, authorization_server_metadata, pkce_s256
 
 __all__ = ["AuthConfig", "AuthorizationServer", "Request", "Response", "LoggedRequest", "Client", "SigningKey",
-           "new_signing_key"]
+           "new_signing_key", "UPSTREAM_PATH"]
+
+UPSTREAM_PATH = "/upstream"
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,16 @@ class AuthorizationServer:
     def jwks_url(self) -> str:
         return self.issuer + "/jwks"
 
+    @property
+    def upstream_url(self) -> str:
+        """The upstream API an MCP server under test may be told to call (``{upstream}``)."""
+        return self.issuer + UPSTREAM_PATH
+
+    def upstream_requests(self, since: int = 0) -> list[LoggedRequest]:
+        """The logged requests to the upstream API after sequence number ``since``."""
+        path = urlsplit(self.issuer).path.rstrip("/") + UPSTREAM_PATH
+        return [r for r in self.requests(since) if r.path == path or r.path.startswith(path + "/")]
+
     def jwks(self) -> dict[str, Any]:
         return {"keys": [dict(self.key.jwk)]}
 
@@ -268,6 +282,8 @@ class AuthorizationServer:
             return self._register(r)
         if r.method == "POST" and rel == "/introspect":
             return self._introspect(r)
+        if rel == UPSTREAM_PATH or rel.startswith(UPSTREAM_PATH + "/"):
+            return Response.json(200, {"service": "mcp-conformance upstream API", "method": r.method, "path": path})
         return Response.json(404, {"error": "not_found", "error_description": f"{r.method} {path}"})
 
     def _client(self, client_id: str) -> Client | None:

@@ -179,12 +179,13 @@ def read_settings(config: pytest.Config) -> Settings:
 def _with_auth(config: pytest.Config, target: Any) -> Any:
     """The target with the run's authorization (conformance.auth.context), ended with the session."""
     auth, token, command = get_option(config, "auth"), get_option(config, "auth_token"), get_option(config, "auth_token_command")
-    if not (auth or token or command):
+    upstream = get_option(config, "upstream_tool")
+    if not (auth or token or command or upstream):
         return target
     from conformance.auth.context import AuthSetupError, attach
 
     try:
-        target, close = attach(target, auth=bool(auth), token=token, token_command=command)
+        target, close = attach(target, auth=bool(auth), token=token, token_command=command, upstream_tool=upstream)
     except AuthSetupError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.add_cleanup(close)

@@ -46,6 +46,10 @@ class Features:
             if mod is tools:  # the fixture tools of the suite and of the official runner
                 tool_fixtures.register(self.tools)
                 official_fixtures.register(self.tools)
+                if server.config.upstream:  # --upstream: a tool that calls it with the server's own credentials
+                    from reference_server import upstream
+
+                    upstream.register(self.tools, upstream.Upstream(server.config.upstream))
 
     def capabilities(self, version: str) -> dict[str, Any]:
         caps: dict[str, Any] = {}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conformance.auth.context import ENV_AUTH_SERVER_URL, AuthSetupError, attach
+from conformance.auth.context import ENV_AUTH_SERVER_URL, ENV_UPSTREAM_URL, AuthSetupError, attach
 from conformance.runtime.connect import Target
 from conformance.spec.versions import Transport
 
@@ -65,3 +65,32 @@ def test_one_option_at_a_time_and_http_only() -> None:
     stdio = Target(transport=Transport.STDIO, command=("server",))
     with pytest.raises(AuthSetupError, match="over HTTP only"):
         attach(stdio, auth=True, token=None, token_command=None)
+
+
+def test_upstream_placeholder_env_and_tool_arguments() -> None:
+    target = Target(transport=Transport.STREAMABLE_HTTP, url="http://127.0.0.1:{port}/mcp",
+                    command=("server", "--upstream", "{upstream}"))
+    target, close = attach(target, auth=True, token=None, token_command=None,
+                           upstream_tool='fetch {"url": "{upstream}/data", "n": [1, "{upstream}"]}')
+    try:
+        ctx = target.extra["auth"]
+        upstream = ctx.issuer + "/upstream"
+        assert target.command == ("server", "--upstream", upstream)
+        assert target.env[ENV_UPSTREAM_URL] == upstream == ctx.server.upstream_url
+        assert ctx.upstream_tool.name == "fetch"
+        assert ctx.upstream_arguments() == {"url": upstream + "/data", "n": [1, upstream]}
+    finally:
+        close()
+
+
+@pytest.mark.parametrize("text, why", [("", "needs the name"), ("fetch {not json", "JSON object"),
+                                       ("fetch [1]", "JSON object, not list")])
+def test_a_malformed_upstream_tool_is_a_usage_error(text: str, why: str) -> None:
+    with pytest.raises(AuthSetupError, match=why):
+        attach(HTTP, auth=True, token=None, token_command=None, upstream_tool=text)
+
+
+def test_an_upstream_tool_needs_the_suites_authorization_server() -> None:
+    for kwargs in ({"token": "tok", "token_command": None}, {"token": None, "token_command": None}):
+        with pytest.raises(AuthSetupError, match="--upstream-tool needs --auth"):
+            attach(HTTP, auth=False, upstream_tool="fetch", **kwargs)

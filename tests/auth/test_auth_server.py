@@ -158,3 +158,16 @@ def test_the_host_stops_and_frees_its_port() -> None:
     with socket.socket() as s:
         s.settimeout(1)
         assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_the_upstream_api_answers_everything_and_only_its_requests_are_the_upstreams() -> None:
+    core = AuthorizationServer("http://127.0.0.1:1/tenant1")
+    assert core.upstream_url == "http://127.0.0.1:1/tenant1/upstream"
+    assert core.handle(Request("GET", "/tenant1/upstream", headers={"authorization": "Bearer own"})).status == 200
+    assert core.handle(Request("POST", "/tenant1/upstream/items", "q=1", body=b"{}")).status == 200
+    assert core.handle(Request("GET", "/tenant1/upstreams")).status == 404
+    assert core.handle(Request("GET", "/tenant1/jwks")).status == 200
+    got = [(r.method, r.path, r.query) for r in core.upstream_requests()]
+    assert got == [("GET", "/tenant1/upstream", ""), ("POST", "/tenant1/upstream/items", "q=1")]
+    assert core.upstream_requests(1) == core.upstream_requests()[1:]  # after the first logged request
+    assert core.upstream_requests()[0].headers["authorization"] == "Bearer own"

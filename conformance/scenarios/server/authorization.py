@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.runtime.peer import RawPeer
+from conformance.runtime.peer import ExpectTimeout, RawPeer
 from conformance.runtime.registry import ConnectionKind, scenario
 from conformance.runtime.records import ScenarioError
 from conformance.server.context import ScenarioContext
@@ -57,6 +57,7 @@ SCOPE_SCOPES = "auth.server.insufficient-scope-scopes"
 SCOPE_SCOPES_26 = "auth.server.insufficient-scope-scopes-2026"
 SCOPE_SINGLE = "auth.server.insufficient-scope-single-challenge"
 AUDIENCE_CASE = "auth.server.audience-case"
+NO_PASSTHROUGH = "auth.server.no-token-passthrough"
 
 NOT_REQUIRED = ("the server does not require authorization: its requests were answered without a token (to check "
                 "a server that does, run with --auth, --auth-token or --auth-token-command)")
@@ -433,6 +434,78 @@ async def insufficient_scope(ctx: ScenarioContext) -> None:
                   entries=probe.entries(retry))
 
 
+
+
+# -- no token passthrough: what the server sends to an upstream API ---------------------------------------
+
+NO_UPSTREAM_TOOL = ("which tool of the server calls an upstream API is not known (nothing in MCP says so): give "
+                    "--upstream-tool NAME (or 'NAME {JSON arguments}') and point the server at the upstream the suite "
+                    "serves ({upstream} in --command, or $MCP_CONFORMANCE_UPSTREAM_URL) to check this")
+
+
+def _credentials_in(req: Any) -> list[str]:
+    """Every place of an upstream request where a token can travel: header values, query, body."""
+    return [*(str(v) for v in req.headers.values()), req.query or "", req.body or ""]
+
+
+def _passed_through(auth: Any, req: Any, token: str, resource: str) -> str | None:
+    """Where ``req`` (a request the upstream received) carries a token the MCP client gave: the
+    run's token itself, or a bearer our authorization server issued for the MCP server's audience
+    (only the MCP server's clients hold those); None when it carries neither."""
+    for where, text in zip([*(f"header {k}" for k in req.headers), "query", "body"], _credentials_in(req)):
+        if token in text:
+            return f"the client's token, in the {where}"
+    bearer = req.headers.get("authorization", "")
+    if bearer[:7].lower() == "bearer ":
+        claims = auth.server.verify(bearer[7:].strip())
+        aud = claims.get("aud") if claims else None
+        if claims and (aud == resource or (isinstance(aud, list) and resource in aud)):
+            return "a token issued for the MCP server (its audience), in the Authorization header"
+    return None
+
+
+def _upstream_summary(req: Any) -> dict[str, Any]:
+    auth_header = req.headers.get("authorization")
+    shown = auth_header if auth_header is None or len(auth_header) <= 60 else auth_header[:57] + "..."
+    return {"seq": req.seq, "method": req.method, "path": req.path, "query": req.query, "authorization": shown}
+
+
+@scenario(requirements=[NO_PASSTHROUGH], transports=HTTP, since="2025-06-18")
+async def token_passthrough(ctx: ScenarioContext) -> None:
+    """The server's tool that calls an upstream API (--upstream-tool), called with the run's valid
+    token: the requests that reach the upstream (the suite serves it beside its authorization
+    server, which logs them) carry the server's own credentials, never the client's token."""
+    auth, peer = await _gate(ctx)
+    if not auth.can_mint:
+        ctx.skip(_no_mint())
+    tool = auth.upstream_tool
+    if tool is None:
+        ctx.skip(NO_UPSTREAM_TOOL)
+    resource = ctx.target.url or ""
+    token = auth.token(resource)
+    server = auth.server
+    mark = server.log[-1].seq if server.log else 0
+    params = {"name": tool.name, "arguments": auth.upstream_arguments()}
+    try:  # the upstream requests made until the answer (or the timeout) are judged either way
+        answer = json.dumps(await peer.call("tools/call", params, timeout=ctx.timeout), default=str)[:160]
+    except (ExpectTimeout, TransportError) as exc:
+        answer = f"no answer: {exc}"
+    requests = server.upstream_requests(mark)
+    if not requests:
+        ctx.skip(f"tools/call {tool.name} (--upstream-tool) made no request to the upstream API "
+                 f"({server.upstream_url}) before its answer ({answer}): is the server told to call it "
+                 "({upstream} in --command, or $MCP_CONFORMANCE_UPSTREAM_URL)?")
+    leaks = [(r, where) for r in requests if (where := _passed_through(auth, r, token, resource)) is not None]
+    shown = [_upstream_summary(r) for r in requests]
+    ok = not leaks
+    ctx.check(NO_PASSTHROUGH, ok, problem="TokenPassedThrough",
+              message=(f"tools/call {tool.name} reached the upstream API {len(requests)} time(s), never with the "
+                       "client's token" if ok else
+                       f"tools/call {tool.name} passed the token it received from the client through to the upstream "
+                       f"API: {leaks[0][1]} of {leaks[0][0].method} {leaks[0][0].path} (upstream request "
+                       f"#{leaks[0][0].seq} of the authorization server's log)"),
+              expected="upstream requests with the server's own credentials (a token issued for the upstream)",
+              actual=shown)
 
 
 # -- 2025-03-26: the server's origin is its authorization server ----------------------------------------------

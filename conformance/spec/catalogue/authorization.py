@@ -20,6 +20,7 @@ ALL = (V03, V06, V11, V26)
 PRM_VERSIONS = (V06, V11, V26)
 INDEX = "basic/authorization"
 DISCOVERY = "basic/authorization/authorization-server-discovery"
+SECURITY = "basic/authorization/security-considerations"
 
 
 def _auth(id: str, level: str, versions: tuple[str, ...], url: str, quote: str, note: str) -> None:
@@ -161,6 +162,18 @@ _auth(
     "MCP servers MUST NOT accept or transit any other tokens.",
     "A token for this server's audience, signed with a key the server trusts, but naming an issuer "
     "other than its authorization server, is refused with 401.",
+)
+
+_auth(
+    "auth.server.no-token-passthrough", "MUST", PRM_VERSIONS,
+    spec_url(V26, SECURITY, "access-token-privilege-restriction"),
+    "The MCP server MUST NOT pass through the token it received from the MCP client.",
+    "Needs the run told which tool of the server calls an upstream API (--upstream-tool) and the server "
+    "pointed at the upstream the suite serves ({upstream}, $MCP_CONFORMANCE_UPSTREAM_URL): the tool is "
+    "called with the run's valid token, and no request that reaches the upstream carries that token "
+    "(in a header, the query or the body) or any other token the suite's authorization server issued "
+    "for the MCP server's audience.  Without the option, or when the call makes no upstream request, "
+    "skipped with the reason.",
 )
 
 # -- where the token may be ------------------------------------------------------------------------

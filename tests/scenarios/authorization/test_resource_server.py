@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance.auth.context import NO_MINT
+from conformance.scenarios.server.authorization import NO_UPSTREAM_TOOL
 from conformance.auth.server import AuthServerHost
 from conformance.scenarios.server.authorization import NOT_REQUIRED
 from conformance.spec.requirements import catalogue
@@ -27,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[3]
 AUTH_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 REF = f"{sys.executable} -m reference_server --port {{port}}"
 AUTH_REQS = {rid for rid, r in catalogue().items() if rid.startswith("auth.server.")}
-TASKS_BOUND = "tasks.auth-context-bound"  # on the tasks page, checked only with --auth
+TASKS_BOUND = "tasks.auth-context-bound"
+NO_PASSTHROUGH = "auth.server.no-token-passthrough"  # on the tasks page, checked only with --auth
 
 
 def _run(args: list[str], report_dir: Path) -> tuple[int, dict, str]:
@@ -47,11 +49,19 @@ def _versions(*vs: str) -> list[str]:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
     host = AuthServerHost().start()  # the authorization server of a server we cannot configure (--auth-token)
     plans = {
+        # the upstream API: {upstream} on streamable HTTP, $MCP_CONFORMANCE_UPSTREAM_URL on SSE
         "http": ["--command", f"{REF} --transport streamable-http --auth --issuer {{issuer}} --jwks-url {{jwks_url}} "
-                 "--resource {resource}", "--transport", "streamable-http", "--auth", "--select", "auth.*",
-                 "--select", TASKS_BOUND, *_versions(*AUTH_VERSIONS)],
-        "sse": ["--command", f"{REF} --transport sse --auth", "--transport", "sse", "--auth", "--select", "auth.*",
-                *_versions(*AUTH_VERSIONS[:3])],
+                 "--resource {resource} --upstream {upstream}", "--transport", "streamable-http", "--auth",
+                 "--upstream-tool", "call_upstream", "--select", "auth.*", "--select", TASKS_BOUND,
+                 *_versions(*AUTH_VERSIONS)],
+        "sse": ["--command", f"{REF} --transport sse --auth", "--transport", "sse", "--auth", "--upstream-tool",
+                "call_upstream", "--select", "auth.*", *_versions(*AUTH_VERSIONS[:3])],
+        # a tool that makes no upstream request: the passthrough check cannot see anything
+        "quiet-tool": ["--command", f"{REF} --transport streamable-http --auth", "--transport", "streamable-http",
+                       "--auth", "--upstream-tool", 'echo {"text": "{upstream}"}', "--select", NO_PASSTHROUGH,
+                       *_versions("2025-11-25")],
+        "no-tool": ["--command", f"{REF} --transport streamable-http --auth", "--transport", "streamable-http",
+                    "--auth", "--select", NO_PASSTHROUGH, *_versions("2025-11-25")],
         "none": ["--command", f"{REF} --transport streamable-http", "--transport", "streamable-http",
                  "--select", "auth.*", *_versions("2025-11-25")],
     }
@@ -124,11 +134,28 @@ def test_a_token_of_the_servers_own_authorization_server_checks_what_it_can(runs
     skipped = {rid for rid, _ in outcomes["skip"]}
     # what needs a token of our making: another audience, issuer, no scope
     assert skipped == {"auth.server.audience", "auth.server.audience-case", "auth.server.foreign-issuer",
-                       "auth.server.insufficient-scope-403", "auth.server.insufficient-scope-scopes"}
+                       "auth.server.insufficient-scope-403", "auth.server.insufficient-scope-scopes",
+                       NO_PASSTHROUGH}
     assert all(NO_MINT in r["reason"] for r in report["results"] if r["outcome"] == "skip")
     passed = {rid for rid, _ in outcomes["pass"]}
     assert {"auth.server.status-401", "auth.server.prm.served", "auth.server.invalid-token-401",
             "auth.server.every-request", "auth.server.no-query-token"} <= passed
+
+
+def test_a_tool_that_makes_no_upstream_request_skips_the_passthrough_check_with_the_reason(
+        runs: Prefetch[str]) -> None:
+    code, report, log = runs["quiet-tool"].result()
+    assert code == 0, log
+    [result] = report["results"]
+    assert result["requirement"] == NO_PASSTHROUGH and result["outcome"] == "skip"
+    assert "echo (--upstream-tool) made no request to the upstream API" in result["reason"]
+
+
+def test_without_an_upstream_tool_the_passthrough_check_skips_with_what_to_give(runs: Prefetch[str]) -> None:
+    code, report, log = runs["no-tool"].result()
+    assert code == 0, log
+    assert [(r["outcome"], r["reason"]) for r in report["results"]] == [("skip", NO_UPSTREAM_TOOL)]
+    assert "--upstream-tool NAME" in NO_UPSTREAM_TOOL
 
 
 def test_auth_needs_an_http_transport(tmp_path: Path) -> None:
