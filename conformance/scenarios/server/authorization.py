@@ -514,11 +514,12 @@ AS_METADATA_03 = "auth.server.as-metadata-2025-03-26"
 DEFAULT_ENDPOINTS_03 = "auth.server.default-endpoints-2025-03-26"
 DCR_03 = "auth.server.dcr-2025-03-26"
 REDIRECT_03 = "auth.server.redirect-validation-2025-03-26"
+HTTPS_03 = "auth.server.https-endpoints-2025-03-26"
 ELSEWHERE = "https://mcp-conformance.invalid/elsewhere"
 _CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  # (RFC 7636 appendix B's, with any verifier: never redeemed)
 
 
-@scenario(requirements=[AS_METADATA_03, DEFAULT_ENDPOINTS_03, DCR_03, REDIRECT_03], transports=HTTP,
+@scenario(requirements=[AS_METADATA_03, DEFAULT_ENDPOINTS_03, DCR_03, REDIRECT_03, HTTPS_03], transports=HTTP,
           versions=[V03], connection=ConnectionKind.FRESH)
 async def origin_authorization_server(ctx: ScenarioContext) -> None:
     """2025-03-26: the authorization base URL is the origin of the MCP endpoint.  Its RFC 8414
@@ -564,6 +565,8 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                                + "; ".join(missing)),
                       expected="/authorize, /token, /register at the origin", actual=missing or None,
                       entries=[e for _, ex in answers for e in probe.entries(ex)])
+        _check_https(ctx, endpoints, "its RFC 8414 metadata" if has_meta else "the default URI schema",
+                     probe.entries(meta_ex))
         # dynamic registration
         redirect = "http://127.0.0.1:9/mcp-conformance-callback"
         client_id: str | None = None
@@ -607,6 +610,37 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                            f"never registered (it registered {redirect})"),
                   expected=f"no redirect to {ELSEWHERE}", actual=f"{ex.status} {location[:160]}".strip(),
                   entries=probe.entries(ex))
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_https(ctx: ScenarioContext, endpoints: dict[str, str], source: str, entries: list[int]) -> None:
+    """2025-03-26: "All authorization endpoints MUST be served over HTTPS"; an http endpoint on a
+    loopback host is a local test deployment (no certificate to be had): not judged."""
+    from urllib.parse import urlsplit
+
+    plain = {name: url for name, url in endpoints.items() if url and urlsplit(url).scheme.lower() != "https"}
+    remote = {name: url for name, url in plain.items() if not _is_loopback(urlsplit(url).hostname or "")}
+    if plain and not remote:
+        ctx.not_reached(HTTPS_03, "the authorization endpoints are plain http on a loopback host ("
+                        + ", ".join(sorted(set(plain.values()))) + "): a local test deployment, where no certificate "
+                        "can be had; run against the deployed server's https URL to check this")
+        return
+    ctx.check(HTTPS_03, not remote, problem="AuthorizationEndpointNotHttps",
+              message=(f"the authorization endpoints of {source} are https URLs" if not remote else
+                       f"authorization endpoints of {source} are not served over HTTPS: "
+                       + "; ".join(f"{name} {url}" for name, url in sorted(remote.items()))),
+              expected="https:// authorization endpoints", actual=dict(sorted(endpoints.items())), entries=entries)
 
 
 def _method_of(endpoint: str) -> str:

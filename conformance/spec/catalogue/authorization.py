@@ -282,3 +282,13 @@ _auth(
     "redirect there (a 4xx or its own page passes; a redirect onwards to its upstream authorization "
     "server does too).",
 )
+
+_auth(
+    "auth.server.https-endpoints-2025-03-26", "MUST", (V03,),
+    spec_url(V03, INDEX, "security-considerations"),
+    "All authorization endpoints MUST be served over HTTPS",
+    "The server's authorization endpoints (those its RFC 8414 metadata names, else `/authorize`, `/token` "
+    "and `/register` at the origin of the MCP endpoint) are https URLs.  An http endpoint on a loopback "
+    "host (127.0.0.0/8, ::1, localhost) is a local test deployment, where no certificate can be had: "
+    "not judged (skipped, with the reason); an http endpoint anywhere else fails.",
+)

@@ -48,3 +48,13 @@ def test_own_credentials_and_an_upstream_token_are_no_passthrough(server: Author
     own = server.mint(audience=server.upstream_url, subject="the-mcp-server")
     for headers in ({"authorization": "Bearer mcp-reference-server-abc"}, {"authorization": f"Bearer {own}"}, {}):
         assert _passed_through(auth, _upstream(server, headers), token, RESOURCE) is None
+
+
+@pytest.mark.parametrize("host, loopback", [("127.0.0.1", True), ("127.8.0.1", True), ("[::1]", True),
+                                            ("localhost", True), ("a.localhost", True), ("LOCALHOST", True),
+                                            ("10.0.0.1", False), ("example.com", False), ("localhost.example", False),
+                                            ("[2001:db8::1]", False), ("", False)])
+def test_what_counts_as_a_loopback_host_for_the_https_rule(host: str, loopback: bool) -> None:
+    from conformance.scenarios.server.authorization import _is_loopback
+
+    assert _is_loopback(host) is loopback
