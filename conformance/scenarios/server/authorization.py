@@ -515,11 +515,13 @@ DEFAULT_ENDPOINTS_03 = "auth.server.default-endpoints-2025-03-26"
 DCR_03 = "auth.server.dcr-2025-03-26"
 REDIRECT_03 = "auth.server.redirect-validation-2025-03-26"
 HTTPS_03 = "auth.server.https-endpoints-2025-03-26"
+PKCE_03 = "auth.server.pkce-required-2025-03-26"
+MAX_HOPS = 5
 ELSEWHERE = "https://mcp-conformance.invalid/elsewhere"
 _CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  # (RFC 7636 appendix B's, with any verifier: never redeemed)
 
 
-@scenario(requirements=[AS_METADATA_03, DEFAULT_ENDPOINTS_03, DCR_03, REDIRECT_03, HTTPS_03], transports=HTTP,
+@scenario(requirements=[AS_METADATA_03, DEFAULT_ENDPOINTS_03, DCR_03, REDIRECT_03, HTTPS_03, PKCE_03], transports=HTTP,
           versions=[V03], connection=ConnectionKind.FRESH)
 async def origin_authorization_server(ctx: ScenarioContext) -> None:
     """2025-03-26: the authorization base URL is the origin of the MCP endpoint.  Its RFC 8414
@@ -590,7 +592,8 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                                f"an RFC 7591 registration at {endpoints['register']} was answered {_describe(reg_ex)}"),
                       expected="201 {client_id, ...}", actual=_describe(reg_ex), entries=probe.entries(reg_ex))
         if client_id is None:
-            ctx.not_reached(REDIRECT_03, "no client could be registered to ask the authorization endpoint with")
+            for rid in (REDIRECT_03, PKCE_03):
+                ctx.not_reached(rid, "no client could be registered to ask the authorization endpoint with")
             return
         query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": ELSEWHERE,
                            "code_challenge": _CHALLENGE, "code_challenge_method": "S256",
@@ -610,6 +613,52 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                            f"never registered (it registered {redirect})"),
                   expected=f"no redirect to {ELSEWHERE}", actual=f"{ex.status} {location[:160]}".strip(),
                   entries=probe.entries(ex))
+        # PKCE required: the registered redirect URI, no code_challenge; no code may come back
+        query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": redirect,
+                           "state": "mcp-conformance-no-pkce"})
+        await _judge_no_pkce(ctx, probe, endpoints["authorize"] + ("&" if "?" in endpoints["authorize"] else "?")
+                             + query, redirect)
+
+
+async def _judge_no_pkce(ctx: ScenarioContext, probe: Probe, url: str, redirect: str) -> None:
+    """Follow the authorization request without PKCE (loopback redirects only) until it is refused,
+    comes back to ``redirect`` (with a code: the violation) or leaves what the suite can follow."""
+    from urllib.parse import parse_qs, urljoin, urlsplit
+
+    back = urlsplit(redirect)
+    hops: list[str] = []
+    entries: list[int] = []
+    for _ in range(MAX_HOPS):
+        ex = await _request(probe, "GET", url=url, headers={"Authorization": None, "Accept": "text/html, application/json"})
+        entries += probe.entries(ex)
+        hops.append(f"GET {url[:120]} -> {_describe(ex, 80)}")
+        location = urljoin(url, ex.headers.get("location", "")) if 300 <= ex.status < 400 else ""
+        if not location:
+            if isinstance(ex, NoAnswer) or not 400 <= ex.status < 500:
+                ctx.not_reached(PKCE_03, f"the authorization request without PKCE ended on {_describe(ex, 80)} (a "
+                                "login or consent page, or no answer): whether a code would follow cannot be seen")
+                return
+            ctx.check(PKCE_03, True, message=f"an authorization request without PKCE was refused ({_describe(ex, 80)})",
+                      entries=entries)
+            return
+        to = urlsplit(location)
+        if (to.scheme, to.netloc, to.path) == (back.scheme, back.netloc, back.path):
+            params = parse_qs(to.query)
+            code = "code" in params and "error" not in params
+            ctx.check(PKCE_03, not code, problem="AuthorizationWithoutPkce",
+                      message=(f"an authorization request without code_challenge came back to the redirect URI with "
+                               f"error={params.get('error', ['?'])[0]!r}" if not code else
+                               "an authorization request without code_challenge came back to the redirect URI with an "
+                               "authorization code: PKCE is not required"),
+                      expected="a refusal (4xx, or error=invalid_request at the redirect URI)",
+                      actual=hops + [f"-> {location[:160]}"], entries=entries)
+            return
+        if not _is_loopback(to.hostname or ""):
+            ctx.not_reached(PKCE_03, f"the authorization request without PKCE went on to {to.scheme}://{to.netloc} "
+                            "(redirects are followed on loopback hosts only)")
+            return
+        url = location
+    ctx.not_reached(PKCE_03, f"the authorization request without PKCE was redirected more than {MAX_HOPS} times")
 
 
 def _is_loopback(host: str) -> bool:

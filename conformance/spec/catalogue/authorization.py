@@ -292,3 +292,15 @@ _auth(
     "host (127.0.0.0/8, ::1, localhost) is a local test deployment, where no certificate can be had: "
     "not judged (skipped, with the reason); an http endpoint anywhere else fails.",
 )
+
+_auth(
+    "auth.server.pkce-required-2025-03-26", "MUST", (V03,),
+    spec_url(V03, INDEX, "implementation-requirements"),
+    "PKCE is REQUIRED for all clients",
+    "The server's part, as the authorization server of 2025-03-26: a client it registered (a public one, "
+    "no secret) asks its authorization endpoint, with the registered redirect URI, without "
+    "`code_challenge`: no authorization code may come back to the redirect URI (a 4xx, or a redirect "
+    "carrying `error`, passes).  Redirects are followed on loopback hosts only (the authorization server "
+    "the server relays to, when it is the suite's); a login or consent page in between, or a redirect "
+    "elsewhere, leaves it unjudged (skipped, with the reason).",
+)
