@@ -137,6 +137,10 @@ OPTIONS: tuple[Option, ...] = (
            "token for it (checks that need tokens of the suite's making skip)", metavar="TOKEN"),
     Option("auth_token_command", "--mcp-auth-token-command", "--auth-token-command",
            "like --auth-token, the token printed by this command (run once)", metavar="CMD"),
+    Option("scope_hierarchy", "--mcp-scope-hierarchy", "--scope-hierarchy",
+           "with --auth: a scope of the server that implies narrower ones, as 'BROAD>NARROW [NARROW ...]' "
+           "(repeatable); the run checks that a token with only the broader scope is served where the narrower "
+           "ones are (2026-07-28; without this option that check skips)", kind="append", metavar="BROAD>NARROW"),
     Option("upstream_tool", "--mcp-upstream-tool", "--upstream-tool",
            "with --auth: the server's tool that calls an upstream API, as NAME or 'NAME {JSON arguments}'; the "
            "server is told the upstream the suite serves through {upstream} in the command (also in the "

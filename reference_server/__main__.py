@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--resource", help="this server's resource identifier, the tokens' audience (default: its URL)")
     a.add_argument("--auth-scope", action="append", default=[], metavar="SCOPE",
                    help="a scope every request needs (repeatable; default mcp:read)")
+    a.add_argument("--scope-hierarchy", action="append", default=[], metavar="BROAD>NARROW",
+                   help="a scope that implies narrower ones, e.g. 'mcp:admin>mcp:read mcp:write' (repeatable): a token "
+                        "with the broader scope is sufficient where the narrower ones are required")
     a.add_argument("--upstream", metavar="URL",
                    help="an upstream API for the call_upstream tool, called with the server's own credentials, never the "
                         "client's token (default: $MCP_CONFORMANCE_UPSTREAM_URL; no tool without either)")
@@ -96,7 +99,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("mcp-reference-server: --auth needs --issuer (or MCP_CONFORMANCE_AUTH_SERVER_URL)", file=sys.stderr)
             return 2
         scopes = tuple(s for arg in args.auth_scope for s in arg.split()) or ("mcp:read",)
-        auth = AuthGuard(AuthSettings(issuer=issuer, resource=args.resource, jwks_url=args.jwks_url, scopes=scopes))
+        implies: dict[str, tuple[str, ...]] = {}
+        for entry in args.scope_hierarchy:
+            broad, sep, narrow = entry.partition(">")
+            if not sep or len(broad.split()) != 1 or not narrow.split():
+                print(f"mcp-reference-server: --scope-hierarchy {entry!r}: expected 'BROAD>NARROW [NARROW ...]'", file=sys.stderr)
+                return 2
+            implies[broad.strip()] = implies.get(broad.strip(), ()) + tuple(narrow.split())
+        auth = AuthGuard(AuthSettings(issuer=issuer, resource=args.resource, jwks_url=args.jwks_url, scopes=scopes,
+                                      implies=implies))
         import threading
 
         threading.Thread(target=auth.warm, name="jwks-warm", daemon=True).start()  # keys fetched while we start

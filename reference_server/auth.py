@@ -43,6 +43,7 @@ class AuthSettings:
     resource: str | None = None  # None: the server's own URL, once it is known
     jwks_url: str | None = None  # None: the jwks_uri of the issuer's RFC 8414 metadata
     scopes: tuple[str, ...] = ("mcp:read",)  # required on every request (and scopes_supported)
+    implies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # broader scope -> the narrower ones it grants
     algorithms: tuple[str, ...] = ("ES256", "RS256", "PS256", "EdDSA")
     leeway: int = 0
     extra_metadata: dict[str, Any] = field(default_factory=dict)
@@ -228,13 +229,25 @@ class AuthGuard:
         aud = claims.get("aud")
         if not self.audience_ok(aud):
             raise TokenRejected(401, "invalid_token", f"the token is for {aud!r}, not {self.resource}")
-        granted = set(str(claims.get("scope") or "").split())
+        granted = self.granted(str(claims.get("scope") or "").split())
         missing = [sc for sc in s.scopes if sc not in granted]
         if missing:
             raise TokenRejected(403, "insufficient_scope", f"missing scope(s): {' '.join(missing)}")
         return claims
 
     # the steps (one method each, so that a broken server can replace exactly one)
+
+    def granted(self, scopes: list[str]) -> set[str]:
+        """The scopes a token grants: its own and every narrower one they imply, transitively
+        ("Servers MUST account for scope hierarchies, where a broader scope implies narrower ones")."""
+        out: set[str] = set()
+        todo = list(scopes)
+        while todo:
+            sc = todo.pop()
+            if sc not in out:
+                out.add(sc)
+                todo.extend(self.settings.implies.get(sc, ()))
+        return out
 
     def token_of(self, scope: dict[str, Any], headers: dict[str, str]) -> str | None:
         """The bearer token: the Authorization header only (never the query string)."""

@@ -30,7 +30,7 @@ from typing import Any, Callable
 from conformance.auth.core import AuthConfig, AuthorizationServer
 
 __all__ = ["AuthContext", "attach", "AuthSetupError", "NO_MINT", "DEFAULT_SCOPE", "ENV_AUTH_SERVER_URL",
-           "PLACEHOLDERS", "ENV_UPSTREAM_URL", "UpstreamTool", "parse_upstream_tool"]
+           "PLACEHOLDERS", "ENV_UPSTREAM_URL", "UpstreamTool", "parse_upstream_tool", "parse_scope_hierarchy"]
 
 ENV_AUTH_SERVER_URL = "MCP_CONFORMANCE_AUTH_SERVER_URL"
 ENV_UPSTREAM_URL = "MCP_CONFORMANCE_UPSTREAM_URL"
@@ -52,6 +52,19 @@ class UpstreamTool:
 
     name: str
     arguments: dict[str, Any]
+
+
+def parse_scope_hierarchy(entries: list[str]) -> dict[str, tuple[str, ...]]:
+    """``['BROAD>NARROW [NARROW ...]', ...]`` as {broad: narrower scopes}; a usage error otherwise."""
+    out: dict[str, tuple[str, ...]] = {}
+    for entry in entries:
+        broad, sep, narrow = entry.partition(">")
+        broad_scopes, narrow_scopes = broad.split(), tuple(narrow.split())
+        if not sep or len(broad_scopes) != 1 or not narrow_scopes or broad_scopes[0] in narrow_scopes:
+            raise AuthSetupError(f"--scope-hierarchy {entry!r}: give one broader scope, '>', and the narrower scopes it "
+                                 "implies, e.g. --scope-hierarchy 'files:admin>files:read files:write'")
+        out[broad_scopes[0]] = tuple(dict.fromkeys(out.get(broad_scopes[0], ()) + narrow_scopes))
+    return out
 
 
 def parse_upstream_tool(text: str) -> UpstreamTool:
@@ -76,10 +89,12 @@ def parse_upstream_tool(text: str) -> UpstreamTool:
 class AuthContext:
     """The run's authorization: the suite's authorization server (or none) and the valid token."""
 
-    def __init__(self, host: Any = None, token: str | None = None, upstream_tool: UpstreamTool | None = None) -> None:
+    def __init__(self, host: Any = None, token: str | None = None, upstream_tool: UpstreamTool | None = None,
+                 scope_hierarchy: dict[str, tuple[str, ...]] | None = None) -> None:
         self.host = host  # an AuthServerHost, or None (a token of the server's own authorization server)
         self.static_token = token
         self.upstream_tool = upstream_tool  # the server's tool that calls {upstream} (--upstream-tool)
+        self.scope_hierarchy = scope_hierarchy or {}  # broad scope -> the narrower ones (--scope-hierarchy)
         self._tokens: dict[str, str] = {}
 
     @property
@@ -181,7 +196,8 @@ def _run_token_command(command: str, timeout: float | None = None) -> str:
 
 
 def attach(target: Any, *, auth: bool, token: str | None, token_command: str | None,
-           config: AuthConfig | None = None, upstream_tool: str | None = None) -> tuple[Any, Callable[[], None]]:
+           config: AuthConfig | None = None, upstream_tool: str | None = None,
+           scope_hierarchy: list[str] | None = None) -> tuple[Any, Callable[[], None]]:
     """``target`` with the run's :class:`AuthContext` (``target.extra["auth"]``), its command's
     placeholders filled in and the environment variables set; and the function that ends it (stops
     the authorization server).  The target as is when no authorization option is given."""
@@ -189,6 +205,10 @@ def attach(target: Any, *, auth: bool, token: str | None, token_command: str | N
         raise AuthSetupError("--upstream-tool needs --auth: the upstream API the tool calls is served by the suite "
                              "beside its authorization server ({upstream} in --command, or $" + ENV_UPSTREAM_URL + ")")
     tool = parse_upstream_tool(upstream_tool) if upstream_tool is not None else None
+    if scope_hierarchy and not auth:
+        raise AuthSetupError("--scope-hierarchy needs --auth: the check mints a token with only the broader scope, "
+                             "which only the suite's authorization server can")
+    hierarchy = parse_scope_hierarchy(list(scope_hierarchy or ()))
     if not (auth or token or token_command):
         return target, lambda: None
     if sum(bool(x) for x in (auth, token, token_command)) > 1:
@@ -203,7 +223,7 @@ def attach(target: Any, *, auth: bool, token: str | None, token_command: str | N
     from conformance.auth.server import AuthServerHost
 
     host = AuthServerHost(config).start()
-    ctx = AuthContext(host=host, upstream_tool=tool)
+    ctx = AuthContext(host=host, upstream_tool=tool, scope_hierarchy=hierarchy)
     resource = target.url or ""  # may still hold {port}: Target.resolve fills it in everywhere
     command = tuple(ctx.substitute(a, resource) for a in target.command) if target.command else None
     env = {**(target.env or {}), ENV_AUTH_SERVER_URL: host.issuer, ENV_UPSTREAM_URL: host.server.upstream_url}

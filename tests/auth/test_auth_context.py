@@ -94,3 +94,20 @@ def test_an_upstream_tool_needs_the_suites_authorization_server() -> None:
     for kwargs in ({"token": "tok", "token_command": None}, {"token": None, "token_command": None}):
         with pytest.raises(AuthSetupError, match="--upstream-tool needs --auth"):
             attach(HTTP, auth=False, upstream_tool="fetch", **kwargs)
+
+
+def test_scope_hierarchy_is_parsed_and_needs_the_suites_authorization_server() -> None:
+    from conformance.auth.context import parse_scope_hierarchy
+
+    assert parse_scope_hierarchy(["a:admin>a:read a:write", "a:admin>a:read a:list", "b>c"]) == {
+        "a:admin": ("a:read", "a:write", "a:list"), "b": ("c",)}
+    for bad in ("a:admin", "a b>c", ">c", "a>", "a>a"):
+        with pytest.raises(AuthSetupError, match="--scope-hierarchy"):
+            parse_scope_hierarchy([bad])
+    with pytest.raises(AuthSetupError, match="--scope-hierarchy needs --auth"):
+        attach(HTTP, auth=False, token="tok", token_command=None, scope_hierarchy=["a>b"])
+    target, close = attach(HTTP, auth=True, token=None, token_command=None, scope_hierarchy=["a>b"])
+    try:
+        assert target.extra["auth"].scope_hierarchy == {"a": ("b",)}
+    finally:
+        close()

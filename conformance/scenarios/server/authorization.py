@@ -58,6 +58,7 @@ SCOPE_SCOPES_26 = "auth.server.insufficient-scope-scopes-2026"
 SCOPE_SINGLE = "auth.server.insufficient-scope-single-challenge"
 AUDIENCE_CASE = "auth.server.audience-case"
 NO_PASSTHROUGH = "auth.server.no-token-passthrough"
+SCOPE_HIERARCHY = "auth.server.scope-hierarchy"
 
 NOT_REQUIRED = ("the server does not require authorization: its requests were answered without a token (to check "
                 "a server that does, run with --auth, --auth-token or --auth-token-command)")
@@ -434,6 +435,47 @@ async def insufficient_scope(ctx: ScenarioContext) -> None:
                   entries=probe.entries(retry))
 
 
+
+
+# -- scope hierarchies -----------------------------------------------------------------------------------------
+
+NO_HIERARCHY = ("the server's scope hierarchy is not known (no metadata declares which scope implies which): give "
+                "--scope-hierarchy 'BROAD>NARROW [NARROW ...]' to check that a token with only the broader scope is "
+                "served")
+
+
+@scenario(requirements=[SCOPE_HIERARCHY], transports=HTTP, since="2026-07-28")
+async def scope_hierarchy(ctx: ScenarioContext) -> None:
+    """For each broader scope the run names (--scope-hierarchy): a token with exactly its narrower
+    scopes is served (the control), and so must be one with only the broader scope."""
+    auth, peer = await _gate(ctx)
+    if not auth.can_mint:
+        ctx.skip(_no_mint())
+    if not auth.scope_hierarchy:
+        ctx.skip(NO_HIERARCHY)
+    resource = ctx.target.url or ""
+    judged = 0
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        for broad, narrow in auth.scope_hierarchy.items():
+            control = await _attempt(ctx, probe, auth.server.mint(audience=resource, scope=" ".join(narrow)),
+                                     "narrow-scopes")
+            if not _accepted(control):
+                ctx.note(f"a token with the narrower scopes {' '.join(narrow)!r} was answered {_describe(control)}: "
+                         f"they do not suffice for the first request, so {broad!r} implying them shows nothing here",
+                         requirement=SCOPE_HIERARCHY)
+                continue
+            ex = await _attempt(ctx, probe, auth.server.mint(audience=resource, scope=broad), "broad-scope")
+            judged += 1
+            ctx.check(SCOPE_HIERARCHY, _accepted(ex), problem="BroaderScopeRefused",
+                      message=(f"a token with only {broad!r} (which implies {' '.join(narrow)!r}) was served"
+                               if _accepted(ex) else
+                               f"a token with only {broad!r}, which implies {' '.join(narrow)!r}, was answered "
+                               f"{_describe(ex)} ({_challenge_text(ex)}) although {' '.join(narrow)!r} suffice"),
+                      expected="2xx (served, as a token with the narrower scopes is)",
+                      actual=f"{ex.status} {_challenge_text(ex)}", entries=probe.entries(control) + probe.entries(ex))
+    if not judged:
+        ctx.skip("no narrower scopes of --scope-hierarchy suffice for the first request on their own: nothing shows "
+                 "whether the broader scope is accounted for")
 
 
 # -- no token passthrough: what the server sends to an upstream API ---------------------------------------

@@ -236,6 +236,17 @@ _auth(
 )
 
 _auth(
+    "auth.server.scope-hierarchy", "MUST", (V26,),
+    spec_url(V26, INDEX, "step-up-authorization-flow"),
+    "Servers MUST account for scope hierarchies, where a broader scope implies narrower ones, when deciding "
+    "whether a token is sufficient for an operation.",
+    "The hierarchy is the server's own (no metadata declares it): the run is told it (--scope-hierarchy "
+    "'BROAD>NARROW ...').  A token with exactly the narrower scopes is served (else nothing is judged); "
+    "a token with only the broader scope, valid in every other way, must be served as well.  Without the "
+    "option, skipped with the reason.",
+)
+
+_auth(
     "auth.server.audience-case", "SHOULD", PRM_VERSIONS,
     spec_url(V26, INDEX, "canonical-server-uri"),
     "While the canonical form uses lowercase scheme and host components, implementations SHOULD accept "

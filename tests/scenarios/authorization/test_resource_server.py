@@ -51,7 +51,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
     plans = {
         # the upstream API: {upstream} on streamable HTTP, $MCP_CONFORMANCE_UPSTREAM_URL on SSE
         "http": ["--command", f"{REF} --transport streamable-http --auth --issuer {{issuer}} --jwks-url {{jwks_url}} "
-                 "--resource {resource} --upstream {upstream}", "--transport", "streamable-http", "--auth",
+                 "--resource {resource} --upstream {upstream} --scope-hierarchy mcp:admin>mcp:read",
+                 "--transport", "streamable-http", "--auth", "--scope-hierarchy", "mcp:admin>mcp:read",
                  "--upstream-tool", "call_upstream", "--select", "auth.*", "--select", TASKS_BOUND,
                  *_versions(*AUTH_VERSIONS)],
         "sse": ["--command", f"{REF} --transport sse --auth", "--transport", "sse", "--auth", "--upstream-tool",
