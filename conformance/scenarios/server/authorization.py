@@ -662,9 +662,18 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                              + query, redirect)
 
 
-async def _judge_no_pkce(ctx: ScenarioContext, probe: Probe, url: str, redirect: str) -> None:
-    """Follow the authorization request without PKCE (loopback redirects only) until it is refused,
-    comes back to ``redirect`` (with a code: the violation) or leaves what the suite can follow."""
+class _Followed:
+    """Where an authorization request ended: ``how`` is "back" (at the redirect URI: ``params``
+    its query), "refused" (a 4xx), "page" (anything else: a login or consent page, no answer),
+    "away" (a redirect to a host that is not loopback) or "loop" (too many redirects)."""
+
+    def __init__(self, how: str, why: str, params: dict[str, list[str]], hops: list[str], entries: list[int]) -> None:
+        self.how, self.why, self.params, self.hops, self.entries = how, why, params, hops, entries
+
+
+async def _follow(probe: Probe, url: str, redirect: str) -> _Followed:
+    """Follow an authorization request (loopback redirects only) until it is refused, comes back
+    to ``redirect`` or leaves what the suite can follow."""
     from urllib.parse import parse_qs, urljoin, urlsplit
 
     back = urlsplit(redirect)
@@ -677,30 +686,37 @@ async def _judge_no_pkce(ctx: ScenarioContext, probe: Probe, url: str, redirect:
         location = urljoin(url, ex.headers.get("location", "")) if 300 <= ex.status < 400 else ""
         if not location:
             if isinstance(ex, NoAnswer) or not 400 <= ex.status < 500:
-                ctx.not_reached(PKCE_03, f"the authorization request without PKCE ended on {_describe(ex, 80)} (a "
-                                "login or consent page, or no answer): whether a code would follow cannot be seen")
-                return
-            ctx.check(PKCE_03, True, message=f"an authorization request without PKCE was refused ({_describe(ex, 80)})",
-                      entries=entries)
-            return
+                return _Followed("page", f"ended on {_describe(ex, 80)} (a login or consent page, or no answer)", {},
+                                 hops, entries)
+            return _Followed("refused", f"refused ({_describe(ex, 80)})", {}, hops, entries)
         to = urlsplit(location)
         if (to.scheme, to.netloc, to.path) == (back.scheme, back.netloc, back.path):
-            params = parse_qs(to.query)
-            code = "code" in params and "error" not in params
-            ctx.check(PKCE_03, not code, problem="AuthorizationWithoutPkce",
-                      message=(f"an authorization request without code_challenge came back to the redirect URI with "
-                               f"error={params.get('error', ['?'])[0]!r}" if not code else
-                               "an authorization request without code_challenge came back to the redirect URI with an "
-                               "authorization code: PKCE is not required"),
-                      expected="a refusal (4xx, or error=invalid_request at the redirect URI)",
-                      actual=hops + [f"-> {location[:160]}"], entries=entries)
-            return
+            hops.append(f"-> {location[:160]}")
+            return _Followed("back", "came back to the redirect URI", parse_qs(to.query), hops, entries)
         if not _is_loopback(to.hostname or ""):
-            ctx.not_reached(PKCE_03, f"the authorization request without PKCE went on to {to.scheme}://{to.netloc} "
-                            "(redirects are followed on loopback hosts only)")
-            return
+            return _Followed("away", f"went on to {to.scheme}://{to.netloc} (redirects are followed on loopback hosts "
+                             "only)", {}, hops, entries)
         url = location
-    ctx.not_reached(PKCE_03, f"the authorization request without PKCE was redirected more than {MAX_HOPS} times")
+    return _Followed("loop", f"was redirected more than {MAX_HOPS} times", {}, hops, entries)
+
+
+async def _judge_no_pkce(ctx: ScenarioContext, probe: Probe, url: str, redirect: str) -> None:
+    """The authorization request without PKCE must not bring a code back to ``redirect``."""
+    f = await _follow(probe, url, redirect)
+    if f.how == "refused":
+        ctx.check(PKCE_03, True, message=f"an authorization request without PKCE was {f.why}", entries=f.entries)
+    elif f.how == "back":
+        code = "code" in f.params and "error" not in f.params
+        ctx.check(PKCE_03, not code, problem="AuthorizationWithoutPkce",
+                  message=(f"an authorization request without code_challenge came back to the redirect URI with "
+                           f"error={f.params.get('error', ['?'])[0]!r}" if not code else
+                           "an authorization request without code_challenge came back to the redirect URI with an "
+                           "authorization code: PKCE is not required"),
+                  expected="a refusal (4xx, or error=invalid_request at the redirect URI)", actual=f.hops,
+                  entries=f.entries)
+    else:
+        ctx.not_reached(PKCE_03, f"the authorization request without PKCE {f.why}: whether a code would follow "
+                                 "cannot be seen")
 
 
 def _is_loopback(host: str) -> bool:
