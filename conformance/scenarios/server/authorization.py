@@ -558,12 +558,14 @@ DCR_03 = "auth.server.dcr-2025-03-26"
 REDIRECT_03 = "auth.server.redirect-validation-2025-03-26"
 HTTPS_03 = "auth.server.https-endpoints-2025-03-26"
 PKCE_03 = "auth.server.pkce-required-2025-03-26"
+ROTATION_03 = "auth.server.token-rotation-2025-03-26"
 MAX_HOPS = 5
 ELSEWHERE = "https://mcp-conformance.invalid/elsewhere"
 _CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  # (RFC 7636 appendix B's, with any verifier: never redeemed)
 
 
-@scenario(requirements=[AS_METADATA_03, DEFAULT_ENDPOINTS_03, DCR_03, REDIRECT_03, HTTPS_03, PKCE_03], transports=HTTP,
+@scenario(requirements=[AS_METADATA_03, DEFAULT_ENDPOINTS_03, DCR_03, REDIRECT_03, HTTPS_03, PKCE_03, ROTATION_03],
+          transports=HTTP,
           versions=[V03], connection=ConnectionKind.FRESH)
 async def origin_authorization_server(ctx: ScenarioContext) -> None:
     """2025-03-26: the authorization base URL is the origin of the MCP endpoint.  Its RFC 8414
@@ -621,7 +623,7 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                       entries=probe.entries(meta_ex))
         else:
             body = json.dumps({"client_name": "mcp-conformance", "redirect_uris": [redirect],
-                               "grant_types": ["authorization_code"], "response_types": ["code"],
+                               "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                                "token_endpoint_auth_method": "none"}).encode()
             reg_ex = await _request(probe, "POST", url=endpoints["register"], body=body,
                                     headers={**json_headers, "Content-Type": "application/json"})
@@ -634,7 +636,7 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                                f"an RFC 7591 registration at {endpoints['register']} was answered {_describe(reg_ex)}"),
                       expected="201 {client_id, ...}", actual=_describe(reg_ex), entries=probe.entries(reg_ex))
         if client_id is None:
-            for rid in (REDIRECT_03, PKCE_03):
+            for rid in (REDIRECT_03, PKCE_03, ROTATION_03):
                 ctx.not_reached(rid, "no client could be registered to ask the authorization endpoint with")
             return
         query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": ELSEWHERE,
@@ -660,6 +662,8 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                            "state": "mcp-conformance-no-pkce"})
         await _judge_no_pkce(ctx, probe, endpoints["authorize"] + ("&" if "?" in endpoints["authorize"] else "?")
                              + query, redirect)
+        if ctx.applies(ROTATION_03):
+            await _judge_rotation(ctx, probe, endpoints, client_id, redirect)
 
 
 class _Followed:
@@ -717,6 +721,71 @@ async def _judge_no_pkce(ctx: ScenarioContext, probe: Probe, url: str, redirect:
     else:
         ctx.not_reached(PKCE_03, f"the authorization request without PKCE {f.why}: whether a code would follow "
                                  "cannot be seen")
+
+
+async def _token_request(probe: Probe, url: str, form: dict[str, str]) -> tuple[Any, Any]:
+    """A POST of ``form`` to the token endpoint ``url``: the exchange and its JSON object (or None)."""
+    from urllib.parse import urlencode
+
+    ex = await _request(probe, "POST", url=url, body=urlencode(form).encode(),
+                        headers={"Authorization": None, "Accept": "application/json",
+                                 "Content-Type": "application/x-www-form-urlencoded"})
+    answer = _json_object(ex) if not isinstance(ex, NoAnswer) else None
+    return ex, answer if isinstance(answer, dict) else None
+
+
+async def _judge_rotation(ctx: ScenarioContext, probe: Probe, endpoints: dict[str, str], client_id: str,
+                          redirect: str) -> None:
+    """The code flow with PKCE to a refresh token, then two refreshes with it: the first must bring a
+    new refresh token, the second (the used one again) must be refused."""
+    import secrets
+    from urllib.parse import urlencode
+
+    from conformance.wire.oauth import pkce_s256
+
+    verifier = secrets.token_urlsafe(48)
+    query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": redirect,
+                       "code_challenge": pkce_s256(verifier), "code_challenge_method": "S256",
+                       "state": "mcp-conformance-rotation"})
+    f = await _follow(probe, endpoints["authorize"] + ("&" if "?" in endpoints["authorize"] else "?") + query, redirect)
+    code = (f.params.get("code") or [None])[0] if f.how == "back" else None
+    if code is None:
+        ctx.not_reached(ROTATION_03, f"the authorization request (with PKCE) {f.why}"
+                        + (f" without a code ({f.params})" if f.how == "back" else "") + ": no code to get tokens with")
+        return
+    token_url = endpoints["token"]
+    ex, tokens = await _token_request(probe, token_url, {"grant_type": "authorization_code", "code": code,
+                                                         "redirect_uri": redirect, "client_id": client_id,
+                                                         "code_verifier": verifier})
+    first = tokens.get("refresh_token") if tokens else None
+    if not isinstance(first, str) or not first:
+        ctx.not_reached(ROTATION_03, f"the token endpoint answered the code with {_describe(ex, 120)}: no refresh "
+                        "token was issued, so there is nothing to rotate")
+        return
+    refresh = {"grant_type": "refresh_token", "refresh_token": first, "client_id": client_id}
+    ex2, renewed = await _token_request(probe, token_url, refresh)
+    if renewed is None or not isinstance(renewed.get("access_token"), str):
+        ctx.not_reached(ROTATION_03, f"refreshing with the refresh token just issued was answered {_describe(ex2, 120)}")
+        return
+    second = renewed.get("refresh_token")
+    rotated = isinstance(second, str) and bool(second) and second != first
+    ctx.check(ROTATION_03, rotated, problem="RefreshTokenNotRotated",
+              message=("refreshing issued a new refresh token" if rotated else
+                       "refreshing issued " + ("the same refresh token again" if second == first else
+                                               "no new refresh token") + ": the refresh token is not rotated"),
+              expected="a new refresh_token in the refresh answer",
+              actual="the same refresh_token" if second == first else ("a new one" if rotated else "none"),
+              entries=probe.entries(ex2))
+    if not rotated:
+        return
+    ex3, reused = await _token_request(probe, token_url, refresh)
+    refused = reused is None or not isinstance(reused.get("access_token"), str)
+    ctx.check(ROTATION_03, refused, problem="RotatedRefreshTokenStillValid",
+              message=(f"the refresh token already used was refused ({_describe(ex3, 80)})" if refused else
+                       "the refresh token already used (and replaced) was accepted again: rotation does not "
+                       "invalidate the old one"),
+              expected="400 invalid_grant for the used refresh token", actual=_describe(ex3, 120),
+              entries=probe.entries(ex3))
 
 
 def _is_loopback(host: str) -> bool:

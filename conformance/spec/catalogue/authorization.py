@@ -315,3 +315,14 @@ _auth(
     "the server relays to, when it is the suite's); a login or consent page in between, or a redirect "
     "elsewhere, leaves it unjudged (skipped, with the reason).",
 )
+
+_auth(
+    "auth.server.token-rotation-2025-03-26", "SHOULD", (V03,),
+    spec_url(V03, INDEX, "implementation-requirements"),
+    "Token rotation SHOULD be implemented for enhanced security",
+    "The server's part, as the authorization server of 2025-03-26: a client it registered completes the "
+    "code flow with PKCE (loopback redirects followed, as for the PKCE check) at its token endpoint; when a "
+    "refresh token is issued, refreshing with it must issue a new refresh token (not the same one), and "
+    "the used one must then be refused.  A login page in between, or no refresh token issued, leaves it "
+    "unjudged (skipped, with the reason).",
+)
