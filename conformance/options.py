@@ -141,6 +141,11 @@ OPTIONS: tuple[Option, ...] = (
            "with --auth: a scope of the server that implies narrower ones, as 'BROAD>NARROW [NARROW ...]' "
            "(repeatable); the run checks that a token with only the broader scope is served where the narrower "
            "ones are (2026-07-28; without this option that check skips)", kind="append", metavar="BROAD>NARROW"),
+    Option("proxy_static_client", "--mcp-proxy-static-client", "--proxy-static-client",
+           "with --auth: the server is an MCP proxy in front of the suite's authorization server (the third-party "
+           "one), where it holds this static client id, as ID or ID:SECRET (pre-registered there for the run); the "
+           "run checks that a client registered at the proxy is asked for consent before its request goes on "
+           "(without this option that check skips)", metavar="ID[:SECRET]"),
     Option("upstream_tool", "--mcp-upstream-tool", "--upstream-tool",
            "with --auth: the server's tool that calls an upstream API, as NAME or 'NAME {JSON arguments}'; the "
            "server is told the upstream the suite serves through {upstream} in the command (also in the "

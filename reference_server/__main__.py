@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--scope-hierarchy", action="append", default=[], metavar="BROAD>NARROW",
                    help="a scope that implies narrower ones, e.g. 'mcp:admin>mcp:read mcp:write' (repeatable): a token "
                         "with the broader scope is sufficient where the narrower ones are required")
+    a.add_argument("--proxy-client-id", metavar="ID[:SECRET]",
+                   help="be an MCP proxy in front of the issuer, where it holds this static client id (and secret): "
+                        "its origin becomes the authorization server clients register with, and each client is asked "
+                        "for consent before its request goes on to the issuer")
     a.add_argument("--upstream", metavar="URL",
                    help="an upstream API for the call_upstream tool, called with the server's own credentials, never the "
                         "client's token (default: $MCP_CONFORMANCE_UPSTREAM_URL; no tool without either)")
@@ -106,8 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"mcp-reference-server: --scope-hierarchy {entry!r}: expected 'BROAD>NARROW [NARROW ...]'", file=sys.stderr)
                 return 2
             implies[broad.strip()] = implies.get(broad.strip(), ()) + tuple(narrow.split())
+        proxy_id, _, proxy_secret = (args.proxy_client_id or "").partition(":")
         auth = AuthGuard(AuthSettings(issuer=issuer, resource=args.resource, jwks_url=args.jwks_url, scopes=scopes,
-                                      implies=implies))
+                                      implies=implies, proxy_client_id=proxy_id or None,
+                                      proxy_client_secret=proxy_secret or None))
         import threading
 
         threading.Thread(target=auth.warm, name="jwks-warm", daemon=True).start()  # keys fetched while we start

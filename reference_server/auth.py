@@ -44,6 +44,9 @@ class AuthSettings:
     jwks_url: str | None = None  # None: the jwks_uri of the issuer's RFC 8414 metadata
     scopes: tuple[str, ...] = ("mcp:read",)  # required on every request (and scopes_supported)
     implies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # broader scope -> the narrower ones it grants
+    # an MCP proxy with a static client id at the issuer (--proxy-client-id): reference_server.oauth_proxy
+    proxy_client_id: str | None = None
+    proxy_client_secret: str | None = None
     algorithms: tuple[str, ...] = ("ES256", "RS256", "PS256", "EdDSA")
     leeway: int = 0
     extra_metadata: dict[str, Any] = field(default_factory=dict)
@@ -66,6 +69,11 @@ class AuthGuard:
         self._jwks: Any = None
         self._upstream: dict[str, Any] | None = None  # the issuer's metadata (2025-03-26 origin front)
         self._clients: dict[str, tuple[str, ...]] = {}  # registered through the origin: client_id -> redirect URIs
+        self.proxy: Any = None  # reference_server.oauth_proxy.OAuthProxy (--proxy-client-id), or None
+        if settings.proxy_client_id:
+            from reference_server.oauth_proxy import OAuthProxy
+
+            self.proxy = OAuthProxy(settings.proxy_client_id, settings.proxy_client_secret)
 
     # -- metadata ---------------------------------------------------------------------------------
 
@@ -82,7 +90,11 @@ class AuthGuard:
         return base.rstrip("/") + self.metadata_paths()[0]
 
     def metadata(self) -> dict[str, Any]:
-        return protected_resource_metadata(self.resource, [self.settings.issuer],
+        servers = [self.settings.issuer]
+        if self.proxy is not None:  # the proxy's origin is the authorization server its clients see
+            parts = urlsplit(self.resource)
+            servers = [f"{parts.scheme}://{parts.netloc}"]
+        return protected_resource_metadata(self.resource, servers,
                                            scopes_supported=list(self.settings.scopes),
                                            extra=self.settings.extra_metadata)
 
@@ -96,6 +108,8 @@ class AuthGuard:
     async def origin_as(self, scope: dict[str, Any], receive: Any, send: Send, headers: dict[str, str]) -> bool:
         """Answer a request to the origin's authorization server endpoints, True; else False."""
         path, method = scope["path"], scope["method"]
+        if self.proxy is not None:
+            return await self._proxy(scope, receive, send, headers)
         if path not in ORIGIN_AS:
             return False
         base = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
@@ -125,6 +139,61 @@ class AuthGuard:
                 await _send_json(send, status, answer)
             else:
                 await _send(send, 405, b"", [("allow", "GET" if path in (ORIGIN_AS[0], "/authorize") else "POST")])
+        except (OSError, ValueError, RuntimeError) as exc:
+            await _send_json(send, 502, {"error": "temporarily_unavailable", "error_description": str(exc)[:200]})
+        return True
+
+    async def _proxy(self, scope: dict[str, Any], receive: Any, send: Send, headers: dict[str, str]) -> bool:
+        """--proxy-client-id: the origin is an authorization server in front of the issuer, where it
+        holds one static client id (reference_server.oauth_proxy)."""
+        from urllib.parse import urlencode
+
+        from reference_server.oauth_proxy import PROXY_PATHS
+
+        path, method = scope["path"], scope["method"]
+        if path not in PROXY_PATHS:
+            return False
+        proxy = self.proxy
+        base = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+        query = scope.get("query_string", b"").decode("latin-1")
+        body = await _read_body(receive) if method == "POST" else b""
+        form_type = {"content-type": "application/x-www-form-urlencoded"}
+        try:
+            upstream = await self._upstream_metadata()
+            if path == PROXY_PATHS[0] and method == "GET":
+                await _send_json(send, 200, self.as_metadata(base, upstream))
+            elif path == "/register" and method == "POST":
+                try:
+                    doc = json.loads(body or b"null")
+                except ValueError:
+                    doc = None
+                status, answer = proxy.register(doc)
+                await _send_json(send, status, answer)
+            elif path == "/authorize" and method == "GET":
+                await _send_page(send, proxy.authorize(query, base, upstream))
+            elif path == "/consent" and method == "POST":
+                await _send_page(send, proxy.consent(body, base, upstream))
+            elif path == "/callback" and method == "GET":
+                flow, form = proxy.callback_request(query, base)
+                status, tokens, error = 400, None, None
+                if form is not None:
+                    status, tokens = await _relay(upstream.get("token_endpoint"), urlencode(form).encode(), form_type)
+                else:
+                    error = (parse_qs(query).get("error") or [None])[0]
+                await _send_page(send, proxy.callback_answer(flow, status, tokens, base, error))
+            elif path == "/token" and method == "POST":
+                form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+                if form.get("grant_type") == "authorization_code":
+                    status, answer = proxy.redeem(form)
+                elif form.get("grant_type") == "refresh_token":  # the third party's, with the static client
+                    relayed = {**form, **proxy.credentials()}
+                    status, answer = await _relay(upstream.get("token_endpoint"), urlencode(relayed).encode(), form_type)
+                else:
+                    status, answer = 400, {"error": "unsupported_grant_type"}
+                await _send_json(send, status, answer)
+            else:
+                await _send(send, 405, b"", [("allow", "GET" if path in (PROXY_PATHS[0], "/authorize", "/callback")
+                                              else "POST")])
         except (OSError, ValueError, RuntimeError) as exc:
             await _send_json(send, 502, {"error": "temporarily_unavailable", "error_description": str(exc)[:200]})
         return True
@@ -369,6 +438,11 @@ async def _read_body(receive: Any, limit: int = 1 << 20) -> bytes:
 
 async def _send_json(send: Send, status: int, doc: Any) -> None:
     await _send(send, status, json.dumps(doc).encode(), [("content-type", "application/json"), ("cache-control", "no-store")])
+
+
+async def _send_page(send: Send, answer: tuple[int, list[tuple[str, str]], bytes]) -> None:
+    status, headers, body = answer
+    await _send(send, status, body, headers)
 
 
 async def _send(send: Send, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:

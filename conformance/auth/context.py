@@ -90,11 +90,12 @@ class AuthContext:
     """The run's authorization: the suite's authorization server (or none) and the valid token."""
 
     def __init__(self, host: Any = None, token: str | None = None, upstream_tool: UpstreamTool | None = None,
-                 scope_hierarchy: dict[str, tuple[str, ...]] | None = None) -> None:
+                 scope_hierarchy: dict[str, tuple[str, ...]] | None = None, proxy_client: str | None = None) -> None:
         self.host = host  # an AuthServerHost, or None (a token of the server's own authorization server)
         self.static_token = token
         self.upstream_tool = upstream_tool  # the server's tool that calls {upstream} (--upstream-tool)
         self.scope_hierarchy = scope_hierarchy or {}  # broad scope -> the narrower ones (--scope-hierarchy)
+        self.proxy_client = proxy_client  # the static client id of a proxy server (--proxy-static-client)
         self._tokens: dict[str, str] = {}
 
     @property
@@ -197,7 +198,8 @@ def _run_token_command(command: str, timeout: float | None = None) -> str:
 
 def attach(target: Any, *, auth: bool, token: str | None, token_command: str | None,
            config: AuthConfig | None = None, upstream_tool: str | None = None,
-           scope_hierarchy: list[str] | None = None) -> tuple[Any, Callable[[], None]]:
+           scope_hierarchy: list[str] | None = None,
+           proxy_static_client: str | None = None) -> tuple[Any, Callable[[], None]]:
     """``target`` with the run's :class:`AuthContext` (``target.extra["auth"]``), its command's
     placeholders filled in and the environment variables set; and the function that ends it (stops
     the authorization server).  The target as is when no authorization option is given."""
@@ -209,6 +211,13 @@ def attach(target: Any, *, auth: bool, token: str | None, token_command: str | N
         raise AuthSetupError("--scope-hierarchy needs --auth: the check mints a token with only the broader scope, "
                              "which only the suite's authorization server can")
     hierarchy = parse_scope_hierarchy(list(scope_hierarchy or ()))
+    proxy_id, _, proxy_secret = (proxy_static_client or "").partition(":")
+    if proxy_static_client is not None and (not auth or not proxy_id.strip()):
+        raise AuthSetupError("--proxy-static-client needs --auth and a client id (ID or ID:SECRET): the id is "
+                             "pre-registered at the suite's authorization server, which the proxy fronts")
+    if proxy_id:
+        config = replace(config or AuthConfig(), clients={**(config.clients if config else {}),
+                                                          proxy_id: proxy_secret or None})
     if not (auth or token or token_command):
         return target, lambda: None
     if sum(bool(x) for x in (auth, token, token_command)) > 1:
@@ -223,7 +232,7 @@ def attach(target: Any, *, auth: bool, token: str | None, token_command: str | N
     from conformance.auth.server import AuthServerHost
 
     host = AuthServerHost(config).start()
-    ctx = AuthContext(host=host, upstream_tool=tool, scope_hierarchy=hierarchy)
+    ctx = AuthContext(host=host, upstream_tool=tool, scope_hierarchy=hierarchy, proxy_client=proxy_id or None)
     resource = target.url or ""  # may still hold {port}: Target.resolve fills it in everywhere
     command = tuple(ctx.substitute(a, resource) for a in target.command) if target.command else None
     env = {**(target.env or {}), ENV_AUTH_SERVER_URL: host.issuer, ENV_UPSTREAM_URL: host.server.upstream_url}

@@ -180,13 +180,14 @@ def _with_auth(config: pytest.Config, target: Any) -> Any:
     """The target with the run's authorization (conformance.auth.context), ended with the session."""
     auth, token, command = get_option(config, "auth"), get_option(config, "auth_token"), get_option(config, "auth_token_command")
     upstream, hierarchy = get_option(config, "upstream_tool"), get_option(config, "scope_hierarchy")
-    if not (auth or token or command or upstream or hierarchy):
+    proxy = get_option(config, "proxy_static_client")
+    if not (auth or token or command or upstream or hierarchy or proxy):
         return target
     from conformance.auth.context import AuthSetupError, attach
 
     try:
         target, close = attach(target, auth=bool(auth), token=token, token_command=command, upstream_tool=upstream,
-                               scope_hierarchy=hierarchy)
+                               scope_hierarchy=hierarchy, proxy_static_client=proxy)
     except AuthSetupError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.add_cleanup(close)

@@ -111,3 +111,16 @@ def test_scope_hierarchy_is_parsed_and_needs_the_suites_authorization_server() -
         assert target.extra["auth"].scope_hierarchy == {"a": ("b",)}
     finally:
         close()
+
+
+def test_a_proxy_static_client_is_pre_registered_at_the_suites_authorization_server() -> None:
+    with pytest.raises(AuthSetupError, match="--proxy-static-client needs --auth"):
+        attach(HTTP, auth=False, token="tok", token_command=None, proxy_static_client="proxy")
+    with pytest.raises(AuthSetupError, match="--proxy-static-client needs --auth"):
+        attach(HTTP, auth=True, token=None, token_command=None, proxy_static_client=":secret")
+    target, close = attach(HTTP, auth=True, token=None, token_command=None, proxy_static_client="proxy:s3cret")
+    try:
+        ctx = target.extra["auth"]
+        assert ctx.proxy_client == "proxy" and ctx.server.config.clients == {"proxy": "s3cret"}
+    finally:
+        close()

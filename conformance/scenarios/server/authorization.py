@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qs
 
 from conformance.runtime.peer import ExpectTimeout, RawPeer
 from conformance.runtime.registry import ConnectionKind, scenario
@@ -59,6 +60,7 @@ SCOPE_SINGLE = "auth.server.insufficient-scope-single-challenge"
 AUDIENCE_CASE = "auth.server.audience-case"
 NO_PASSTHROUGH = "auth.server.no-token-passthrough"
 SCOPE_HIERARCHY = "auth.server.scope-hierarchy"
+PROXY_CONSENT = "auth.server.proxy-consent"
 
 NOT_REQUIRED = ("the server does not require authorization: its requests were answered without a token (to check "
                 "a server that does, run with --auth, --auth-token or --auth-token-command)")
@@ -437,6 +439,94 @@ async def insufficient_scope(ctx: ScenarioContext) -> None:
 
 
 
+# -- MCP proxies with a static client id: consent before forwarding ------------------------------------------
+
+NO_PROXY = ("the server is not known to be an MCP proxy with a static client id at a third-party authorization "
+            "server (nothing in its metadata says so): give --proxy-static-client ID[:SECRET], the id it holds at "
+            "the suite's authorization server, which it must front, to check this")
+
+
+async def _get_json(probe: Probe, url: str) -> tuple[Any, Any]:
+    ex = await _request(probe, "GET", url=url, headers={"Accept": "application/json", "Authorization": None})
+    doc = _json_object(ex) if not isinstance(ex, NoAnswer) and ex.status == 200 else None
+    return ex, doc if isinstance(doc, dict) else None
+
+
+@scenario(requirements=[PROXY_CONSENT], transports=HTTP, since="2025-06-18", connection=ConnectionKind.FRESH)
+async def proxy_consent(ctx: ScenarioContext) -> None:
+    """A proxy (--proxy-static-client) in front of the suite's authorization server: a client that
+    registers with it dynamically and asks its authorization endpoint must be asked for consent
+    before the proxy sends anything on to the suite's authorization server."""
+    import secrets
+    from urllib.parse import urlencode
+
+    from conformance.wire.oauth import as_metadata_urls, pkce_s256
+
+    auth, peer = await _gate(ctx)
+    if not auth.can_mint or auth.proxy_client is None:
+        ctx.skip(NO_PROXY if auth.can_mint else _no_mint())
+    server = auth.server
+    async with Probe(peer, timeout=ctx.timeout, session=False) as probe:
+        prm = None
+        for url in prm_well_known_urls(ctx.target.url or ""):
+            ex, prm = await _get_json(probe, url)
+            if prm is not None:
+                break
+        servers = prm.get("authorization_servers") if prm else None
+        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+            ctx.skip("the protected resource metadata names no authorization server (auth.server.prm.* judge that)")
+        front = servers[0].rstrip("/")
+        if front == server.issuer.rstrip("/"):
+            ctx.skip(f"the protected resource metadata names the suite's authorization server ({front}) itself: clients "
+                     "are not sent through the proxy, so it forwards no dynamically registered client")
+        meta = None
+        for url in as_metadata_urls(front):
+            ex, meta = await _get_json(probe, url)
+            if meta is not None:
+                break
+        if not meta or not isinstance(meta.get("authorization_endpoint"), str):
+            ctx.skip(f"the proxy's authorization server ({front}) serves no RFC 8414 metadata with an "
+                     "authorization_endpoint")
+        if not isinstance(meta.get("registration_endpoint"), str):
+            ctx.skip(f"the proxy's authorization server ({front}) offers no dynamic registration: no client can "
+                     "register with it dynamically")
+        redirect = "http://127.0.0.1:9/mcp-conformance-callback"
+        body = json.dumps({"client_name": "mcp-conformance (dynamically registered)", "redirect_uris": [redirect],
+                           "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                           "token_endpoint_auth_method": "none"}).encode()
+        reg = await _request(probe, "POST", url=meta["registration_endpoint"], body=body,
+                             headers={"Accept": "application/json", "Content-Type": "application/json",
+                                      "Authorization": None})
+        answer = _json_object(reg) if not isinstance(reg, NoAnswer) else None
+        client_id = answer.get("client_id") if isinstance(answer, dict) else None
+        if reg.status not in (200, 201) or not isinstance(client_id, str):
+            ctx.skip(f"registering a client with the proxy ({meta['registration_endpoint']}) was answered "
+                     f"{_describe(reg, 120)}")
+        mark = server.log[-1].seq if server.log else 0
+        query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": redirect,
+                           "code_challenge": pkce_s256(secrets.token_urlsafe(48)), "code_challenge_method": "S256",
+                           "state": "mcp-conformance-proxy", "resource": ctx.target.url or ""})
+        endpoint = meta["authorization_endpoint"]
+        f = await _follow(probe, endpoint + ("&" if "?" in endpoint else "?") + query, redirect)
+    forwarded = [r for r in server.requests(mark) if r.path.endswith("/authorize")]
+    if forwarded:
+        r = forwarded[0]
+        static = auth.proxy_client in (parse_qs(r.query).get("client_id") or [])
+        ctx.check(PROXY_CONSENT, False, problem="ForwardedWithoutConsent",
+                  message=(f"the proxy sent the newly registered client's authorization request on to the third-party "
+                           f"authorization server (GET {r.path}, client_id "
+                           f"{'the static ' + repr(auth.proxy_client) if static else 'another'}) without asking the "
+                           "user's consent first"),
+                  expected="a consent page before anything reaches the third-party authorization server",
+                  actual=f.hops, entries=f.entries)
+    elif f.how == "page":
+        ctx.check(PROXY_CONSENT, True, message=f"the proxy's authorization endpoint {f.why} and sent nothing on to the "
+                  "third-party authorization server", entries=f.entries)
+    else:
+        ctx.not_reached(PROXY_CONSENT, f"the authorization request {f.why}, and nothing reached the third-party "
+                        "authorization server: whether the proxy asks for consent cannot be seen")
+
+
 # -- scope hierarchies -----------------------------------------------------------------------------------------
 
 NO_HIERARCHY = ("the server's scope hierarchy is not known (no metadata declares which scope implies which): give "
@@ -668,8 +758,9 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
 
 class _Followed:
     """Where an authorization request ended: ``how`` is "back" (at the redirect URI: ``params``
-    its query), "refused" (a 4xx), "page" (anything else: a login or consent page, no answer),
-    "away" (a redirect to a host that is not loopback) or "loop" (too many redirects)."""
+    its query), "refused" (a 4xx), "page" (a 2xx: a login or consent page), "error" (a 5xx, a 3xx
+    without Location, no answer), "away" (a redirect to a host that is not loopback) or "loop"
+    (too many redirects)."""
 
     def __init__(self, how: str, why: str, params: dict[str, list[str]], hops: list[str], entries: list[int]) -> None:
         self.how, self.why, self.params, self.hops, self.entries = how, why, params, hops, entries
@@ -689,10 +780,12 @@ async def _follow(probe: Probe, url: str, redirect: str) -> _Followed:
         hops.append(f"GET {url[:120]} -> {_describe(ex, 80)}")
         location = urljoin(url, ex.headers.get("location", "")) if 300 <= ex.status < 400 else ""
         if not location:
-            if isinstance(ex, NoAnswer) or not 400 <= ex.status < 500:
-                return _Followed("page", f"ended on {_describe(ex, 80)} (a login or consent page, or no answer)", {},
-                                 hops, entries)
-            return _Followed("refused", f"refused ({_describe(ex, 80)})", {}, hops, entries)
+            if not isinstance(ex, NoAnswer) and 200 <= ex.status < 300:
+                return _Followed("page", f"ended on a page ({_describe(ex, 80)}: a login or consent step)", {}, hops,
+                                 entries)
+            if not isinstance(ex, NoAnswer) and 400 <= ex.status < 500:
+                return _Followed("refused", f"refused ({_describe(ex, 80)})", {}, hops, entries)
+            return _Followed("error", f"ended on {_describe(ex, 80)}", {}, hops, entries)
         to = urlsplit(location)
         if (to.scheme, to.netloc, to.path) == (back.scheme, back.netloc, back.path):
             hops.append(f"-> {location[:160]}")

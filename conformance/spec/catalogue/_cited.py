@@ -18,6 +18,10 @@ CITED: dict[str, dict[str, str]] = {
         '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#authorization-server-location',
         '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#authorization-server-location',
     },
+    'auth.server.proxy-consent': {
+        '2025-06-18': 'https://modelcontextprotocol.io/specification/2025-06-18/basic/authorization#confused-deputy-problem',
+        '2025-11-25': 'https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization#confused-deputy-problem',
+    },
     'basic.error.code-integer': {
         '2024-11-05': 'https://modelcontextprotocol.io/specification/2024-11-05/basic/messages#responses',
         '2025-03-26': 'https://modelcontextprotocol.io/specification/2025-03-26/basic#responses',

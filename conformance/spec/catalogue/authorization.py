@@ -176,6 +176,19 @@ _auth(
     "skipped with the reason.",
 )
 
+_auth(
+    "auth.server.proxy-consent", "MUST", PRM_VERSIONS,
+    spec_url(V26, SECURITY, "confused-deputy-problem"),
+    "MCP proxy servers using static client IDs MUST obtain user consent for each dynamically registered client "
+    "before forwarding to third-party authorization servers (which may require additional consent).",
+    "Only for a server the run is told is such a proxy (--proxy-static-client ID: it fronts the suite's "
+    "authorization server, where it holds that id).  A client registers at the authorization server the "
+    "protected resource metadata names (the proxy's), then asks its authorization endpoint (PKCE S256, "
+    "loopback redirects followed): the suite's authorization server must receive no authorization request "
+    "for the static id before the user consented; an answer that is a page (the consent) passes.  A refusal, "
+    "or a flow the suite cannot follow, leaves it unjudged (skipped, with the reason).",
+)
+
 # -- where the token may be ------------------------------------------------------------------------
 
 _auth(

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance.auth.context import NO_MINT
-from conformance.scenarios.server.authorization import NO_UPSTREAM_TOOL
+from conformance.scenarios.server.authorization import NO_PROXY, NO_UPSTREAM_TOOL
 from conformance.auth.server import AuthServerHost
 from conformance.scenarios.server.authorization import NOT_REQUIRED
 from conformance.spec.requirements import catalogue
@@ -29,7 +29,9 @@ AUTH_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 REF = f"{sys.executable} -m reference_server --port {{port}}"
 AUTH_REQS = {rid for rid, r in catalogue().items() if rid.startswith("auth.server.")}
 TASKS_BOUND = "tasks.auth-context-bound"
-NO_PASSTHROUGH = "auth.server.no-token-passthrough"  # on the tasks page, checked only with --auth
+NO_PASSTHROUGH = "auth.server.no-token-passthrough"
+PROXY_CONSENT = "auth.server.proxy-consent"
+PROXY_ID = "mcp-conformance-proxy"  # on the tasks page, checked only with --auth
 
 
 def _run(args: list[str], report_dir: Path) -> tuple[int, dict, str]:
@@ -61,6 +63,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefetch[str]]:
         "quiet-tool": ["--command", f"{REF} --transport streamable-http --auth", "--transport", "streamable-http",
                        "--auth", "--upstream-tool", 'echo {"text": "{upstream}"}', "--select", NO_PASSTHROUGH,
                        *_versions("2025-11-25")],
+        # an MCP proxy with a static client id at the suite's authorization server: consent first
+        "proxy": ["--command", f"{REF} --transport streamable-http --auth --proxy-client-id {PROXY_ID}", "--transport",
+                  "streamable-http", "--auth", "--proxy-static-client", PROXY_ID, "--select", PROXY_CONSENT,
+                  *_versions(*AUTH_VERSIONS[1:])],
         "no-tool": ["--command", f"{REF} --transport streamable-http --auth", "--transport", "streamable-http",
                     "--auth", "--select", NO_PASSTHROUGH, *_versions("2025-11-25")],
         "none": ["--command", f"{REF} --transport streamable-http", "--transport", "streamable-http",
@@ -109,9 +115,11 @@ def test_the_reference_server_is_a_clean_resource_server(runs: Prefetch[str], na
                    and ((r["requirement"] == "auth.server.default-endpoints-2025-03-26"
                          and "serves authorization server metadata" in (r.get("reason") or ""))
                         or (r["requirement"] == "auth.server.https-endpoints-2025-03-26"
-                            and "plain http on a loopback host" in (r.get("reason") or "")))}
+                            and "plain http on a loopback host" in (r.get("reason") or ""))
+                        or (r["requirement"] == PROXY_CONSENT and r.get("reason") == NO_PROXY))}
+    # and it is no proxy here (the "proxy" run below is one)
     assert {rid for rid, _ in conditional} == {"auth.server.default-endpoints-2025-03-26",
-                                               "auth.server.https-endpoints-2025-03-26"}
+                                               "auth.server.https-endpoints-2025-03-26", PROXY_CONSENT}
     outcomes["skip"] = outcomes.get("skip", set()) - conditional
     if not outcomes["skip"]:
         del outcomes["skip"]
@@ -141,7 +149,7 @@ def test_a_token_of_the_servers_own_authorization_server_checks_what_it_can(runs
     # what needs a token of our making: another audience, issuer, no scope
     assert skipped == {"auth.server.audience", "auth.server.audience-case", "auth.server.foreign-issuer",
                        "auth.server.insufficient-scope-403", "auth.server.insufficient-scope-scopes",
-                       NO_PASSTHROUGH}
+                       NO_PASSTHROUGH, PROXY_CONSENT}
     assert all(NO_MINT in r["reason"] for r in report["results"] if r["outcome"] == "skip")
     passed = {rid for rid, _ in outcomes["pass"]}
     assert {"auth.server.status-401", "auth.server.prm.served", "auth.server.invalid-token-401",
@@ -162,6 +170,14 @@ def test_without_an_upstream_tool_the_passthrough_check_skips_with_what_to_give(
     assert code == 0, log
     assert [(r["outcome"], r["reason"]) for r in report["results"]] == [("skip", NO_UPSTREAM_TOOL)]
     assert "--upstream-tool NAME" in NO_UPSTREAM_TOOL
+
+
+def test_the_reference_proxy_asks_for_consent_on_every_version(runs: Prefetch[str]) -> None:
+    code, report, log = runs["proxy"].result()
+    assert code == 0, log
+    assert [(r["requirement"], r["version"], r["outcome"]) for r in report["results"]] == [
+        (PROXY_CONSENT, v, "pass") for v in AUTH_VERSIONS[1:]]
+    assert all("sent nothing on to the third-party authorization server" in r["messages"][0] for r in report["results"])
 
 
 def test_auth_needs_an_http_transport(tmp_path: Path) -> None:
