@@ -155,8 +155,9 @@ FAULTS: dict[str, Fault] = {
                               "mode) and naming neither form nor url", ("2025-11-25", "2026-07-28")),
     "modeless-not-form": _f("elicitation/create without a mode field is not taken as form mode: refused with -32602 "
                             "like an undeclared mode", ("2025-11-25",)),
-    "prefetch-url": _f("the URL of a url mode elicitation is fetched (an HTTP GET) before the request is answered; only "
-                       "a URL on the loopback interface (the suite's), never the network", ("2025-11-25",)),
+    "prefetch-url": _f("the URL of a url mode elicitation is fetched (an HTTP GET) before the request is answered "
+                       "(2026-07-28: an input request); only a URL on the loopback interface (the suite's), never the "
+                       "network", ("2025-11-25", "2026-07-28")),
     "exit-on-unknown-complete": _f("notifications/elicitation/complete naming an unknown elicitationId makes the "
                                    "client quit", ("2025-11-25",)),
     "no-defaults": _f("a form elicitation is accepted with the fields that have a default left out", ("2025-11-25",)),

@@ -228,6 +228,10 @@ class Session:
                 continue
             if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
                 return answer
+            if self.faulty("prefetch-url") and isinstance(result.get("inputRequests"), dict):
+                for request in result["inputRequests"].values():  # fault: url mode input requests too
+                    if isinstance(request, dict) and request.get("method") == "elicitation/create":
+                        await self._prefetch(request)
             responses = self.core.input_responses(result.get("inputRequests"))
             if responses is None:
                 raise LeftAlone(f"{method}: the server asks for input this client does not give ({sorted(result.get('inputRequests') or {})})")

@@ -23,6 +23,7 @@ from conformance.runtime.registry import scenario
 from conformance.scenarios.client._judge import META_CAPS, W_REQUIREMENTS, wire_of
 from conformance.scenarios.client._run import Played, play
 from conformance.scenarios.client._server import Answer, ScenarioServer, request_meta
+from conformance.scenarios.client._urltrap import PREFETCH, UrlTrap
 from conformance.spec.versions import LATEST
 from conformance.wire.envelope import Envelope
 from conformance.wire.rules import elicitation_accepted, non_file_roots, sampling_tool_use
@@ -248,6 +249,39 @@ def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[A
         ctx.check("client.mrtr.retry-only", True)
     else:
         ctx.not_reached("client.mrtr.retry-only", f"the client did not retry {asked.method} with inputResponses")
+
+
+URL_INPUT_STATE = "mcp-conformance-state:url-input"
+
+
+@scenario(requirements=[PREFETCH, *W_REQUIREMENTS], role="client", versions=[LATEST], order=4)
+async def url_input_request(ctx: ClientContext) -> None:
+    """The first tools/call, prompts/get or resources/read is answered with an InputRequiredResult
+    asking for one url mode elicitation, whose url is a loopback trap of the suite: a client that
+    did not accept it (declined, cancelled, or did not retry with it) must not have fetched it."""
+    async with UrlTrap() as trap:
+        def ask(server: ScenarioServer, env: Envelope) -> Answer | None:
+            if isinstance(env.params, dict) and "inputResponses" in env.params:
+                return None
+            request = {"method": "elicitation/create",
+                       "params": {"mode": "url", "message": "mcp-conformance: please open this page to continue",
+                                  "url": trap.url("input"), "elicitationId": "mcpc-url-input-1"}}
+            return Answer(result={"resultType": "input_required", "inputRequests": {"elicitation": request},
+                                  "requestState": URL_INPUT_STATE})
+
+        played, asked = await _play_first_call(ctx, ask)
+        if asked is None:
+            ctx.not_reached(PREFETCH, "the client made no tools/call, prompts/get or resources/read, so no url mode "
+                                      f"elicitation could be asked of it{_call_hint(ctx)}")
+            return
+        wire = wire_of(played.run)
+        retries = [m for m in wire.requests() if _target(m.env) == _target(asked)
+                   and isinstance(m.env.params, dict) and isinstance(m.env.params.get("inputResponses"), dict)]
+        answer = retries[0].env.params["inputResponses"].get("elicitation") if retries else None
+        action = answer.get("action") if isinstance(answer, dict) else None
+        trap.answered("input", action if isinstance(action, str) else
+                      "a retry without an answer to it" if retries else "no retry (the input request was not answered)")
+    trap.judge(ctx)
 
 
 #: resources/templates/list's nextCursor, refused the first time it comes back (it "becomes invalid")

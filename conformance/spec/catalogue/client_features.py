@@ -362,7 +362,7 @@ define(
 define(
     "client.elicitation.url-no-prefetch",
     "MUST",
-    versions=("2025-11-25",),
+    versions=("2025-11-25", "2026-07-28"),
     url=spec_url("2025-11-25", "client/elicitation", "safe-url-handling"),
     quote="MUST NOT automatically pre-fetch the URL or any of its metadata.",
     role="client",
@@ -375,8 +375,10 @@ define(
         "accept (declined, cancelled, refused with an error, or left unanswered) was made without the user's consent: "
         "flagged; so is a connection that asks for another path of that host when the client accepted none. After an "
         "accept, a fetch may be the opening the user consented to and is not judged (a client that accepts and then "
-        "pre-fetches is not seen). 2026-07-28 has the same sentence; its url elicitations come as input requests and "
-        "are not probed here yet."
+        "pre-fetches is not seen). 2026-07-28 (scenario url_input_request): the client's first tools/call, prompts/get "
+        "or resources/read is answered with an InputRequiredResult whose one input request is a url mode elicitation "
+        "(to a client that did not declare url mode, the undeclared-mode probe); its url is a trap of the same kind, "
+        "judged the same way (a retry without an accepting answer, or no retry at all, is no consent)."
     ),
 )
 
