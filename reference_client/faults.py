@@ -307,6 +307,7 @@ FAULTS.update({
     "cancel-unknown-id-2026": _variant("cancel-unknown-id", MODERN, STDIO),  # HTTP 2026: no client notifications
     "shared-progress-token-2026": _variant("shared-progress-token", MODERN, ("stdio", "streamable-http")),
     "undeclared-server-capability-should": _variant("undeclared-server-capability", ALL_VERSIONS[:2]),
+    "undeclared-prompts-2026": _variant("undeclared-server-capability", ALL_VERSIONS[4:]),
     "undeclared-roots-2026": _variant("undeclared-roots", MODERN, ("stdio", "streamable-http")),
     "undeclared-sampling-2026": _variant("undeclared-sampling", MODERN, ("stdio", "streamable-http")),
     "undeclared-elicitation-2026": _variant("undeclared-elicitation", MODERN, ("stdio", "streamable-http")),

@@ -27,7 +27,10 @@ from conformance.wire import meta_keys as mk
 from conformance.wire.envelope import MISSING, Envelope, Kind, id_repr
 from conformance.wire.headers import header_value
 
-__all__ = ["W_REQUIREMENTS", "judge_run", "Wire", "wire_of", "engaged", "pick"]
+__all__ = ["W_REQUIREMENTS", "judge_run", "Wire", "wire_of", "engaged", "pick", "PROMPTS_RESPECT",
+           "judge_prompts_respected"]
+
+PROMPTS_RESPECT = "client.prompts.respect-capabilities"
 
 META_CAPS = CLIENT_CAPABILITIES_KEY
 META_INFO = CLIENT_INFO_KEY
@@ -86,6 +89,24 @@ W_REQUIREMENTS = (
     "client.basic.schema-no-network-ref",
     "client.lifecycle.version-latest",
 )
+
+
+def judge_prompts_respected(ctx: ClientContext, w: "Wire", declared: dict[str, Any], peer: Any = None) -> None:
+    """server/prompts: "Both parties SHOULD respect capability negotiation": no prompts/* request
+    to a server that did not declare prompts (``declared``: what the suite's server declared)."""
+    if "prompts" in declared:
+        ctx.not_reached(PROMPTS_RESPECT, "the suite's server declared prompts in this scenario")
+        return
+    used = [m for m in w.requests() if (m.env.method or "").startswith("prompts/")]
+    if used:
+        ctx.check(PROMPTS_RESPECT, False, problem="UndeclaredPromptsUsed",
+                  message=f"the client sent {used[0].env.method}, but the server did not declare the prompts capability",
+                  expected="no prompts/* request (prompts not declared)", actual=used[0].env.method,
+                  entries=[used[0].entry], peer=peer)
+    elif w.requests():
+        ctx.check(PROMPTS_RESPECT, True, message="the client sent no prompts/* request to a server without prompts")
+    else:
+        ctx.not_reached(PROMPTS_RESPECT, "the client sent no request after the handshake")
 
 
 def pick(version: str, base: str) -> str:

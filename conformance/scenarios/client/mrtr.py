@@ -20,7 +20,13 @@ from typing import Any, Callable
 
 from conformance.client.context import ClientContext
 from conformance.runtime.registry import scenario
-from conformance.scenarios.client._judge import META_CAPS, W_REQUIREMENTS, wire_of
+from conformance.scenarios.client._judge import (
+    META_CAPS,
+    PROMPTS_RESPECT,
+    W_REQUIREMENTS,
+    judge_prompts_respected,
+    wire_of,
+)
 from conformance.scenarios.client._run import Played, play
 from conformance.scenarios.client._server import Answer, ScenarioServer, request_meta
 from conformance.scenarios.client._urltrap import PREFETCH, UrlTrap
@@ -254,11 +260,17 @@ def _judge_state(ctx: ClientContext, wire: Any, asked: Envelope, retries: list[A
 URL_INPUT_STATE = "mcp-conformance-state:url-input"
 
 
-@scenario(requirements=[PREFETCH, *W_REQUIREMENTS], role="client", versions=[LATEST], order=4)
+@scenario(requirements=[PREFETCH, PROMPTS_RESPECT, *W_REQUIREMENTS], role="client", versions=[LATEST], order=4)
 async def url_input_request(ctx: ClientContext) -> None:
-    """The first tools/call, prompts/get or resources/read is answered with an InputRequiredResult
+    """The server declares tools alone (no prompts/* request may come: client.prompts.respect-
+    capabilities); the first tools/call (or resources/read) is answered with an InputRequiredResult
     asking for one url mode elicitation, whose url is a loopback trap of the suite: a client that
     did not accept it (declined, cancelled, or did not retry with it) must not have fetched it."""
+    declared = {"tools": {"listChanged": False}}
+
+    def tools_only(server: ScenarioServer) -> None:
+        server.capabilities = dict(declared)
+
     async with UrlTrap() as trap:
         def ask(server: ScenarioServer, env: Envelope) -> Answer | None:
             if isinstance(env.params, dict) and "inputResponses" in env.params:
@@ -269,12 +281,13 @@ async def url_input_request(ctx: ClientContext) -> None:
             return Answer(result={"resultType": "input_required", "inputRequests": {"elicitation": request},
                                   "requestState": URL_INPUT_STATE})
 
-        played, asked = await _play_first_call(ctx, ask)
+        played, asked = await _play_first_call(ctx, ask, also=tools_only)
+        wire = wire_of(played.run)
+        judge_prompts_respected(ctx, wire, declared, played.run.peer)
         if asked is None:
             ctx.not_reached(PREFETCH, "the client made no tools/call, prompts/get or resources/read, so no url mode "
                                       f"elicitation could be asked of it{_call_hint(ctx)}")
             return
-        wire = wire_of(played.run)
         retries = [m for m in wire.requests() if _target(m.env) == _target(asked)
                    and isinstance(m.env.params, dict) and isinstance(m.env.params.get("inputResponses"), dict)]
         answer = retries[0].env.params["inputResponses"].get("elicitation") if retries else None

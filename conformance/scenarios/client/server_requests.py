@@ -22,7 +22,7 @@ import anyio
 from conformance.client.context import ClientContext
 from conformance.runtime.peer import ConnectionLost
 from conformance.runtime.registry import scenario
-from conformance.scenarios.client._judge import W_REQUIREMENTS
+from conformance.scenarios.client._judge import PROMPTS_RESPECT, W_REQUIREMENTS, judge_prompts_respected
 from conformance.scenarios.client._run import play
 from conformance.scenarios.client._server import ScenarioServer
 from conformance.scenarios.client._urltrap import PREFETCH, UrlTrap
@@ -42,7 +42,7 @@ P_REQUIREMENTS = (
     "client.jsonrpc.parse-error", "client.elicitation.content-valid", "client.elicitation.content-valid-2025-06",
     "client.elicitation.modeless-is-form", "client.elicitation.complete-unknown-ignored", "client.elicitation.declare-mode",
     "client.sampling.tools-declare", "client.sampling.error-cases", "client.basic.schema-dialect-2020-12",
-    "client.basic.schema-dialect-unsupported", PREFETCH,
+    "client.basic.schema-dialect-unsupported", PREFETCH, PROMPTS_RESPECT,
 )
 LATE_ANSWER = 1.0  # seconds the server waits, after the barrier, for an answer to a request it cancelled
 HOLD_INITIALIZE = 0.3  # seconds the initialize result is held (requests in that window are early)
@@ -88,7 +88,8 @@ async def server_requests(ctx: ClientContext) -> None:
         return
     if not state["probed"]:
         for rid in P_REQUIREMENTS:
-            if rid not in ("client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should"):
+            if rid not in ("client.lifecycle.respect-negotiation", "client.lifecycle.respect-negotiation-should",
+                           PROMPTS_RESPECT):
                 ctx.not_reached(rid, "the client made no request after the handshake, so the server had no moment "
                                      "to send it anything")
     # only the negotiated capabilities: the server declared tools alone
@@ -102,6 +103,7 @@ async def server_requests(ctx: ClientContext) -> None:
                   entries=[used[0].entry])
     elif w.requests():
         ctx.check(rid, True)
+    judge_prompts_respected(ctx, w, {"tools": {}})
 
 
 async def _probe(ctx: ClientContext, server: ScenarioServer, state: dict[str, Any]) -> None:

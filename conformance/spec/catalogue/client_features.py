@@ -450,3 +450,21 @@ define(
         "does not follow the templates' nextCursor, or ends right after the error, is not judged."
     ),
 )
+
+# -- prompts: the client's side of capability negotiation ------------------------------------------------
+
+define(
+    "client.prompts.respect-capabilities",
+    "SHOULD",
+    url=spec_url(LATEST, "server/prompts", "implementation-considerations"),
+    quote="Both parties SHOULD respect capability negotiation",
+    role="client",
+    area="prompts",
+    note=(
+        "An item of server/prompts' 'Implementation Considerations', read for the client: no prompts/* request to a "
+        "server that did not declare the prompts capability.  Judged where the suite's server declares tools alone: "
+        "server_requests (up to 2025-11-25, where client.lifecycle.respect-negotiation(-should) judges every "
+        "undeclared capability and this one judges prompts/* only, so a client that lists prompts there breaks both) "
+        "and mrtr.url_input_request (2026-07-28, whose lifecycle has no such sentence)."
+    ),
+)
