@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+MAX_RESTARTS = 2  # a server that keeps dying is not started a third time
+
+
 async def _run(ns: argparse.Namespace) -> int:
     from conformance.spec.versions import spec
 
@@ -124,25 +127,40 @@ async def _run(ns: argparse.Namespace) -> int:
     auth = _authorizer(ns, core, log) if ns.url or ns.sse_url else None
     if auth is not None:
         link.auth = auth
-    try:
-        async with _maybe(auth), link:
-            session = Session(core, link, timeout=ns.timeout, log=log)
-            try:
-                failed = await tour(session, log, call_tools=not ns.no_call, mode=mode)
-            except ClientQuit as exc:
-                quit_why = str(exc)
-                failed = [f"quit: {exc}"]
-                log(f"quitting: {exc}")
-            except StepFailed as exc:
-                failed = [str(exc)]
-                log(f"FAILED {exc}")
-            finally:  # the shutdown faults act on the version the session settled on
-                link.close_stdin_first = not core.faulty("kill-without-closing-stdin")
-                link.escalate = not core.faulty("no-escalation")
-                link.delete_session = not core.faulty("no-delete")
-    except LinkClosed as exc:
-        print(f"mcp-reference-client: {exc}", file=sys.stderr)
-        return 3 if not core.negotiated else 1
+    restarts = 0
+    while True:
+        try:
+            async with _maybe(auth), link:
+                session = Session(core, link, timeout=ns.timeout, log=log)
+                try:
+                    failed = await tour(session, log, call_tools=not ns.no_call, mode=mode)
+                except ClientQuit as exc:
+                    quit_why = str(exc)
+                    failed = [f"quit: {exc}"]
+                    log(f"quitting: {exc}")
+                except StepFailed as exc:
+                    failed = [str(exc)]
+                    log(f"FAILED {exc}")
+                finally:  # the shutdown faults act on the version the session settled on
+                    link.close_stdin_first = not core.faulty("kill-without-closing-stdin")
+                    link.escalate = not core.faulty("no-escalation")
+                    link.delete_session = not core.faulty("no-delete")
+        except LinkClosed as exc:
+            # 2026-07-28 transports/stdio: "If the server process exits unexpectedly, the client SHOULD
+            # restart it" (the protocol is stateless: the tour starts again on a fresh process)
+            died = getattr(link, "died", None)
+            if (ns.stdio and died is not None and restarts < MAX_RESTARTS and core.negotiated
+                    and spec(core.negotiated).stateless and not core.faulty("no-restart")):
+                restarts += 1
+                log(f"the server exited unexpectedly (exit code {died}): restarting it ({restarts} of {MAX_RESTARTS})")
+                core = ClientCore(core.negotiated if mode != DUAL else start, validate=not ns.no_validate,
+                                  fault=ns.fault, transport=transport)
+                link = StdioLink(argv)
+                link.stderr_is_error = core.faulty("stderr-is-error")
+                continue
+            print(f"mcp-reference-client: {exc}", file=sys.stderr)
+            return 3 if not core.negotiated else 1
+        break
     for v in core.violations:
         print(f"mcp-reference-client: INVALID {v}", file=sys.stderr)
     if auth is not None and auth.refused is not None:

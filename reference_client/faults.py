@@ -215,6 +215,8 @@ FAULTS: dict[str, Fault] = {
     "stderr-is-error": _f("any output on the server's stderr is taken for an error: the session ends at once",
                           ("2025-11-25", "2026-07-28"), STDIO),
     "stdio-write-response": _f("one extra JSON-RPC response written on 2026-07-28", MODERN, STDIO),
+    "no-restart": _f("a server process that exits unexpectedly is not started again: the client gives up", MODERN,
+                     STDIO),
     # -- streamable HTTP ------------------------------------------------------------------------------
     "put-message": _f("one extra request sent by PUT instead of POST", FROM_2025_03, HTTP),
     "accept-json-only": _f("one extra POST with Accept: application/json only", FROM_2025_03, HTTP),

@@ -164,6 +164,10 @@ class StdioLink:
         self.protocol_version: str | None = None  # unused on stdio; the HTTP links send it
         self.stateless = False  # unused on stdio
         self.stderr_is_error = False  # True: fault stderr-is-error (any stderr output ends the session)
+        #: the exit code of a server that ended by itself while the session still needed it (the
+        #: link was left because it closed): None while it runs, or when the client ended it
+        self.died: int | None = None
+        self._stdout_ended = False
 
     async def __aenter__(self) -> "StdioLink":
         try:
@@ -200,6 +204,7 @@ class StdioLink:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         code = self.proc.returncode
+        self._stdout_ended = True
         await self._inbox.close("the server closed its stdout" + (f" (exit code {code})" if code is not None else ""))
 
     async def _write(self, data: bytes) -> None:
@@ -223,6 +228,11 @@ class StdioLink:
     async def __aexit__(self, *exc: Any) -> None:
         with anyio.CancelScope(shield=True):
             proc = self.proc
+            if exc and isinstance(exc[1], LinkClosed) and self._stdout_ended:
+                # the server went away (its stdout ended): did its process end by itself?
+                with anyio.move_on_after(0.5):
+                    await proc.wait()
+                self.died = proc.returncode
             # a second at each step: a server that reads its stdin ends within it (the tests' relay does in
             # milliseconds); the steps, not their length, are what the spec asks for
             steps: list[tuple[Any, float]] = [(None, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0)]

@@ -865,6 +865,7 @@ CHECKS["no-timeout"] = _no_timeout
 for _name in ("sse-answer-ignored", "no-poll", "ignore-retry", "resume-without-last-event-id"):
     CHECKS[_name] = _inert_without_a_closed_stream
 CHECKS["notification-with-id"] = _notification_with_id
+CHECKS["no-restart"] = _no_diff  # the restart is the process loop's (__main__): on the wire in tests/broken_clients
 
 
 def _retry_unlisted_version(strict: Run, faulty: Run) -> None:

@@ -50,11 +50,14 @@ async def play(
     setup: Callable[[ClientRun], None] | None = None,
     budget: float | None = None,
     linger: float = 0.0,
+    relaunch: float = 0.0,
 ) -> Played:
     """Start the client, play the server until the client is done (it exits, or closes the
     server's stdin) or the run's budget passes (``budget``, default ``--client-timeout``), then
     end it and judge what it did.  ``linger``: once the connection has ended, wait up to that long
-    for the client to exit by itself, reading what it does to its server meanwhile (stdio)."""
+    for the client to exit by itself, reading what it does to its server meanwhile (stdio).
+    ``relaunch`` (stdio): once the connection has ended, wait up to that long for the client to
+    start its server again (a second relay connection, in ``run.relay.connections``), or to exit."""
     client = ctx.client
     run = await ctx.launch(**(launch or {}))
     if setup is not None:
@@ -120,6 +123,18 @@ async def play(
             tg.start_soon(frames)
             await ctx.wait_exit(run, linger)
             tg.cancel_scope.cancel()
+    if relaunch and run.relay is not None and run.exit_code is None:
+        async with anyio.create_task_group() as tg:
+            async def second() -> None:
+                await run.relay.accept(relaunch)  # the next connection (the first was accepted above)
+                tg.cancel_scope.cancel()
+
+            async def gone() -> None:
+                await ctx.wait_exit(run, relaunch)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(second)
+            tg.start_soon(gone)
     snapshot = None
     if relay is not None:
         await relay.wait_gone(0.5)

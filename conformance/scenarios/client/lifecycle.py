@@ -322,6 +322,41 @@ def _judge_stderr(ctx: ClientContext, played: Any, stderr: dict[str, float]) -> 
 FALLBACK = "client.discover.fallback-any-error"
 
 
+RESTART = "client.stdio.restart"
+
+
+@scenario(requirements=[RESTART], role="client", transports=[Transport.STDIO], since="2026-07-28", order=5)
+async def stdio_restart(ctx: ClientContext) -> None:
+    """The server process exits (code 1) when the client's first request after server/discover
+    arrives, leaving it unanswered: the client should start the server again (transports/stdio,
+    Unexpected Termination)."""
+    wait = max(4.0, 2 * ctx.timeout)
+
+    def configure(server: ScenarioServer) -> None:
+        async def crash(env: Envelope) -> None:
+            await server.peer.transport.exit(1)
+
+        server.on_first_request = crash
+        server.drop_first = True
+
+    played = await play(ctx, configure=configure, relaunch=wait, judge=False)
+    run = played.run
+    relay = run.relay
+    crashed = played.server.first_request is not None
+    if not crashed:
+        ctx.not_reached(RESTART, "the client made no request after server/discover, so the server had no moment to "
+                                 "exit under it")
+        return
+    launches = len(relay.connections) if relay is not None else 0
+    restarted = launches >= 2
+    ctx.check(RESTART, restarted, problem="ServerNotRestarted",
+              message=("the client started the server again after it exited unexpectedly" if restarted else
+                       "the server exited unexpectedly (code 1) under the client's "
+                       f"{played.server.first_request.method} and the client "
+                       + ("exited" if run.exit_code is not None else f"did not start it again within {wait:g} s")),
+              expected="a second launch of the server command", actual=f"{launches} launch(es)")
+
+
 @scenario(requirements=[FALLBACK], role="client", transports=[Transport.STDIO], since="2026-07-28", order=5)
 async def discover_fallback(ctx: ClientContext) -> None:
     """The suite's server plays a legacy one (initialize answered as 2025-11-25): server/discover

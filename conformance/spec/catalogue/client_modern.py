@@ -185,6 +185,24 @@ define(
 )
 
 define(
+    "client.stdio.restart",
+    "SHOULD",
+    since=V,
+    url=spec_url(V, "basic/transports/stdio", "unexpected-termination"),
+    quote="If the server process exits unexpectedly, the client SHOULD restart it.",
+    role="client",
+    area="transport-stdio",
+    transports=STDIO,
+    note=(
+        "Scenario stdio_restart: when the client's first request after server/discover arrives, the suite's server "
+        "process exits (code 1) without answering it.  The client should start the server again: a second launch of "
+        "the server command (a new relay connection) within the wait (twice the run's timeout, at least 4 s) "
+        "passes; a client that exits, or stays without starting it, is flagged (SHOULD).  The new process is not "
+        "served: what matters is that it was started."
+    ),
+)
+
+define(
     "client.http2026.no-responses",
     "MUST",
     since=V,
