@@ -1,10 +1,16 @@
-"""Sans-I/O harness for the reference server's core: feed JSON values, collect what it sends."""
+"""Sans-I/O harness for the reference server's core: feed JSON values, collect what it sends; and
+:func:`http_server`, a real server process on a free loopback port."""
 
 from __future__ import annotations
 
 import json
-from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+import os
+import re
+import subprocess
+import sys
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator, Iterator
 
 import anyio
 
@@ -16,6 +22,37 @@ PV = "io.modelcontextprotocol/protocolVersion"
 CAPS = "io.modelcontextprotocol/clientCapabilities"
 MODERN = [v for v in VERSIONS if spec(v).stateless]
 LEGACY = [v for v in VERSIONS if spec(v).handshake]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def http_server(*args: str) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``python -m reference_server --transport streamable-http --port 0 ARGS``: the process (its
+    stderr piped, read up to the "listening on" line) and its URL; always ended (SIGTERM, then
+    SIGKILL)."""
+    proc = subprocess.Popen([sys.executable, "-m", "reference_server", "--transport", "streamable-http", "--port", "0",
+                             *args], cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ})
+    try:
+        assert proc.stderr is not None
+        url = None
+        for _ in range(50):
+            m = re.search(r"listening on (\S+)", proc.stderr.readline())
+            if m:
+                url = m.group(1)
+                break
+        assert url, "the server did not start"
+        yield proc, url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def meta(version: str = "2026-07-28", **extra: Any) -> dict[str, Any]:

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
-import sys
 import threading
-from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
 import anyio
@@ -17,8 +14,8 @@ import httpx
 import pytest
 
 from conformance.wire.sse import SSEDecoder, SSEEvent
+from tests.reference_server.helpers import http_server
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
 
 ACCEPT = "application/json, text/event-stream"
@@ -40,36 +37,11 @@ class _Server:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[_Server]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "reference_server", "--transport", "streamable-http", "--port", "0", "--verbose", "--max-message-bytes", "65536"],
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ},
-    )
-    try:
-        assert proc.stderr is not None
-        url = None
-        for _ in range(50):
-            line = proc.stderr.readline()
-            m = re.search(r"listening on (\S+)", line)
-            if m:
-                url = m.group(1)
-                break
-        assert url, "the server did not start"
+    with http_server("--verbose", "--max-message-bytes", "65536") as (proc, url):
         srv = _Server(proc, url)
         reader = threading.Thread(target=srv.drain, daemon=True)
         reader.start()
         yield srv
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
 
 
 @pytest.fixture

@@ -6,12 +6,8 @@ it (PKCE) for the authorization server's tokens, refreshes them, and is served b
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
-import subprocess
-import sys
-from pathlib import Path
 from typing import Iterator
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -22,7 +18,8 @@ from conformance.auth.core import AuthConfig
 from conformance.auth.server import AuthServerHost
 from conformance.wire.oauth import pkce_s256
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.reference_server.helpers import http_server
+
 STATIC = "mcp-conformance-proxy"
 REDIRECT = "http://127.0.0.1:9/callback"
 
@@ -30,28 +27,10 @@ REDIRECT = "http://127.0.0.1:9/callback"
 @pytest.fixture(scope="module")
 def proxy() -> Iterator[tuple[AuthServerHost, str]]:
     host = AuthServerHost(AuthConfig(clients={STATIC: "s3cret"})).start()
-    proc = subprocess.Popen([sys.executable, "-m", "reference_server", "--transport", "streamable-http", "--port", "0",
-                             "--auth", "--issuer", host.issuer, "--proxy-client-id", f"{STATIC}:s3cret"],
-                            cwd=ROOT, stderr=subprocess.PIPE, text=True, env={**os.environ})
     try:
-        assert proc.stderr is not None
-        url = None
-        for _ in range(50):
-            m = re.search(r"listening on (\S+)", proc.stderr.readline())
-            if m:
-                url = m.group(1)
-                break
-        assert url, "the server did not start"
-        yield host, url
+        with http_server("--auth", "--issuer", host.issuer, "--proxy-client-id", f"{STATIC}:s3cret") as (_, url):
+            yield host, url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
         host.stop()
 
 
