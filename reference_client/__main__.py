@@ -106,10 +106,17 @@ async def _run(ns: argparse.Namespace) -> int:
         transport = "streamable-http"
     else:
         transport = "sse"
-    core = ClientCore(start, validate=not ns.no_validate, fault=ns.fault, transport=transport)
-    if ns.stdio:
+    def new_core() -> Any:
+        return ClientCore(start, validate=not ns.no_validate, fault=ns.fault, transport=transport)
+
+    def stdio_link(core: Any) -> StdioLink:
         link = StdioLink(argv)
         link.stderr_is_error = core.faulty("stderr-is-error")
+        return link
+
+    core = new_core()
+    if ns.stdio:
+        link = stdio_link(core)
     elif ns.url:
         from reference_client.http_links import HttpLink
 
@@ -153,10 +160,8 @@ async def _run(ns: argparse.Namespace) -> int:
                     and spec(core.negotiated).stateless and not core.faulty("no-restart")):
                 restarts += 1
                 log(f"the server exited unexpectedly (exit code {died}): restarting it ({restarts} of {MAX_RESTARTS})")
-                core = ClientCore(core.negotiated if mode != DUAL else start, validate=not ns.no_validate,
-                                  fault=ns.fault, transport=transport)
-                link = StdioLink(argv)
-                link.stderr_is_error = core.faulty("stderr-is-error")
+                core = new_core()
+                link = stdio_link(core)
                 continue
             print(f"mcp-reference-client: {exc}", file=sys.stderr)
             return 3 if not core.negotiated else 1

@@ -68,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from conformance.spec.versions import parse_versions, VERSIONS
 
     from reference_server.core import ServerConfig
+    from reference_server.upstream import ENV_UPSTREAM_URL
     from reference_server.faults import FaultError, FaultPlan
     from reference_server.features import build_server
 
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     versions = parse_versions([args.versions], default=VERSIONS)
     config = ServerConfig(versions=versions, faults=faults, validate=not args.no_validate,
-                          upstream=args.upstream or os.environ.get("MCP_CONFORMANCE_UPSTREAM_URL") or None)
+                          upstream=args.upstream or os.environ.get(ENV_UPSTREAM_URL) or None)
     if args.page_size is not None:
         config.page_size = max(1, args.page_size)
     if args.max_message_bytes is not None:
@@ -103,13 +104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("mcp-reference-server: --auth needs --issuer (or MCP_CONFORMANCE_AUTH_SERVER_URL)", file=sys.stderr)
             return 2
         scopes = tuple(s for arg in args.auth_scope for s in arg.split()) or ("mcp:read",)
-        implies: dict[str, tuple[str, ...]] = {}
-        for entry in args.scope_hierarchy:
-            broad, sep, narrow = entry.partition(">")
-            if not sep or len(broad.split()) != 1 or not narrow.split():
-                print(f"mcp-reference-server: --scope-hierarchy {entry!r}: expected 'BROAD>NARROW [NARROW ...]'", file=sys.stderr)
-                return 2
-            implies[broad.strip()] = implies.get(broad.strip(), ()) + tuple(narrow.split())
+        from conformance.wire.oauth import parse_scope_hierarchy
+
+        try:
+            implies = parse_scope_hierarchy(args.scope_hierarchy)
+        except ValueError as exc:
+            print(f"mcp-reference-server: --scope-hierarchy {exc}", file=sys.stderr)
+            return 2
         proxy_id, _, proxy_secret = (args.proxy_client_id or "").partition(":")
         auth = AuthGuard(AuthSettings(issuer=issuer, resource=args.resource, jwks_url=args.jwks_url, scopes=scopes,
                                       implies=implies, proxy_client_id=proxy_id or None,

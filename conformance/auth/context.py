@@ -55,16 +55,13 @@ class UpstreamTool:
 
 
 def parse_scope_hierarchy(entries: list[str]) -> dict[str, tuple[str, ...]]:
-    """``['BROAD>NARROW [NARROW ...]', ...]`` as {broad: narrower scopes}; a usage error otherwise."""
-    out: dict[str, tuple[str, ...]] = {}
-    for entry in entries:
-        broad, sep, narrow = entry.partition(">")
-        broad_scopes, narrow_scopes = broad.split(), tuple(narrow.split())
-        if not sep or len(broad_scopes) != 1 or not narrow_scopes or broad_scopes[0] in narrow_scopes:
-            raise AuthSetupError(f"--scope-hierarchy {entry!r}: give one broader scope, '>', and the narrower scopes it "
-                                 "implies, e.g. --scope-hierarchy 'files:admin>files:read files:write'")
-        out[broad_scopes[0]] = tuple(dict.fromkeys(out.get(broad_scopes[0], ()) + narrow_scopes))
-    return out
+    """``--scope-hierarchy`` (conformance.wire.oauth.parse_scope_hierarchy); a usage error otherwise."""
+    from conformance.wire.oauth import parse_scope_hierarchy as parse
+
+    try:
+        return parse(entries)
+    except ValueError as exc:
+        raise AuthSetupError(f"--scope-hierarchy {exc}") from None
 
 
 def parse_upstream_tool(text: str) -> UpstreamTool:

@@ -253,6 +253,12 @@ class AuthorizationServer:
             out.update(self._refresh_issued)
         return out
 
+    @property
+    def last_seq(self) -> int:
+        """The sequence number of the last logged request (0: none yet): a mark for :meth:`requests`."""
+        with self._lock:
+            return self.log[-1].seq if self.log else 0
+
     def requests(self, since: int = 0) -> list[LoggedRequest]:
         """The logged requests after sequence number ``since``."""
         with self._lock:

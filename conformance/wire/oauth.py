@@ -34,6 +34,7 @@ __all__ = [
     "as_metadata_urls",
     "canonical_resource",
     "bearer_token_of",
+    "parse_scope_hierarchy",
     "PRM_WELL_KNOWN",
     "OAUTH_AS_WELL_KNOWN",
     "OIDC_WELL_KNOWN",
@@ -255,3 +256,18 @@ def authorization_server_metadata(issuer: str, *, pkce_methods: Sequence[str] | 
         doc["id_token_signing_alg_values_supported"] = ["ES256"]
     doc.update(extra or {})
     return doc
+
+
+def parse_scope_hierarchy(entries: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """``['BROAD>NARROW [NARROW ...]', ...]`` (a server's scopes that imply narrower ones) as
+    {broad: narrower scopes}, entries for one broad scope merged; ValueError naming the entry that
+    is not one broader scope, '>', and narrower ones other than it."""
+    out: dict[str, tuple[str, ...]] = {}
+    for entry in entries:
+        broad, sep, narrow = entry.partition(">")
+        broad_scopes, narrow_scopes = broad.split(), tuple(narrow.split())
+        if not sep or len(broad_scopes) != 1 or not narrow_scopes or broad_scopes[0] in narrow_scopes:
+            raise ValueError(f"{entry!r}: give one broader scope, '>', and the narrower scopes it implies, e.g. "
+                             "'files:admin>files:read files:write'")
+        out[broad_scopes[0]] = tuple(dict.fromkeys(out.get(broad_scopes[0], ()) + narrow_scopes))
+    return out

@@ -130,7 +130,7 @@ def test_minted_tokens_verify_only_with_our_key_and_issuer() -> None:
 
 
 def test_every_request_is_logged_in_order(host: AuthServerHost, http: httpx.Client) -> None:
-    since = host.server.log[-1].seq if host.server.log else 0
+    since = host.server.last_seq
     http.get("/jwks")
     http.post("/introspect", data={"token": "garbage"}, headers={"X-Probe": "1"})
     http.get("/nothing?a=1")

@@ -45,7 +45,7 @@ def test_a_dynamically_registered_client_consents_before_anything_is_forwarded(p
         assert reg.status_code == 201
         client_id = reg.json()["client_id"]
         verifier = secrets.token_urlsafe(48)
-        mark = host.server.log[-1].seq if host.server.log else 0
+        mark = host.server.last_seq
         page = http.get(meta["authorization_endpoint"], params={
             "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "st",
             "code_challenge": pkce_s256(verifier), "code_challenge_method": "S256", "resource": url,
@@ -85,7 +85,7 @@ def test_a_denied_consent_goes_back_with_access_denied(proxy: tuple[AuthServerHo
                            "code_challenge": pkce_s256("v" * 43), "code_challenge_method": "S256"})
         page = http.get(origin + "/authorize?" + query)
         request_id = re.search(r'name="request" value="([^"]+)"', page.text).group(1)
-        mark = host.server.log[-1].seq if host.server.log else 0
+        mark = host.server.last_seq
         denied = http.post(origin + "/consent", data={"request": request_id, "approve": "no"})
         assert denied.status_code == 302
         assert parse_qs(urlsplit(denied.headers["location"]).query)["error"] == ["access_denied"]

@@ -18,6 +18,7 @@ answers alone.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -82,6 +83,11 @@ async def _gate(ctx: ScenarioContext) -> tuple[Any, RawPeer]:
     return auth, peer
 
 
+def _with_query(url: str, query: str) -> str:
+    """``url`` with ``query`` (already encoded) appended to whatever query it has."""
+    return url + ("&" if "?" in url else "?") + query
+
+
 def _first_request(version: str, rid: str) -> dict[str, Any]:
     """What a client sends first: initialize (server/discover where the version is stateless)."""
     if spec(version).stateless:
@@ -96,7 +102,7 @@ async def _attempt(ctx: ScenarioContext, probe: Probe, token: str | None, what: 
     probe.transport.session_id = None  # never a session a previous attempt was given
     url = ctx.target.url or ""
     if query:
-        url += ("&" if "?" in url else "?") + query
+        url = _with_query(url, query)
     headers: dict[str, Any] = {"Authorization": f"Bearer {token}" if token is not None else None}
     if ctx.target.transport is Transport.SSE:
         return await _request(probe, "GET", headers=headers, url=url)
@@ -439,6 +445,17 @@ async def insufficient_scope(ctx: ScenarioContext) -> None:
 
 
 
+# -- registering a client with the server as authorization server (2025-03-26; a proxy) ----------------------
+
+CALLBACK = "http://127.0.0.1:9/mcp-conformance-callback"  # a loopback redirect URI nothing listens on
+
+
+def _registration(name: str) -> bytes:
+    """An RFC 7591 registration of a public client with the :data:`CALLBACK` redirect URI."""
+    return json.dumps({"client_name": name, "redirect_uris": [CALLBACK], "grant_types": ["authorization_code",
+                       "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none"}).encode()
+
+
 # -- MCP proxies with a static client id: consent before forwarding ------------------------------------------
 
 NO_PROXY = ("the server is not known to be an MCP proxy with a static client id at a third-party authorization "
@@ -490,11 +507,9 @@ async def proxy_consent(ctx: ScenarioContext) -> None:
         if not isinstance(meta.get("registration_endpoint"), str):
             ctx.skip(f"the proxy's authorization server ({front}) offers no dynamic registration: no client can "
                      "register with it dynamically")
-        redirect = "http://127.0.0.1:9/mcp-conformance-callback"
-        body = json.dumps({"client_name": "mcp-conformance (dynamically registered)", "redirect_uris": [redirect],
-                           "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-                           "token_endpoint_auth_method": "none"}).encode()
-        reg = await _request(probe, "POST", url=meta["registration_endpoint"], body=body,
+        redirect = CALLBACK
+        reg = await _request(probe, "POST", url=meta["registration_endpoint"],
+                             body=_registration("mcp-conformance (dynamically registered)"),
                              headers={"Accept": "application/json", "Content-Type": "application/json",
                                       "Authorization": None})
         answer = _json_object(reg) if not isinstance(reg, NoAnswer) else None
@@ -502,12 +517,12 @@ async def proxy_consent(ctx: ScenarioContext) -> None:
         if reg.status not in (200, 201) or not isinstance(client_id, str):
             ctx.skip(f"registering a client with the proxy ({meta['registration_endpoint']}) was answered "
                      f"{_describe(reg, 120)}")
-        mark = server.log[-1].seq if server.log else 0
+        mark = server.last_seq
         query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": redirect,
                            "code_challenge": pkce_s256(secrets.token_urlsafe(48)), "code_challenge_method": "S256",
                            "state": "mcp-conformance-proxy", "resource": ctx.target.url or ""})
         endpoint = meta["authorization_endpoint"]
-        f = await _follow(probe, endpoint + ("&" if "?" in endpoint else "?") + query, redirect)
+        f = await _follow(probe, _with_query(endpoint, query), redirect)
     forwarded = [r for r in server.requests(mark) if r.path.endswith("/authorize")]
     if forwarded:
         r = forwarded[0]
@@ -575,16 +590,13 @@ NO_UPSTREAM_TOOL = ("which tool of the server calls an upstream API is not known
                     "serves ({upstream} in --command, or $MCP_CONFORMANCE_UPSTREAM_URL) to check this")
 
 
-def _credentials_in(req: Any) -> list[str]:
-    """Every place of an upstream request where a token can travel: header values, query, body."""
-    return [*(str(v) for v in req.headers.values()), req.query or "", req.body or ""]
-
-
 def _passed_through(auth: Any, req: Any, token: str, resource: str) -> str | None:
     """Where ``req`` (a request the upstream received) carries a token the MCP client gave: the
     run's token itself, or a bearer our authorization server issued for the MCP server's audience
     (only the MCP server's clients hold those); None when it carries neither."""
-    for where, text in zip([*(f"header {k}" for k in req.headers), "query", "body"], _credentials_in(req)):
+    places = [*((f"header {k}", str(v)) for k, v in req.headers.items()), ("query", req.query or ""),
+              ("body", req.body or "")]  # every place of the request where a token can travel
+    for where, text in places:
         if token in text:
             return f"the client's token, in the {where}"
     bearer = req.headers.get("authorization", "")
@@ -616,7 +628,7 @@ async def token_passthrough(ctx: ScenarioContext) -> None:
     resource = ctx.target.url or ""
     token = auth.token(resource)
     server = auth.server
-    mark = server.log[-1].seq if server.log else 0
+    mark = server.last_seq
     params = {"name": tool.name, "arguments": auth.upstream_arguments()}
     try:  # the upstream requests made until the answer (or the timeout) are judged either way
         answer = json.dumps(await peer.call("tools/call", params, timeout=ctx.timeout), default=str)[:160]
@@ -704,7 +716,7 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
         _check_https(ctx, endpoints, "its RFC 8414 metadata" if has_meta else "the default URI schema",
                      probe.entries(meta_ex))
         # dynamic registration
-        redirect = "http://127.0.0.1:9/mcp-conformance-callback"
+        redirect = CALLBACK
         client_id: str | None = None
         if not endpoints["register"]:
             ctx.check(DCR_03, False, problem="DynamicRegistrationMissing",
@@ -712,10 +724,7 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
                       expected="registration_endpoint", actual=sorted(doc)[:20] if isinstance(doc, dict) else None,
                       entries=probe.entries(meta_ex))
         else:
-            body = json.dumps({"client_name": "mcp-conformance", "redirect_uris": [redirect],
-                               "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-                               "token_endpoint_auth_method": "none"}).encode()
-            reg_ex = await _request(probe, "POST", url=endpoints["register"], body=body,
+            reg_ex = await _request(probe, "POST", url=endpoints["register"], body=_registration("mcp-conformance"),
                                     headers={**json_headers, "Content-Type": "application/json"})
             answer = _json_object(reg_ex)
             if reg_ex.status in (200, 201) and isinstance(answer, dict) and isinstance(answer.get("client_id"), str):
@@ -732,7 +741,7 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
         query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": ELSEWHERE,
                            "code_challenge": _CHALLENGE, "code_challenge_method": "S256",
                            "state": "mcp-conformance-state"})
-        target = endpoints["authorize"] + ("&" if "?" in endpoints["authorize"] else "?") + query
+        target = _with_query(endpoints["authorize"], query)
         ex = await _request(probe, "GET", url=target, headers={"Authorization": None})
         location = ex.headers.get("location", "") if 300 <= ex.status < 400 else ""
         to = urlsplit(location)
@@ -750,20 +759,23 @@ async def origin_authorization_server(ctx: ScenarioContext) -> None:
         # PKCE required: the registered redirect URI, no code_challenge; no code may come back
         query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": redirect,
                            "state": "mcp-conformance-no-pkce"})
-        await _judge_no_pkce(ctx, probe, endpoints["authorize"] + ("&" if "?" in endpoints["authorize"] else "?")
-                             + query, redirect)
+        await _judge_no_pkce(ctx, probe, _with_query(endpoints["authorize"], query), redirect)
         if ctx.applies(ROTATION_03):
             await _judge_rotation(ctx, probe, endpoints, client_id, redirect)
 
 
+@dataclass(frozen=True)
 class _Followed:
     """Where an authorization request ended: ``how`` is "back" (at the redirect URI: ``params``
     its query), "refused" (a 4xx), "page" (a 2xx: a login or consent page), "error" (a 5xx, a 3xx
     without Location, no answer), "away" (a redirect to a host that is not loopback) or "loop"
     (too many redirects)."""
 
-    def __init__(self, how: str, why: str, params: dict[str, list[str]], hops: list[str], entries: list[int]) -> None:
-        self.how, self.why, self.params, self.hops, self.entries = how, why, params, hops, entries
+    how: str
+    why: str
+    params: dict[str, list[str]]
+    hops: list[str]
+    entries: list[int]
 
 
 async def _follow(probe: Probe, url: str, redirect: str) -> _Followed:
@@ -840,7 +852,7 @@ async def _judge_rotation(ctx: ScenarioContext, probe: Probe, endpoints: dict[st
     query = urlencode({"response_type": "code", "client_id": client_id, "redirect_uri": redirect,
                        "code_challenge": pkce_s256(verifier), "code_challenge_method": "S256",
                        "state": "mcp-conformance-rotation"})
-    f = await _follow(probe, endpoints["authorize"] + ("&" if "?" in endpoints["authorize"] else "?") + query, redirect)
+    f = await _follow(probe, _with_query(endpoints["authorize"], query), redirect)
     code = (f.params.get("code") or [None])[0] if f.how == "back" else None
     if code is None:
         ctx.not_reached(ROTATION_03, f"the authorization request (with PKCE) {f.why}"
